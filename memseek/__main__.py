@@ -1,0 +1,3 @@
+from memseek.cli import main
+
+raise SystemExit(main())

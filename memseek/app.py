@@ -1,0 +1,88 @@
+"""The Flask app factory: runtime, blueprints, authentication and the one error shape."""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from typing import Any
+
+from flask import Flask
+from flask import Response
+from flask import g
+from flask import jsonify
+from flask import request
+from pydantic import ValidationError
+from werkzeug.exceptions import HTTPException
+
+from memseek import api
+from memseek.api.common import runtime
+from memseek.auth import authenticate
+from memseek.errors import MemseekError
+from memseek.errors import PayloadTooLarge
+from memseek.errors import details_from_pydantic
+from memseek.errors import error_body
+from memseek.runtime import Runtime
+from memseek.runtime import build_runtime
+from memseek.settings import Settings
+
+log = logging.getLogger("memseek")
+
+PUBLIC_ENDPOINTS = frozenset({"health.health"})
+HTTP_CODES = {404: "not_found", 405: "method_not_allowed", 413: PayloadTooLarge.code}
+
+
+def create_app(settings: Settings | None = None, *, shared: Runtime | None = None) -> Flask:
+    """Build the WSGI app. Pass `shared` to reuse a runtime (tests, `memseek serve`)."""
+    rt = shared or build_runtime(settings or Settings.from_env())
+    app = Flask("memseek")
+    app.config["MAX_CONTENT_LENGTH"] = rt.settings.max_request_bytes
+    app.json.sort_keys = False  # type: ignore[attr-defined]
+    app.extensions["memseek"] = rt
+    app.before_request(_authenticate)
+    _register_error_handlers(app)
+    api.register(app)
+    return app
+
+
+def _authenticate() -> None:
+    g.request_id = uuid.uuid4().hex[:16]
+    limit = runtime().settings.max_request_bytes
+    if request.content_length is not None and request.content_length > limit:
+        raise PayloadTooLarge(f"request body is larger than {limit} bytes")
+    if request.endpoint in PUBLIC_ENDPOINTS:
+        return
+    with runtime().engine.connect() as conn:
+        g.workspace_id = authenticate(conn, request.headers.get("Authorization"))
+
+
+def _json_error(status: int, body: dict[str, Any]) -> Response:
+    response = jsonify(body)
+    response.status_code = status
+    return response
+
+
+def _register_error_handlers(app: Flask) -> None:
+    @app.errorhandler(MemseekError)
+    def memseek_error(exc: MemseekError) -> Response:
+        return _json_error(exc.status, error_body(exc.code, exc.message, exc.details))
+
+    @app.errorhandler(ValidationError)
+    def validation_error(exc: ValidationError) -> Response:
+        details = details_from_pydantic(exc.errors(include_url=False))
+        return _json_error(422, error_body("invalid_request", "the request is invalid", details))
+
+    @app.errorhandler(HTTPException)
+    def http_error(exc: HTTPException) -> Response:
+        status = exc.code or 500
+        code = HTTP_CODES.get(status, "http_error")
+        response = _json_error(status, error_body(code, exc.description or exc.name))
+        if status == 405 and exc.valid_methods:  # type: ignore[attr-defined]
+            response.headers["Allow"] = ", ".join(exc.valid_methods)  # type: ignore[attr-defined]
+        return response
+
+    @app.errorhandler(Exception)
+    def unexpected(exc: Exception) -> Response:
+        request_id = g.get("request_id", "-")
+        log.exception("unhandled error in request %s", request_id)
+        message = f"internal error; quote request id {request_id} to the operator"
+        return _json_error(500, error_body("internal_error", message))

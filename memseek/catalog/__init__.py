@@ -1,0 +1,1 @@
+"""The catalog: collections, views, conf and packages, validated as a whole at load time."""

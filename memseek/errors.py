@@ -1,0 +1,102 @@
+"""One exception hierarchy and one JSON error shape for every route.
+
+Body: `{"error": {"code": ..., "message": ..., "details": [{"loc": [...], "msg": ...}]}}`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+Loc = tuple[str | int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Detail:
+    """One problem: where (`loc`, a JSON path) and what (`msg`)."""
+
+    loc: Loc
+    msg: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"loc": list(self.loc), "msg": self.msg}
+
+
+class MemseekError(Exception):
+    """Base of every error a client can see."""
+
+    status = 500
+    code = "internal_error"
+
+    def __init__(self, message: str, details: Sequence[Detail] = ()) -> None:
+        super().__init__(message)
+        self.message = message
+        self.details = tuple(details)
+
+
+class RequestInvalid(MemseekError):
+    """The request (or a catalog reference it makes) is invalid."""
+
+    status = 422
+    code = "invalid_request"
+
+
+class Unauthorized(MemseekError):
+    """Missing, unknown or revoked API key."""
+
+    status = 401
+    code = "unauthorized"
+
+
+class NotFound(MemseekError):
+    """No such record, view or route (records of other workspaces included)."""
+
+    status = 404
+    code = "not_found"
+
+
+class Conflict(MemseekError):
+    """The request conflicts with stored state (idempotency key reuse, lane state)."""
+
+    status = 409
+    code = "conflict"
+
+
+class ResponseTooLarge(MemseekError):
+    """The result was computed but is larger than MAX_RESPONSE_BYTES."""
+
+    status = 409
+    code = "response_too_large"
+
+
+class PayloadTooLarge(MemseekError):
+    """The request body is larger than the configured limit."""
+
+    status = 413
+    code = "payload_too_large"
+
+
+class BackendUnavailable(MemseekError):
+    """An embedding provider, search engine or model is unavailable."""
+
+    status = 503
+    code = "backend_unavailable"
+
+
+class ConfigError(Exception):
+    """A deployment setting is invalid; raised before the service starts."""
+
+
+class StartupError(Exception):
+    """The service cannot start (database unreachable, home not writable, bad catalog)."""
+
+
+def error_body(code: str, message: str, details: Sequence[Detail] = ()) -> dict[str, Any]:
+    """The one JSON error shape."""
+    return {"error": {"code": code, "message": message, "details": [d.to_json() for d in details]}}
+
+
+def details_from_pydantic(errors: Sequence[Any], prefix: Loc = ()) -> list[Detail]:
+    """Map pydantic's `ValidationError.errors()` onto `Detail`s with JSON paths."""
+    return [Detail(prefix + tuple(e["loc"]), str(e["msg"])) for e in errors]

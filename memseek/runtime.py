@@ -1,0 +1,34 @@
+"""Everything a running Memseek needs, built once: settings, engine, catalog, models."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlalchemy.engine import Engine
+
+from memseek import migrate
+from memseek.catalog.load import Catalog
+from memseek.catalog.load import load_catalog
+from memseek.catalog.store import register_definitions
+from memseek.db import check_reachable
+from memseek.db import create_db_engine
+from memseek.settings import Settings
+
+
+@dataclass(frozen=True, slots=True)
+class Runtime:
+    settings: Settings
+    engine: Engine
+    catalog: Catalog
+
+
+def build_runtime(settings: Settings, *, engine: Engine | None = None, upgrade: bool = True) -> Runtime:
+    """Connect, migrate (unless told not to), load and register the catalog."""
+    catalog = load_catalog(settings.memseek_catalog, package=settings.memseek_package)
+    engine = engine or create_db_engine(settings)
+    check_reachable(engine)
+    if upgrade:
+        migrate.upgrade(engine)
+    with engine.begin() as conn:
+        register_definitions(conn, catalog)
+    return Runtime(settings=settings, engine=engine, catalog=catalog)

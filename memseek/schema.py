@@ -1,0 +1,101 @@
+"""The tables, as SQLAlchemy Core objects. Alembic migrations create them; code reads them here.
+
+`workspace_id` leads every primary key, unique constraint and index of tenant data, so the
+tables can be distributed or partitioned by workspace without changing any statement.
+"""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+from pgvector.sqlalchemy import Vector
+from sqlalchemy.dialects.postgresql import ARRAY
+from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.dialects.postgresql import TSVECTOR
+from sqlalchemy.dialects.postgresql import UUID
+
+EMBEDDING_DIM = 384
+"""Width of the stored vectors: every embedding model a collection uses must produce this."""
+
+TS = sa.TIMESTAMP(timezone=True)
+metadata = sa.MetaData()
+
+workspaces = sa.Table(
+    "workspaces",
+    metadata,
+    sa.Column("id", UUID(as_uuid=True), primary_key=True),
+    sa.Column("name", sa.Text, nullable=False, unique=True),
+    sa.Column("created_at", TS, nullable=False, server_default=sa.func.now()),
+)
+
+api_keys = sa.Table(
+    "api_keys",
+    metadata,
+    sa.Column("workspace_id", UUID(as_uuid=True), sa.ForeignKey("workspaces.id"), primary_key=True),
+    sa.Column("id", UUID(as_uuid=True), primary_key=True),
+    sa.Column("prefix", sa.Text, nullable=False),
+    sa.Column("digest", sa.LargeBinary, nullable=False, unique=True),
+    sa.Column("created_at", TS, nullable=False, server_default=sa.func.now()),
+    sa.Column("revoked_at", TS),
+)
+
+definitions = sa.Table(
+    "definitions",
+    metadata,
+    sa.Column("kind", sa.Text, primary_key=True),
+    sa.Column("name", sa.Text, primary_key=True),
+    sa.Column("version", sa.Integer, primary_key=True),
+    sa.Column("hash", sa.Text, nullable=False),
+    sa.Column("body", JSONB, nullable=False),
+    sa.Column("loaded_at", TS, nullable=False, server_default=sa.func.now()),
+)
+
+lane_seq = sa.Sequence("records_lane_seq", metadata=metadata)
+"""Order in which records entered their (collection, entity, key, status) lane."""
+
+records = sa.Table(
+    "records",
+    metadata,
+    sa.Column("workspace_id", UUID(as_uuid=True), sa.ForeignKey("workspaces.id"), primary_key=True),
+    sa.Column("id", UUID(as_uuid=True), primary_key=True),
+    sa.Column("seq", sa.BigInteger, sa.Identity(always=True), nullable=False),
+    sa.Column("lane_seq", sa.BigInteger, nullable=False),
+    sa.Column("collection", sa.Text, nullable=False),
+    sa.Column("collection_version", sa.Integer, nullable=False),
+    sa.Column("entity", sa.Text, nullable=False),
+    sa.Column("type", sa.Text, nullable=False),
+    sa.Column("key", sa.Text),
+    sa.Column("text", sa.Text, nullable=False),
+    sa.Column("content", JSONB, nullable=False),
+    sa.Column("scores", JSONB, nullable=False),
+    sa.Column("annotations", JSONB, nullable=False),
+    sa.Column("fields", JSONB, nullable=False),
+    sa.Column("status", sa.Text, nullable=False),
+    sa.Column("depth", sa.Integer, nullable=False),
+    sa.Column("derived_from", ARRAY(UUID(as_uuid=True)), nullable=False),
+    sa.Column("run_id", sa.Text),
+    sa.Column("occurred_at", TS, nullable=False),
+    sa.Column("created_at", TS, nullable=False),
+    sa.Column("last_accessed", TS, nullable=False),
+    sa.Column("processing", sa.Text, nullable=False),
+    sa.Column("processing_error", sa.Text),
+    sa.Column("is_current", sa.Boolean, nullable=False),
+    sa.Column("retracted_at", TS),
+    sa.Column("retraction_reason", sa.Text),
+    sa.Column("embedding", Vector(EMBEDDING_DIM)),
+    sa.Column("embedding_model", sa.Text),
+    sa.Column("tsv", TSVECTOR, nullable=False),
+    sa.Column("idempotency_key", sa.Text),
+    sa.Column("payload_hash", sa.Text),
+    sa.Column("link_node_id", UUID(as_uuid=True)),
+)
+
+processing_queue = sa.Table(
+    "processing_queue",
+    metadata,
+    sa.Column("workspace_id", UUID(as_uuid=True), primary_key=True),
+    sa.Column("record_id", UUID(as_uuid=True), primary_key=True),
+    sa.Column("attempts", sa.Integer, nullable=False, server_default="0"),
+    sa.Column("next_attempt_at", TS, nullable=False, server_default=sa.func.now()),
+    sa.Column("last_error", sa.Text),
+    sa.Column("enqueued_at", TS, nullable=False, server_default=sa.func.now()),
+)

