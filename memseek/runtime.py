@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from sqlalchemy.engine import Engine
 
 from memseek import migrate
-from memseek.catalog.load import Catalog
+from memseek.catalog.catalog import Catalog
 from memseek.catalog.load import load_catalog
 from memseek.catalog.store import register_definitions
 from memseek.db import check_reachable

@@ -1,14 +1,10 @@
-"""PLACEHOLDER until the catalog lands: an empty catalog so the foundation runs."""
+"""PLACEHOLDER until the catalog loader lands: an empty catalog so the foundation runs."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
-
-@dataclass(frozen=True)
-class Catalog:
-    hash: str = "sha256:empty"
+from memseek.catalog.catalog import Catalog
 
 
 def load_catalog(path: Path, package: str | None = None) -> Catalog:

@@ -1,0 +1,90 @@
+"""Reading declared fields out of `content`, and their materialised form for SQL.
+
+Writes store each present declared field in `records.fields` (JSONB) in a form typed filters,
+sorts and expression indexes can use: strings, numbers and booleans as themselves, string
+arrays as arrays, datetimes as integer epoch microseconds (UTC). Absent or JSON-null values are
+left out, so `exists` is `fields ? name`.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC
+from datetime import datetime
+from typing import Any
+
+from memseek.catalog.models import Collection
+from memseek.catalog.models import FieldType
+
+MISSING: Any = object()
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def read_path(content: Any, path: str) -> Any:
+    """The value at dot path `path` in `content`, or MISSING (JSON null counts as missing)."""
+    node = content
+    for part in path.split("."):
+        if not isinstance(node, dict) or part not in node:
+            return MISSING
+        node = node[part]
+    return MISSING if node is None else node
+
+
+def read_field(collection: Collection, name: str, content: Any) -> Any:
+    """Field `name` of a record written under `collection`: path first, then fallbacks."""
+    for path in collection.field_path(name):
+        value = read_path(content, path)
+        if value is not MISSING:
+            return value
+    return MISSING
+
+
+def parse_datetime(value: Any) -> datetime | None:
+    """An ISO 8601 timestamp with a timezone, or None."""
+    if not isinstance(value, str):
+        return None
+    try:
+        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo is not None else None
+
+
+def epoch_micros(moment: datetime) -> int:
+    delta = moment - EPOCH
+    return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
+
+
+def type_error(field_type: FieldType, value: Any) -> str | None:
+    """Why `value` is not a valid `field_type`, or None when it is."""
+    ok = {
+        "string": isinstance(value, str),
+        "string_array": isinstance(value, list) and all(isinstance(v, str) for v in value),
+        "number": isinstance(value, int | float) and not isinstance(value, bool),
+        "integer": isinstance(value, int) and not isinstance(value, bool),
+        "boolean": isinstance(value, bool),
+        "datetime": parse_datetime(value) is not None,
+    }[field_type]
+    if ok:
+        return None
+    if field_type == "datetime":
+        return "expected an ISO 8601 timestamp with a timezone"
+    return f"expected {field_type.replace('_', ' ')}, got {type(value).__name__}"
+
+
+def materialise(field_type: FieldType, value: Any) -> Any:
+    """The JSONB form of a valid value (see module docstring)."""
+    if field_type == "datetime":
+        moment = parse_datetime(value)
+        assert moment is not None
+        return epoch_micros(moment)
+    return value
+
+
+def materialise_all(collection: Collection, content: Any) -> dict[str, Any]:
+    """Every present declared field of `content`, materialised (values must be valid)."""
+    out: dict[str, Any] = {}
+    for name, decl in collection.fields.items():
+        value = read_field(collection, name, content)
+        if value is not MISSING:
+            out[name] = materialise(decl.type, value)
+    return out
