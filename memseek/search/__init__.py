@@ -1,0 +1,1 @@
+"""The search pipeline: request → resolve → compile → execute → fuse → render."""

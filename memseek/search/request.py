@@ -1,0 +1,509 @@
+"""The typed search request (SearchSpec): strict, frozen pydantic models and `parse_search`.
+
+A single search and each source of a combined search share one field set (`_Query`); a single
+search and a combined search share the output controls (`_Output`) and the query text (`_Text`).
+Cross-field rules report every problem with the path of the offending key. Checks against the
+catalog (collections, declared fields, score names, profiles) belong to the resolver, not here.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable
+from collections.abc import Sequence
+from datetime import datetime
+from functools import partial
+from typing import Annotated
+from typing import Any
+from typing import Literal
+from typing import get_args
+
+from pydantic import AfterValidator
+from pydantic import AwareDatetime
+from pydantic import BaseModel
+from pydantic import BeforeValidator
+from pydantic import ConfigDict
+from pydantic import Field
+from pydantic import PlainSerializer
+from pydantic import PlainValidator
+from pydantic import SerializationInfo
+from pydantic import StrictBool
+from pydantic import StrictInt
+from pydantic import StrictStr
+from pydantic import StringConstraints
+from pydantic import TypeAdapter
+from pydantic import ValidationError
+from pydantic import ValidationInfo
+from pydantic import field_validator
+from pydantic import model_validator
+from pydantic_core import PydanticCustomError
+
+from memseek.errors import Detail
+from memseek.errors import RequestInvalid
+from memseek.errors import details_from_pydantic
+from memseek.search.rank import Mode
+from memseek.search.rank import RankTree
+from memseek.search.rank import check_boost
+from memseek.search.rank import check_rank_for_mode
+from memseek.search.rank import raise_details
+
+MAX_QUERY_CHARS = 8192
+"""Default of the MAX_QUERY_CHARS deployment setting; pass the live value to `parse_search`."""
+MAX_LIST = 100
+MAX_WHERE_FIELDS = 32
+MAX_OUTPUT_NAMES = 16
+MAX_ORDER_KEYS = 16
+MAX_SOURCES = 8
+QUERY_MODES = frozenset({"vector", "text", "hybrid"})
+"""Modes that need `q`, and the only modes model reranking accepts."""
+CONDITION_OPERATORS = ("eq", "in", "gt", "gte", "lt", "lte", "exists", "contains_any", "contains_all")
+FORBIDDEN_WITH_SOURCES = ("mode", "scope", "where", "order_by", "rank")
+
+Include = Literal[
+    "text", "scores", "collection", "collection_version", "entity", "type",
+    "key", "status", "depth", "occurred_at", "created_at", "run_id",
+]  # fmt: skip
+
+
+def _invalid(msg: str) -> PydanticCustomError:
+    # The message goes in as context: a brace in user data must never read as a template field.
+    return PydanticCustomError("invalid", "{msg}", {"msg": msg})
+
+
+def _unique(values: tuple[Any, ...]) -> tuple[Any, ...]:
+    repeated = sorted({str(v) for v in values if values.count(v) > 1})
+    if repeated:
+        raise _invalid(f"entries must be unique; repeated: {', '.join(repeated)}")
+    return values
+
+
+def _length(min_items: int, max_items: int, value: Any) -> Any:
+    if not isinstance(value, list | tuple):
+        raise _invalid("must be a list")
+    if len(value) < min_items:
+        raise _invalid(f"must hold at least {min_items} entr{'y' if min_items == 1 else 'ies'}")
+    if len(value) > max_items:
+        raise _invalid(f"must hold at most {max_items} entries")
+    return value
+
+
+def _list(item: Any, max_items: int, min_items: int = 0, unique: bool = False) -> Any:
+    """A JSON array held as a tuple.
+
+    Lengths are checked on the raw input: pydantic's own tuple bounds count only the items that
+    validated, which adds a misleading "too short" next to the real item errors.
+    """
+    metadata: list[Any] = [
+        BeforeValidator(partial(_length, min_items, max_items)),
+        Field(json_schema_extra={"minItems": min_items, "maxItems": max_items}),
+    ]
+    if unique:
+        metadata.append(AfterValidator(_unique))
+    return Annotated[(tuple[item, ...], *metadata)]  # type: ignore[return-value]
+
+
+def _number(value: Any) -> int | float | None:
+    """The value if it is a finite number; booleans are not numbers."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return value if isinstance(value, int) or math.isfinite(value) else None
+
+
+def _timestamp(value: Any) -> Any:
+    # Only ISO strings (or YAML's datetimes): pydantic would otherwise read 0 as 1970.
+    if not isinstance(value, str | datetime):
+        raise _invalid("must be an ISO 8601 timestamp with a timezone")
+    return value
+
+
+def _scalar(value: Any) -> bool | int | float | str:
+    if isinstance(value, str | bool) or _number(value) is not None:
+        return value  # type: ignore[no-any-return]
+    raise _invalid("must be a string, a finite number or a boolean")
+
+
+def _bound(value: Any) -> float | int | datetime:
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        if _number(value) is None:
+            raise _invalid("must be a finite number")
+        return value
+    try:
+        return _AWARE.validate_python(value)
+    except ValidationError:
+        raise _invalid("must be a number or an ISO 8601 timestamp with a timezone") from None
+
+
+def _keyed(value: Any) -> bool | str:
+    if value is True or value is False or value == "any":
+        return value  # type: ignore[no-any-return]
+    raise _invalid("must be true, false or any")
+
+
+def _eq_value(value: Any) -> Any:
+    if not isinstance(value, list | tuple):
+        return _scalar(value)
+    if len(value) > MAX_LIST:
+        raise _invalid(f"a list value holds at most {MAX_LIST} entries")
+    return tuple(_scalar(v) for v in value)
+
+
+def _serialize(value: Any, info: SerializationInfo) -> Any:
+    # Explicit, because pydantic's union serializer behind a PlainValidator warns in JSON mode.
+    if not info.mode_is_json():
+        return value
+    if isinstance(value, tuple):
+        return list(value)
+    return value.isoformat() if isinstance(value, datetime) else value
+
+
+Text = Annotated[StrictStr, StringConstraints(min_length=1, max_length=512)]
+"""A non-empty name or value."""
+Timestamp = Annotated[AwareDatetime, BeforeValidator(_timestamp)]
+_AWARE: TypeAdapter[datetime] = TypeAdapter(Timestamp)
+Scalar = Annotated[
+    bool | int | float | str,
+    PlainValidator(_scalar, json_schema_input_type=bool | int | float | str),
+    PlainSerializer(_serialize),
+]
+Bound = Annotated[
+    int | float | datetime,
+    PlainValidator(_bound, json_schema_input_type=int | float | AwareDatetime),
+    PlainSerializer(_serialize),
+]
+EqValue = Annotated[
+    Scalar | tuple[Scalar, ...],
+    PlainValidator(
+        _eq_value, json_schema_input_type=bool | int | float | str | list[bool | int | float | str]
+    ),
+    PlainSerializer(_serialize),
+]
+Positive = Annotated[StrictInt, Field(gt=0)]
+Keyed = Annotated[
+    bool | Literal["any"],
+    PlainValidator(_keyed, json_schema_input_type=bool | Literal["any"]),
+    PlainSerializer(_serialize),
+]
+Names = _list(Text, MAX_LIST, unique=True)
+OutputNames = _list(Text, MAX_OUTPUT_NAMES, unique=True)
+Versions = _list(Positive, MAX_LIST, min_items=1, unique=True)
+Values = _list(Scalar, MAX_LIST, min_items=1)
+StringValues = _list(StrictStr, MAX_LIST, min_items=1)
+Includes = _list(Include, len(get_args(Include)), unique=True)
+Number = Annotated[float, Field(strict=True, allow_inf_nan=False)]
+
+
+class Strict(BaseModel):
+    """Base of every request model: unknown keys are errors, values are immutable."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Scope(Strict):
+    """Which records are eligible at all; every part optional."""
+
+    collections: Names = Field((), description="Collections to search (unique, at most 100).")
+    collection_versions: dict[Text, Versions] = Field(
+        default_factory=dict, description="Exact collection versions per collection named in collections."
+    )
+    entities: Names = Field((), description="Only records about these entities (unique, at most 100).")
+    types: Names = Field((), description="Only these record types (unique, at most 100).")
+    status: Literal["active", "draft", "all"] = Field("active", description="Review status to read.")
+    keyed: Keyed = Field("any", description="true: only named facts; false: only events; any: both.")
+    versions: Literal["current", "all"] = Field(
+        "current", description="current: latest values; all: history."
+    )
+    occurred_after: Timestamp | None = Field(None, description="Strict lower time bound, timezone required.")
+    occurred_before: Timestamp | None = Field(None, description="Strict upper time bound, timezone required.")
+    depth_lte: StrictInt | None = Field(None, ge=0, description="At most this far from original evidence.")
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Scope:
+        details = [
+            Detail(("collection_versions", name), "must also appear in collections")
+            for name in self.collection_versions
+            if name not in self.collections
+        ]
+        after, before = self.occurred_after, self.occurred_before
+        if after is not None and before is not None and after >= before:
+            details.append(Detail(("occurred_after",), "must be earlier than occurred_before"))
+        if details:
+            raise_details("Scope", details)
+        return self
+
+
+class Condition(Strict):
+    """Conditions on one declared field, combined with AND."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, serialize_by_alias=True)
+
+    eq: EqValue | None = Field(None, description="Equals: one value, or an exact ordered match for a list.")
+    in_: Values | None = Field(None, alias="in", description="Is one of these values (1-100).")
+    gt: Bound | None = Field(None, description="Greater than a number or timestamp.")
+    gte: Bound | None = Field(None, description="Greater than or equal to a number or timestamp.")
+    lt: Bound | None = Field(None, description="Less than a number or timestamp.")
+    lte: Bound | None = Field(None, description="Less than or equal to a number or timestamp.")
+    exists: StrictBool | None = Field(None, description="The value is present (true) or absent (false).")
+    contains_any: StringValues | None = Field(None, description="The list shares a value with these (1-100).")
+    contains_all: StringValues | None = Field(None, description="The list holds every one of these (1-100).")
+
+    @model_validator(mode="after")
+    def _not_empty(self) -> Condition:
+        if all(value is None for value in self.__dict__.values()):
+            raise _invalid("a condition needs at least one operator: " + ", ".join(CONDITION_OPERATORS))
+        return self
+
+    def operators(self) -> dict[str, Any]:
+        """The operators this condition sets, by their request names."""
+        return self.model_dump(by_alias=True, exclude_none=True)
+
+
+Where = Annotated[dict[Text, Condition], Field(max_length=MAX_WHERE_FIELDS)]
+
+
+class OrderBy(Strict):
+    """One sort key of a structured search."""
+
+    field: Text = Field(description="A field declared sortable in the collection.")
+    direction: Literal["asc", "desc"] = Field("asc", description="Sort direction; missing values sort last.")
+
+
+OrderByList = _list(OrderBy, MAX_ORDER_KEYS, min_items=1)
+
+
+def _xml_name(value: str) -> str:
+    # ASCII XML names only: the tag is written verbatim into the prompt.
+    if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.\-]{0,63}", value) is None or value.lower().startswith("xml"):
+        raise _invalid(
+            "must be an XML element name: a letter or _, then letters, digits, _ . or -;"
+            " at most 64 characters, not starting with xml"
+        )
+    return value
+
+
+class Fence(Strict):
+    """Wraps rendered rows in `<tag untrusted="true">`, optionally after a preamble."""
+
+    tag: Annotated[StrictStr, AfterValidator(_xml_name)] = Field(
+        "records", description="Element name (an XML name, at most 64 characters)."
+    )
+    preamble: Annotated[StrictStr, StringConstraints(min_length=1, max_length=2000, pattern=r"\S")] | None = (
+        Field(None, description="Your own sentence before the element; no default.")
+    )
+
+
+class Rerank(Strict):
+    """Model reranking of each search's top results."""
+
+    backend: Literal["llm_judge", "none"] = Field(
+        description="llm_judge asks the cheap model; none does nothing."
+    )
+    top_n: StrictInt = Field(20, ge=1, le=20, description="How many of the top results to judge (1-20).")
+
+
+class GraphBoost(Strict):
+    """Adds `weight / (distance + 1)` to results near an anchor in the relationship graph."""
+
+    graph: Text | None = Field(None, description="Graph view to walk; optional when exactly one is active.")
+    anchor: Annotated[StrictStr, StringConstraints(strip_whitespace=True, min_length=1, max_length=128)] = (
+        Field(description="Node to measure distance from (trimmed, 1-128 characters).")
+    )
+    depth: StrictInt = Field(2, ge=1, le=4, description="How many links out to look (1-4).")
+    weight: Number = Field(0.05, gt=0, le=1, description="Added at distance 0; above 0 and at most 1.")
+    limit: StrictInt = Field(100, ge=1, le=100, description="How many paths to walk (1-100).")
+
+
+class Params(Strict):
+    """Advanced per-search knobs."""
+
+    candidates: StrictInt | None = Field(
+        None, ge=1, le=1000, description="Records proposed before ranking (1-1000); default from k."
+    )
+
+    def effective_candidates(self, k: int) -> int:
+        """`candidates`, or the spec's default `min(1000, max(100, 10 * k))`."""
+        return self.candidates if self.candidates is not None else min(1000, max(100, 10 * k))
+
+
+class Fuse(Strict):
+    """How the sources of a combined search are merged."""
+
+    kind: Literal["rrf"] = Field(description="Reciprocal rank fusion, the one method today.")
+    rank_constant: StrictInt = Field(60, ge=1, le=1000, description="RRF constant (1-1000).")
+
+
+K = Annotated[StrictInt, Field(ge=1, le=100)]
+
+
+class _Sized(Strict):
+    k: K = Field(
+        20, description="How many results to return (1-100); a source keeps this many before merging."
+    )
+
+
+class _Query(_Sized):
+    """What one search reads and how it ranks: a single search and each source share these."""
+
+    mode: Mode = Field(description="vector, text, hybrid, recent or structured.")
+    scope: Scope = Field(default_factory=Scope, description="Which records are eligible.")
+    where: Where = Field(default_factory=dict, description="Typed filters over declared fields (at most 32).")
+    order_by: OrderByList | None = Field(
+        None, description="Sort keys; required for and only allowed in structured mode."
+    )
+    rank: RankTree | None = Field(None, description="Replaces the default formula; not in structured mode.")
+    params: Params = Field(default_factory=Params, description="Advanced knobs such as candidates.")
+
+    def query_problems(self) -> list[Detail]:
+        """Rules between mode, order_by and rank."""
+        details = []
+        if self.mode == "structured" and self.order_by is None:
+            details.append(Detail(("order_by",), "order_by is required in structured mode"))
+        if self.mode != "structured" and self.order_by is not None:
+            details.append(Detail(("order_by",), "order_by is only allowed in structured mode"))
+        if self.rank is not None:
+            details += check_rank_for_mode(self.rank, self.mode, ("rank",))
+        return details
+
+    def candidates(self) -> int:
+        """How many records the engine proposes for this search."""
+        return self.params.effective_candidates(self.k)
+
+
+class _Text(Strict):
+    q: StrictStr | None = Field(
+        None, description="Query text; required for vector, text and hybrid searches."
+    )
+
+    @field_validator("q")
+    @classmethod
+    def _short_enough(cls, value: str | None, info: ValidationInfo) -> str | None:
+        limit = (info.context or {}).get("max_query_chars", MAX_QUERY_CHARS)
+        if value is not None and len(value) > limit:
+            raise _invalid(f"q is longer than MAX_QUERY_CHARS ({limit} characters)")
+        return value
+
+    def q_problems(self, modes: Iterable[str]) -> list[Detail]:
+        """`q` must be non-blank when any search ranks by the query."""
+        if QUERY_MODES.intersection(modes) and (self.q is None or not self.q.strip()):
+            return [
+                Detail(("q",), "q is required and must not be blank for vector, text and hybrid searches")
+            ]
+        return []
+
+
+class _Output(_Sized):
+    """What comes back: shared by a single search and a combined search."""
+
+    include: Includes = Field((), description="Record metadata to attach to each hit.")
+    fields: OutputNames = Field((), description="Declared returnable fields to return (at most 16).")
+    annotations: OutputNames = Field((), description="Required enrichments to return (at most 16).")
+    render: StrictBool = Field(False, description="Also return prompt-ready rendered rows.")
+    fence: Fence | None = Field(None, description="Wrap rendered rows in an element; needs render.")
+    rerank: Rerank | None = Field(None, description="Model reranking; text, vector and hybrid searches only.")
+    graph_boost: GraphBoost | None = Field(None, description="Favour results near an anchor node.")
+
+    def output_problems(self, modes: Sequence[str]) -> list[Detail]:
+        """Rules between output controls and the modes of the searches."""
+        details = []
+        if self.fence is not None and not self.render:
+            details.append(Detail(("fence",), "fence needs render: true"))
+        if self.rerank is not None and not QUERY_MODES.issuperset(modes):
+            details.append(
+                Detail(("rerank",), "rerank is allowed only when every search is text, vector or hybrid")
+            )
+        return details
+
+
+class SingleSearch(_Text, _Query, _Output):
+    """One search: what to look for, where, how to order it, and what to return."""
+
+    @model_validator(mode="after")
+    def _rules(self) -> SingleSearch:
+        details = self.q_problems([self.mode]) + self.query_problems() + self.output_problems([self.mode])
+        if details:
+            raise_details("SingleSearch", details)
+        return self
+
+
+class Source(_Query):
+    """One search inside a combined search; its scope must name collections."""
+
+    name: Text = Field(description="Unique among the sources; keys source_ranks.")
+    weight: Number = Field(1.0, gt=0, le=100, description="Relative influence on the merged order (0-100].")
+
+    @model_validator(mode="after")
+    def _rules(self) -> Source:
+        details = self.query_problems()
+        if not self.scope.collections:
+            details.append(
+                Detail(("scope", "collections"), "each source must name its collections explicitly")
+            )
+        if details:
+            raise_details("Source", details)
+        return self
+
+
+SourceList = _list(Source, MAX_SOURCES, min_items=1)
+
+
+class CombinedSearch(_Text, _Output):
+    """Several searches merged with weighted RRF, then an optional boost and graph boost."""
+
+    sources: SourceList = Field(description="1-8 searches with unique names.")
+    fuse: Fuse = Field(description="How the sources are merged (required).")
+    boost: RankTree | None = Field(
+        None, description="Multiplier after merging: RRF * max(0, boost); no query-specific signals."
+    )
+
+    @model_validator(mode="after")
+    def _rules(self) -> CombinedSearch:
+        modes = [source.mode for source in self.sources]
+        details = self.q_problems(modes) + self.output_problems(modes) + self._repeated_names()
+        if self.boost is not None:
+            details += check_boost(self.boost, ("boost",))
+        if details:
+            raise_details("CombinedSearch", details)
+        return self
+
+    def _repeated_names(self) -> list[Detail]:
+        names = [source.name for source in self.sources]
+        return [
+            Detail(("sources", i, "name"), f"source name {name!r} is already used")
+            for i, name in enumerate(names)
+            if name in names[:i]
+        ]
+
+
+SearchSpec = SingleSearch | CombinedSearch
+
+
+def searches(spec: SearchSpec) -> tuple[SingleSearch | Source, ...]:
+    """Each search a request runs: the search itself, or every source of a combined search."""
+    return spec.sources if isinstance(spec, CombinedSearch) else (spec,)
+
+
+def parse_search(data: Any, *, max_query_chars: int = MAX_QUERY_CHARS) -> SearchSpec:
+    """Validate a search request; `RequestInvalid` lists every problem with its JSON path."""
+    if not isinstance(data, dict):
+        raise RequestInvalid("the search request is invalid", [Detail((), "must be a JSON object")])
+    model: type[SingleSearch | CombinedSearch] = CombinedSearch if "sources" in data else SingleSearch
+    try:
+        return model.model_validate(data, context={"max_query_chars": max_query_chars})
+    except ValidationError as exc:
+        details = details_from_pydantic(exc.errors())
+        if model is CombinedSearch:
+            details = [_explain_forbidden(d) for d in details]
+        raise RequestInvalid("the search request is invalid", details) from exc
+
+
+def _explain_forbidden(detail: Detail) -> Detail:
+    if len(detail.loc) == 1 and detail.loc[0] in FORBIDDEN_WITH_SOURCES:
+        return Detail(
+            detail.loc, f"{detail.loc[0]} is not allowed next to sources; set it inside each source"
+        )
+    return detail
+
+
+def dump_search(spec: SearchSpec) -> dict[str, Any]:
+    """The JSON form of a request (rank trees as lists); `parse_search(dump_search(s)) == s`."""
+    return spec.model_dump(mode="json", by_alias=True, exclude_none=True)

