@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -19,6 +20,7 @@ from memseek.db import check_reachable
 from memseek.db import create_db_engine
 from memseek.errors import ConfigError
 from memseek.errors import MemseekError
+from memseek.errors import NotFound
 from memseek.errors import StartupError
 from memseek.settings import Settings
 
@@ -100,11 +102,44 @@ def cmd_key_revoke(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+def cmd_mcp(args: argparse.Namespace, settings: Settings) -> int:
+    from memseek.mcp import serve_stdio
+    from memseek.runtime import build_runtime
+
+    runtime = build_runtime(settings)
+    with runtime.engine.connect() as conn:
+        workspace = auth.authenticate(conn, f"Bearer {os.environ.get('MEMSEEK_API_KEY', '')}")
+    serve_stdio(runtime, workspace)
+    return 0
+
+
 def cmd_catalog_check(args: argparse.Namespace, settings: Settings) -> int:
     from memseek.catalog.load import load_catalog
 
     catalog = load_catalog(Path(args.dir), package=settings.memseek_package)
     print(f"catalog {args.dir} is valid ({catalog.hash})")
+    return 0
+
+
+def cmd_explain(args: argparse.Namespace, settings: Settings) -> int:
+    import json
+
+    from memseek.runtime import build_runtime
+    from memseek.search.request import parse_search
+    from memseek.search.service import explain_search
+
+    raw = sys.stdin.read() if args.file == "-" else Path(args.file).read_text(encoding="utf-8")
+    try:
+        body = json.loads(raw)
+    except ValueError as exc:
+        raise ConfigError(f"the search request is not valid JSON: {exc}") from None
+    runtime = build_runtime(settings)
+    with runtime.engine.connect() as conn:
+        workspace = auth.workspace_id(conn, args.workspace)
+    if workspace is None:
+        raise NotFound(f"no workspace named {args.workspace!r}")
+    spec = parse_search(body, max_query_chars=settings.max_query_chars)
+    print(explain_search(runtime, workspace, spec, analyze=args.analyze))
     return 0
 
 
@@ -145,10 +180,19 @@ def build_parser() -> argparse.ArgumentParser:
     key_revoke.add_argument("prefix")
     key_revoke.set_defaults(handler=cmd_key_revoke)
 
+    mcp = sub.add_parser("mcp", help="serve the agent tools over MCP on stdio (key from MEMSEEK_API_KEY)")
+    mcp.set_defaults(handler=cmd_mcp)
+
     cat = sub.add_parser("catalog", help="catalog tools").add_subparsers(dest="action", required=True)
     check = cat.add_parser("check", help="validate a catalog directory without a database")
     check.add_argument("dir")
     check.set_defaults(handler=cmd_catalog_check)
+
+    explain = sub.add_parser("explain", help="print the SQL a search request runs (values inlined)")
+    explain.add_argument("file", nargs="?", default="-", help="JSON search request (default: stdin)")
+    explain.add_argument("--workspace", default="default", help="workspace the search runs in")
+    explain.add_argument("--analyze", action="store_true", help="also run EXPLAIN (ANALYZE, BUFFERS)")
+    explain.set_defaults(handler=cmd_explain)
 
     return parser
 

@@ -12,6 +12,8 @@ from memseek.catalog.load import load_catalog
 from memseek.catalog.store import register_definitions
 from memseek.db import check_reachable
 from memseek.db import create_db_engine
+from memseek.indexes import ensure_field_indexes
+from memseek.models.registry import ModelRegistry
 from memseek.settings import Settings
 
 
@@ -20,6 +22,7 @@ class Runtime:
     settings: Settings
     engine: Engine
     catalog: Catalog
+    models: ModelRegistry
 
 
 def build_runtime(settings: Settings, *, engine: Engine | None = None, upgrade: bool = True) -> Runtime:
@@ -31,4 +34,7 @@ def build_runtime(settings: Settings, *, engine: Engine | None = None, upgrade: 
         migrate.upgrade(engine)
     with engine.begin() as conn:
         register_definitions(conn, catalog)
-    return Runtime(settings=settings, engine=engine, catalog=catalog)
+        ensure_field_indexes(conn, catalog)
+    # Providers are built lazily and read their environment variables per call (never here).
+    models = ModelRegistry(catalog.models)
+    return Runtime(settings=settings, engine=engine, catalog=catalog, models=models)

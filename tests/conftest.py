@@ -28,6 +28,8 @@ from memseek.db import create_db_engine
 from memseek.runtime import Runtime
 from memseek.runtime import build_runtime
 from memseek.settings import Settings
+from tests.openai_server import OpenAIServer
+from tests.openai_server import running_server
 
 TENANT_TABLES = "processing_queue, records, api_keys, workspaces"
 
@@ -142,3 +144,10 @@ class Client:
 @pytest.fixture
 def client(app: Flask, tenant: Tenant) -> Client:
     return Client(app.test_client(), tenant)
+
+
+@pytest.fixture
+def openai_server() -> Iterator[OpenAIServer]:
+    """A local server speaking the OpenAI protocol (tests/openai_server.py), 384-d embeddings."""
+    with running_server() as server:
+        yield server

@@ -1,6 +1,8 @@
 """The loaded catalog: every definition, validated and frozen, with lookups by name.
 
 Built only by `memseek.catalog.load.load_catalog`; services never read YAML themselves.
+Which view version is *active* is package-aware: with a deployment package (`MEMSEEK_PACKAGE`)
+its pinned versions are the active ones, otherwise `active: true` decides.
 """
 
 from __future__ import annotations
@@ -8,19 +10,63 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from dataclasses import field
+from typing import Any
 
+from memseek.catalog.base import Capability
+from memseek.catalog.conf import Enrichment
+from memseek.catalog.conf import SearchProfile
 from memseek.catalog.models import Collection
+from memseek.catalog.models import Package
+from memseek.catalog.models import View
+from memseek.models.config import ModelDecl
+from memseek.search.rank import RankDefault
+from memseek.search.rank import RankedMode
+from memseek.search.rank import RankNode
 
 
 class UnknownDefinition(LookupError):
     """A name or (name, version) the catalog does not hold."""
 
 
+@dataclass(frozen=True, slots=True)
+class Definition:
+    """One stored definition: its identity, content hash and the body that was hashed."""
+
+    kind: str
+    name: str
+    version: int
+    hash: str
+    body: Any
+    file: str
+
+    @property
+    def label(self) -> str:
+        """`kind name vN`, as problems name it."""
+        return f"{self.kind} {self.name} v{self.version}"
+
+
+@dataclass(frozen=True, slots=True)
+class Footprint:
+    """What a view can be seen to read: collection names and the search profiles they resolve to."""
+
+    collections: tuple[str, ...] = ()
+    profiles: tuple[str, ...] = ()
+
+
 @dataclass(frozen=True)
 class Catalog:
-    """Every loaded definition. `collections` maps name → all versions, ascending."""
+    """Every loaded definition. `collections` and `views` map name → all versions, ascending."""
 
     collections: Mapping[str, tuple[Collection, ...]] = field(default_factory=dict)
+    views: Mapping[str, tuple[View, ...]] = field(default_factory=dict)
+    packages: Mapping[str, Package] = field(default_factory=dict)
+    package: Package | None = None
+    profiles: Mapping[str, SearchProfile] = field(default_factory=dict)
+    models: Mapping[str, ModelDecl] = field(default_factory=dict)
+    enrichments: Mapping[str, Enrichment] = field(default_factory=dict)
+    rank_default: RankDefault | None = None
+    definitions: tuple[Definition, ...] = ()
+    footprints: Mapping[tuple[str, int], Footprint] = field(default_factory=dict)
     hash: str = "sha256:"
 
     def collection(self, name: str, version: int | None = None) -> Collection:
@@ -35,3 +81,61 @@ class Catalog:
     def versions(self, name: str) -> tuple[Collection, ...]:
         """Every loaded version of collection `name` (empty when unknown)."""
         return self.collections.get(name, ())
+
+    def active_collection_names(self) -> tuple[str, ...]:
+        """Names of the collections with an active version, sorted."""
+        return tuple(sorted(name for name, versions in self.collections.items()
+                            if any(c.active for c in versions)))
+
+    def view(self, name: str, version: int | None = None) -> View:
+        """Version `version` of view `name`, or its active version (package-aware) when None."""
+        for candidate in self.views.get(name, ()):
+            if (candidate.version == version) if version is not None else self.is_active(candidate):
+                return candidate
+        wanted = f"version {version}" if version is not None else "an active version"
+        raise UnknownDefinition(f"view {name!r} has no {wanted}")
+
+    def all_views(self) -> tuple[View, ...]:
+        """Every loaded view version, by name then version."""
+        return tuple(view for name in sorted(self.views) for view in self.views[name])
+
+    def is_active(self, view: View) -> bool:
+        """Whether `view` is the version callers get: pinned by the package, else `active: true`."""
+        if self.package is not None:
+            return self.package.views.get(view.name) == view.version
+        return view.active
+
+    def active_views(self, kind: str | None = None) -> tuple[View, ...]:
+        """The active version of every view (optionally of one kind), by name."""
+        return tuple(v for v in self.all_views() if self.is_active(v) and kind in (None, v.kind))
+
+    def tools(self) -> tuple[View, ...]:
+        """The views exposed as agent tools: the package's `mcp.tools`, else every active view."""
+        if self.package is None:
+            return self.active_views()
+        return tuple(self.view(name) for name in self.package.mcp.tools)
+
+    def hash_of(self, kind: str, name: str, version: int = 1) -> str:
+        """The content hash of one loaded definition."""
+        for definition in self.definitions:
+            if (definition.kind, definition.name, definition.version) == (kind, name, version):
+                return definition.hash
+        raise UnknownDefinition(f"{kind} {name!r} v{version} is not loaded")
+
+    def view_hash(self, view: View) -> str:
+        """The content hash of a view version (what `view.hash` in responses pins)."""
+        return self.hash_of("view", view.name, view.version)
+
+    def footprint(self, view: View) -> Footprint:
+        """The collections and profiles a view resolved to at load time."""
+        return self.footprints.get((view.name, view.version), Footprint())
+
+    def capabilities(self, profile: str) -> frozenset[Capability]:
+        """What the engine behind search profile `profile` can do."""
+        return self.profiles[profile].capabilities
+
+    def default_rank(self, mode: RankedMode) -> RankNode:
+        """The deployment's default formula for a scored mode."""
+        if self.rank_default is None:
+            raise UnknownDefinition("the catalog has no rank default")
+        return self.rank_default.variants[mode]

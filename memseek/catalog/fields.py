@@ -8,12 +8,16 @@ left out, so `exists` is `fields ? name`.
 
 from __future__ import annotations
 
+import math
 from datetime import UTC
 from datetime import datetime
+from typing import TYPE_CHECKING
 from typing import Any
 
-from memseek.catalog.models import Collection
-from memseek.catalog.models import FieldType
+from memseek.catalog.base import FieldType
+
+if TYPE_CHECKING:  # models imports this module (through parameters); only the type is needed here
+    from memseek.catalog.models import Collection
 
 MISSING: Any = object()
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -59,7 +63,8 @@ def type_error(field_type: FieldType, value: Any) -> str | None:
     ok = {
         "string": isinstance(value, str),
         "string_array": isinstance(value, list) and all(isinstance(v, str) for v in value),
-        "number": isinstance(value, int | float) and not isinstance(value, bool),
+        "number": isinstance(value, int) and not isinstance(value, bool)
+        or isinstance(value, float) and math.isfinite(value),
         "integer": isinstance(value, int) and not isinstance(value, bool),
         "boolean": isinstance(value, bool),
         "datetime": parse_datetime(value) is not None,
@@ -68,6 +73,8 @@ def type_error(field_type: FieldType, value: Any) -> str | None:
         return None
     if field_type == "datetime":
         return "expected an ISO 8601 timestamp with a timezone"
+    if field_type == "number" and isinstance(value, float):
+        return "expected a finite number"
     return f"expected {field_type.replace('_', ' ')}, got {type(value).__name__}"
 
 

@@ -1,31 +1,30 @@
-"""Collection definitions (design §1) as strict, frozen pydantic models.
+"""Catalog definitions as strict, frozen pydantic models: collections, views and packages.
 
-A collection is versioned like a view: a stable name, a positive integer version, at most one
-active version per name, immutable once loaded. Records store the version they were written
-under, and every field read uses the declaration of *that* version.
+Collections and views share one versioned identity: a stable name, a positive integer version,
+at most one active version per name, immutable once loaded. Records store the collection version
+they were written under, and every field read uses the declaration of *that* version. The conf
+files (profiles, models, enrichments) are in `memseek.catalog.conf`.
 """
 
 from __future__ import annotations
 
 from typing import Annotated
+from typing import Any
 from typing import Literal
 
-from pydantic import BaseModel
-from pydantic import ConfigDict
 from pydantic import Field
-from pydantic import StringConstraints
+from pydantic import StrictInt
+from pydantic import ValidationInfo
 from pydantic import field_validator
 
-Name = Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")]
-"""Identifier-safe: names reach SQL comments and JSON paths, never raw SQL values."""
-DotPath = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_\-]+(\.[A-Za-z0-9_\-]+)*$")]
-FieldType = Literal["string", "string_array", "number", "integer", "boolean", "datetime"]
-
-
-class Strict(BaseModel):
-    """Base for every definition model: unknown keys are errors, values are immutable."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
+from memseek.catalog.base import Capability
+from memseek.catalog.base import DotPath
+from memseek.catalog.base import FieldType
+from memseek.catalog.base import Name
+from memseek.catalog.base import NonBlank
+from memseek.catalog.base import Strict
+from memseek.catalog.base import Unique
+from memseek.catalog.parameters import Parameter
 
 
 class FieldDecl(Strict):
@@ -55,32 +54,109 @@ class LinkDecl(Strict):
     edges: Name
 
 
-class Collection(Strict):
-    """One version of a collection."""
+class Versioned(Strict):
+    """The identity collections and views share."""
 
     name: Name
-    version: int = Field(gt=0)
-    active: bool = False
-    description: str | None = None
-    types: tuple[Name, ...] = Field(min_length=1)
+    version: StrictInt = Field(gt=0, description="Positive integer; publish a new one to change a contract.")
+    active: bool = Field(False, description="At most one active version per name.")
+    description: NonBlank | None = None
+
+
+class Collection(Versioned):
+    """One version of a collection."""
+
+    types: Annotated[tuple[Name, ...], Unique] = Field(min_length=1)
     keyed: bool | Literal["any"] = "any"
     search_profile: Name = "pg_default"
-    allowed_search_profiles: tuple[Name, ...] = ()
+    allowed_search_profiles: Annotated[tuple[Name, ...], Unique] = ()
     embedding: Name | None = None
     text_language: Literal["english", "simple"] = "english"
     fields: dict[Name, FieldDecl] = Field(default_factory=dict)
     scores: dict[Name, ScoreDecl] = Field(default_factory=dict)
-    enrichments: tuple[Name, ...] = ()
+    enrichments: Annotated[tuple[Name, ...], Unique] = ()
     links: tuple[LinkDecl, ...] = ()
-
-    @field_validator("types", "allowed_search_profiles", "enrichments")
-    @classmethod
-    def _unique(cls, value: tuple[str, ...]) -> tuple[str, ...]:
-        if len(set(value)) != len(value):
-            raise ValueError("entries must be unique")
-        return value
 
     def field_path(self, name: str) -> tuple[str, ...]:
         """The paths tried for field `name`, in order."""
         decl = self.fields[name]
         return (decl.path or name, *decl.fallback_paths)
+
+
+ViewKind = Literal["search", "graph", "graph_orphans"]
+GRAPH_KINDS: tuple[ViewKind, ...] = ("graph", "graph_orphans")
+
+
+class GraphBlock(Strict):
+    """Where a graph view's links live and which declared fields hold their ends and kind."""
+
+    edges: Name = Field(description="The edges collection holding one link record per link.")
+    subject: Name = Field(description="Declared string field of the edges collection: where a link starts.")
+    object: Name = Field(description="Declared string field of the edges collection: where a link ends.")
+    predicate: Name = Field(description="Declared string field of the edges collection: the link kind.")
+    nodes: Name | None = Field(None, description="graph_orphans only: the keyed nodes collection.")
+
+
+class View(Versioned):
+    """One version of a view: a named, typed, bounded read."""
+
+    kind: ViewKind = Field("search", description="search, graph or graph_orphans.")
+    parameters: dict[Name, Parameter] = Field(default_factory=dict, description="The typed inputs.")
+    query: dict[str, Any] | None = Field(
+        None, validate_default=True, description="kind search: the search request template."
+    )
+    required_capabilities: Annotated[tuple[Capability, ...], Unique] = Field(
+        (), description="kind search: what the engines behind its collections must be able to do."
+    )
+    graph: GraphBlock | None = Field(
+        None, validate_default=True, description="Graph kinds: the link mapping."
+    )
+
+    @field_validator("query")
+    @classmethod
+    def _query_for_searches(cls, value: dict[str, Any] | None, info: ValidationInfo) -> dict[str, Any] | None:
+        kind = info.data.get("kind")
+        if kind == "search" and value is None:
+            raise ValueError("a search view needs a query")
+        if kind in GRAPH_KINDS and value is not None:
+            raise ValueError(f"a {kind} view takes no query")
+        return value
+
+    @field_validator("required_capabilities")
+    @classmethod
+    def _capabilities(cls, value: tuple[str, ...], info: ValidationInfo) -> tuple[str, ...]:
+        if value and info.data.get("kind") in GRAPH_KINDS:
+            raise ValueError("only search views declare required_capabilities")
+        return value
+
+    @field_validator("graph")
+    @classmethod
+    def _graph_for_graph_kinds(cls, value: GraphBlock | None, info: ValidationInfo) -> GraphBlock | None:
+        kind = info.data.get("kind")
+        if kind == "search" and value is not None:
+            raise ValueError("a search view takes no graph block")
+        if kind in GRAPH_KINDS and value is None:
+            raise ValueError(f"a {kind} view needs a graph block")
+        if value is not None and (value.nodes is None) != (kind == "graph"):
+            raise ValueError("graph.nodes is required for graph_orphans and not allowed for graph")
+        return value
+
+
+class Mcp(Strict):
+    """Which of a package's views become agent tools."""
+
+    tools: Annotated[tuple[Name, ...], Unique] = Field(
+        (), description="View names; each must be one of the package's views."
+    )
+
+
+class Package(Strict):
+    """A deployment package: the exact view versions a deployment exposes, and its agent tools."""
+
+    name: Name
+    version: StrictInt = Field(1, gt=0, description="Publish a new version to change what the package pins.")
+    description: NonBlank | None = None
+    views: dict[Name, Annotated[StrictInt, Field(gt=0)]] = Field(
+        min_length=1, description="View name → the exact version this deployment exposes."
+    )
+    mcp: Mcp = Field(default_factory=Mcp, description="Omitted: the package exposes no agent tools.")

@@ -98,7 +98,10 @@ def test_serve_prints_default_key_and_serves(server: tuple[int, str, subprocess.
     assert status == 401 and body["error"]["code"] == "unauthorized"
 
 
-def test_workspace_and_key_commands(cli_env: dict[str, str], server: tuple[int, str, subprocess.Popen[str]]) -> None:
+Server = tuple[int, str, subprocess.Popen[str]]
+
+
+def test_workspace_and_key_commands(cli_env: dict[str, str], server: Server) -> None:
     port, _, _ = server
     first = last_line(memseek(cli_env, "workspace", "create", "acme"))
     assert first.startswith("msk_")

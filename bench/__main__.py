@@ -1,0 +1,132 @@
+"""`python -m bench ingest|latency|quality`: run one suite, print its tables, write its JSON."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+import warnings
+from collections.abc import Callable
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from bench import RESULTS_DIR
+from bench import ingest
+from bench import latency
+from bench import quality
+from bench.report import machine
+from bench.report import save
+from bench.service import ServiceOptions
+
+
+def _ints(raw: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in raw.split(",") if part)
+
+
+def _common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--database-url",
+        help="measure on a new database of this server (default: DATABASE_URL, "
+        "else a new embedded PostgreSQL in a temporary MEMSEEK_HOME)",
+    )
+    parser.add_argument("--threads", type=int, default=8, help="memseek serve --threads (default 8)")
+    parser.add_argument("--no-tune", action="store_true", help="do not ALTER SYSTEM the benchmark settings")
+    parser.add_argument("--keep", action="store_true", help="keep the temporary MEMSEEK_HOME / database")
+    parser.add_argument("--out", type=Path, default=RESULTS_DIR, help="where the JSON result goes")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="suite", required=True)
+
+    ing = sub.add_parser("ingest", help="records/s through POST /records beside the bare engine")
+    ing.add_argument("--records", type=int, default=10_000)
+    ing.add_argument(
+        "--embed-records",
+        type=int,
+        default=2_000,
+        help="records written without vectors, embedded by the service (default 2,000)",
+    )
+    ing.add_argument("--seed", type=int, default=7)
+    ing.add_argument(
+        "--distinct-texts",
+        type=int,
+        default=100_000,
+        help="cap on distinct texts (and so on vectors to compute); larger corpora reuse texts",
+    )
+    _common(ing)
+
+    lat = sub.add_parser("latency", help="server-side latency per mode beside the bare engine, throughput")
+    lat.add_argument("--records", type=int, default=10_000)
+    lat.add_argument("--queries", type=int, default=100, help="timed requests per mode (default 100)")
+    lat.add_argument("--warmup", type=int, default=10)
+    lat.add_argument("--k", type=int, default=20)
+    lat.add_argument("--seed", type=int, default=7)
+    lat.add_argument("--distinct-texts", type=int, default=100_000)
+    lat.add_argument("--concurrency", type=_ints, default=(1, 2, 4, 8), help="client counts, e.g. 1,2,4,8")
+    lat.add_argument("--duration", type=float, default=10.0, help="seconds per concurrency level")
+    lat.add_argument(
+        "--p95-target", type=float, default=60.0, help="p95 for 'throughput at a fixed p95' (ms)"
+    )
+    _common(lat)
+
+    qual = sub.add_parser("quality", help="retrieval quality on SciFact or LoCoMo beside BM25 and dense")
+    qual.add_argument("dataset", choices=("scifact", "locomo"))
+    qual.add_argument("--queries", type=int, help="only the first N queries (default: all)")
+    qual.add_argument(
+        "--corpus", type=int, help="only the first N documents plus the relevant ones (default: all)"
+    )
+    _common(qual)
+    return parser
+
+
+def _service_options(args: argparse.Namespace) -> ServiceOptions:
+    return ServiceOptions(
+        database_url=args.database_url, threads=args.threads, tune=not args.no_tune, keep=args.keep
+    )
+
+
+def _suite(
+    args: argparse.Namespace,
+) -> tuple[str, Callable[[], dict[str, Any]], Callable[[dict[str, Any]], str]]:
+    """(result name, run, render) for the chosen suite."""
+    service = _service_options(args)
+    if args.suite == "ingest":
+        opts = ingest.IngestOptions(args.records, args.embed_records, args.seed, args.distinct_texts)
+        return "ingest", lambda: ingest.run(opts, service), ingest.render
+    if args.suite == "latency":
+        lopts = latency.LatencyOptions(
+            args.records,
+            args.queries,
+            args.warmup,
+            args.k,
+            args.seed,
+            args.distinct_texts,
+            args.concurrency,
+            args.duration,
+            args.p95_target,
+        )
+        return "latency", lambda: latency.run(lopts, service), latency.render
+    qopts = quality.QualityOptions(args.dataset, args.queries, args.corpus)
+    return f"quality-{args.dataset}", lambda: quality.run(qopts, service), quality.render
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(level=logging.WARNING)
+    warnings.filterwarnings("ignore", message="XDG_RUNTIME_DIR")
+    name, run, render = _suite(args)
+    info = machine()
+    print(
+        f"{name}: {info['cpu_model']}, {info['nproc']} cores, {(info['ram_bytes'] or 0) / 2**30:.0f} GiB",
+        flush=True,
+    )
+    result = {"loadavg_at_start": info["loadavg_1_5_15"], **run()}
+    print(render(result))
+    print(f"\nwritten {save(name, result, args.out)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

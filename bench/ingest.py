@@ -1,0 +1,158 @@
+"""`python -m bench ingest --records N`: write throughput through `POST /records`, beside the bare engine.
+
+One run measures, on one fresh database:
+1. the service with precomputed vectors (embedding excluded): N records in batches of 1,000;
+2. the bare engine on a table shaped like `records` with the same indexes: the same rows by
+   batched INSERT and by COPY, batches of 1,000, one transaction each;
+3. the service embedding itself (embedding included): `--embed-records` new records without
+   vectors, from the first POST until the in-process worker has made every one `ready`;
+4. the raw model (`LocalEmbedder`, batch 64, one thread) on those same texts, before the service
+   starts so nothing competes with it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from bench.corpus import LINKS
+from bench.corpus import Corpus
+from bench.corpus import CorpusSpec
+from bench.corpus import generate
+from bench.engine import bare_copy
+from bench.engine import bare_insert
+from bench.engine import bare_rows
+from bench.engine import create_bare
+from bench.engine import raw_connection
+from bench.load import processing_counts
+from bench.load import wait_processed
+from bench.load import write_records
+from bench.metrics import percentiles
+from bench.report import database_versions
+from bench.report import table
+from bench.service import ServiceOptions
+from bench.service import libpq_url
+from bench.service import running_service
+from bench.vectors import VectorCache
+from bench.vectors import model_throughput
+
+
+@dataclass(frozen=True, slots=True)
+class IngestOptions:
+    records: int = 10_000
+    embed_records: int = 2_000
+    seed: int = 7
+    distinct_texts: int = 100_000
+    batch: int = 1000
+
+
+def corpus_vectors(corpus: Corpus, cache: VectorCache) -> list[np.ndarray | None]:
+    """One vector per record (None for links, whose collection declares no embedding)."""
+    embedded = [i for i, r in enumerate(corpus.records) if r.collection != LINKS]
+    matrix = cache.vectors([corpus.records[i].text for i in embedded], progress="corpus vectors")
+    vectors: list[np.ndarray | None] = [None] * len(corpus.records)
+    for row, index in enumerate(embedded):
+        vectors[index] = matrix[row]
+    return vectors
+
+
+def _rate_row(name: str, records: int, seconds: float, batch_ms: tuple[float, ...] = ()) -> dict[str, Any]:
+    stats = percentiles(batch_ms)
+    return {
+        "path": name,
+        "records": records,
+        "seconds": seconds,
+        "per_second": records / seconds,
+        "batch_p50_ms": stats["p50"],
+        "batch_p95_ms": stats["p95"],
+    }
+
+
+def run(options: IngestOptions, service_options: ServiceOptions) -> dict[str, Any]:
+    """Measure every write path of the module docstring; returns the JSON result."""
+    spec = CorpusSpec(options.records, seed=options.seed, distinct_texts=options.distinct_texts)
+    corpus = generate(spec)
+    cache = VectorCache()
+    vectors = corpus_vectors(corpus, cache)
+    embed_corpus = generate(CorpusSpec(options.embed_records, seed=options.seed + 1000))
+    embed_bodies = [r.record_in() for r in embed_corpus.records if r.collection != LINKS]
+    model = model_throughput([b["text"] for b in embed_bodies])
+    rows: list[dict[str, Any]] = [
+        _rate_row("raw model (LocalEmbedder, batch 64, 1 thread)", model.texts, model.seconds)
+    ]
+    with running_service(service_options) as service:
+        written = write_records(
+            service,
+            [r.record_in() for r in corpus.records],
+            vectors,
+            options.batch,
+            progress="POST /records (vectors supplied)",
+        )
+        settle = wait_processed(service)
+        rows.append(
+            _rate_row(
+                "service POST /records, vectors supplied", len(written.ids), written.seconds, written.batch_ms
+            )
+        )
+        with raw_connection(libpq_url(service.database_url)) as conn:
+            versions = database_versions(conn)
+            create_bare(conn)
+            bare = bare_rows(corpus, vectors, service.workspace_id)
+            for method in (bare_insert, bare_copy):
+                result = method(conn, bare, options.batch)
+                rows.append(
+                    _rate_row(
+                        f"bare engine: {result.method}", result.records, result.seconds, result.batch_ms
+                    )
+                )
+            conn.execute("DROP TABLE bench_bare")
+        embedded = write_records(
+            service, embed_bodies, None, options.batch, progress="POST /records (no vectors)"
+        )
+        processed = embedded.seconds + wait_processed(service)
+        states = processing_counts(service)
+        rows.append(
+            _rate_row(
+                "service POST /records, embedding included (until ready)",
+                len(embedded.ids),
+                processed,
+                embedded.batch_ms,
+            )
+        )
+        tuning = service.tuning
+    base = next(r for r in rows if r["path"].startswith("bare engine: batched"))["per_second"]
+    for row in rows:
+        row["vs_bare_insert"] = None if row["path"].startswith("raw model") else row["per_second"] / base
+    return {
+        "options": vars_of(options),
+        "database": versions,
+        "tuning": tuning,
+        "rows": rows,
+        "settle_seconds_after_vector_load": settle,
+        "processing_states": states,
+        "vectors_computed_now": cache.computed,
+        "corpus": {"records": len(corpus.records), "distinct_texts": len({r.text for r in corpus.records})},
+    }
+
+
+def vars_of(options: Any) -> dict[str, Any]:
+    return {name: getattr(options, name) for name in options.__slots__}
+
+
+def render(result: dict[str, Any]) -> str:
+    headers = ["path", "records", "seconds", "records/s", "batch p50 ms", "batch p95 ms", "× bare INSERT"]
+    body = [
+        [
+            r["path"],
+            r["records"],
+            r["seconds"],
+            r["per_second"],
+            r["batch_p50_ms"],
+            r["batch_p95_ms"],
+            r["vs_bare_insert"],
+        ]
+        for r in result["rows"]
+    ]
+    return table(headers, body, digits=2)

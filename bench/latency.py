@@ -1,0 +1,390 @@
+"""`python -m bench latency --records N`: search latency per mode, beside the bare engine, and throughput.
+
+After loading the synthetic corpus through `POST /records` (vectors supplied), retracting its
+flagged records and `VACUUM ANALYZE`, each mode is measured with one client, warm: the
+server's own time from the `Server-Timing` header (`total`; client wall time when a route sends
+none, and the result says so). The bare engine runs the matching raw statement on the same
+database with the same query texts and vectors. Then hybrid searches run from 1, 2, 4, …
+concurrent clients for a fixed time each (throughput and client-side p95), and the result
+records index sizes and the service's resident memory.
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from bench.client import Response
+from bench.client import RouteMissing
+from bench.client import check
+from bench.corpus import CHANNELS
+from bench.corpus import LINKS
+from bench.corpus import MEMORIES
+from bench.corpus import REFLECTIONS
+from bench.corpus import CorpusSpec
+from bench.corpus import generate
+from bench.corpus import queries as make_queries
+from bench.engine import RAW_QUERIES
+from bench.engine import index_sizes
+from bench.engine import raw_connection
+from bench.engine import time_raw
+from bench.ingest import corpus_vectors
+from bench.ingest import vars_of
+from bench.load import analyze
+from bench.load import processing_counts
+from bench.load import retract
+from bench.load import wait_processed
+from bench.load import write_records
+from bench.metrics import percentiles
+from bench.report import database_versions
+from bench.report import table
+from bench.service import Service
+from bench.service import ServiceOptions
+from bench.service import libpq_url
+from bench.service import running_service
+from bench.vectors import VectorCache
+
+GRAPH_VIEW = "account_graph"
+MODES = ("vector", "text", "hybrid", "recent", "structured", "fused", "graph", "graph_boost")
+THROUGHPUT_POOL = 5000
+BASELINE = {
+    "vector": "vector",
+    "text": "text",
+    "hybrid": "hybrid",
+    "recent": "recent",
+    "structured": "structured",
+    "fused": "hybrid",
+    "graph_boost": "hybrid",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class LatencyOptions:
+    records: int = 10_000
+    queries: int = 100
+    warmup: int = 10
+    k: int = 20
+    seed: int = 7
+    distinct_texts: int = 100_000
+    concurrency: tuple[int, ...] = (1, 2, 4, 8)
+    duration: float = 10.0
+    p95_target_ms: float = 60.0
+
+
+@dataclass(frozen=True, slots=True)
+class Probe:
+    """The i-th query's inputs: text, its vector, an entity (Zipf-weighted) and a channel."""
+
+    q: str
+    vector: np.ndarray | None
+    entity: str
+    channel: str
+
+
+@dataclass(frozen=True, slots=True)
+class Probes:
+    """Distinct probes per mode (the service caches query vectors, so no text repeats within a
+    mode), the same probes for that mode's bare-engine statement, and a pool for throughput."""
+
+    per_mode: dict[str, list[Probe]]
+    pool: list[Probe]
+
+
+def make_probes(entities: list[str], opts: LatencyOptions, cache: VectorCache) -> Probes:
+    per = opts.warmup + opts.queries
+    texts = make_queries(opts.seed, per * len(MODES) + THROUGHPUT_POOL)
+    vectors = list(cache.vectors(texts[: per * len(MODES)], progress="query vectors"))
+    rng = random.Random(f"probes:{opts.seed}")
+    items = [
+        Probe(q, vec, rng.choice(entities), rng.choice(CHANNELS))
+        for q, vec in zip(texts, vectors + [None] * THROUGHPUT_POOL, strict=True)
+    ]
+    return Probes(
+        {mode: items[i * per : (i + 1) * per] for i, mode in enumerate(MODES)}, items[per * len(MODES) :]
+    )
+
+
+def _scope(p: Probe | None = None) -> dict[str, Any]:
+    scope: dict[str, Any] = {"collections": [MEMORIES]}
+    if p is not None:
+        scope["entities"] = [p.entity]
+    return scope
+
+
+def service_request(mode: str, p: Probe, k: int) -> tuple[str, dict[str, Any]]:
+    """(path, body) of the service request measured for `mode`."""
+    if mode in ("vector", "text", "hybrid"):
+        return "/search", {"q": p.q, "mode": mode, "k": k, "scope": _scope()}
+    if mode == "recent":
+        return "/search", {"mode": "recent", "k": k, "scope": _scope(p)}
+    if mode == "structured":
+        return "/search", {
+            "mode": "structured",
+            "k": k,
+            "scope": _scope(p),
+            "where": {"channel": {"eq": p.channel}},
+            "order_by": [{"field": "starts_at", "direction": "asc"}],
+        }
+    if mode == "fused":
+        sources = [
+            {"name": "events", "mode": "hybrid", "scope": _scope(), "k": 30},
+            {
+                "name": "reflections",
+                "mode": "vector",
+                "scope": {"collections": [REFLECTIONS]},
+                "k": 15,
+                "weight": 1.1,
+            },
+            {"name": "latest", "mode": "recent", "scope": _scope(p), "k": 10, "weight": 0.5},
+        ]
+        return "/search", {"q": p.q, "sources": sources, "fuse": {"kind": "rrf", "rank_constant": 60}, "k": k}
+    if mode == "graph":
+        return f"/views/{GRAPH_VIEW}/query", {"seed": p.entity, "direction": "both", "depth": 2, "limit": k}
+    body = {
+        "q": p.q,
+        "mode": "hybrid",
+        "k": k,
+        "scope": _scope(),
+        "graph_boost": {"graph": GRAPH_VIEW, "anchor": p.entity, "depth": 2},
+    }
+    return "/search", body
+
+
+def raw_params(p: Probe, k: int, workspace: Any) -> dict[str, Any]:
+    return {
+        "vec": p.vector,
+        "q": p.q,
+        "k": k,
+        "ws": workspace,
+        "collection": MEMORIES,
+        "entity": p.entity,
+        "channel": p.channel,
+    }
+
+
+def _hits(body: Any) -> int:
+    return len(body.get("hits", [])) if isinstance(body, dict) else 0
+
+
+def measure_mode(service: Service, mode: str, items: list[Probe], opts: LatencyOptions) -> dict[str, Any]:
+    """Warm up, then time `opts.queries` requests of `mode` (server and client milliseconds)."""
+    calls = [service_request(mode, p, opts.k) for p in items]
+    try:
+        check(service.client.post(*calls[0]), f"{mode} ({calls[0][0]})")
+    except RouteMissing as exc:
+        return {"mode": mode, "missing": str(exc)}
+    except RuntimeError as exc:
+        return {"mode": mode, "error": str(exc)[:500]}
+    responses: list[Response] = []
+    failed: list[int] = []
+    for index, (path, body) in enumerate(calls):
+        response = service.client.post(path, body)
+        if not response.ok():
+            failed.append(response.status)
+        elif index >= opts.warmup:
+            responses.append(response)
+    if not responses:
+        return {"mode": mode, "error": f"every request failed: {sorted(set(failed))}"}
+    server = [r.server_ms for r in responses if r.server_ms is not None]
+    client = [r.client_ms for r in responses]
+    timed = len(server) == len(responses)
+    return {
+        "mode": mode,
+        "server": percentiles(server if timed else client),
+        "client": percentiles(client),
+        "timing_source": "Server-Timing total"
+        if timed
+        else "client wall time (route sends no Server-Timing)",
+        "stages": {
+            name: percentiles([r.timing.get(name, 0.0) for r in responses])["p50"]
+            for name in responses[0].timing
+        },
+        "mean_hits": float(np.mean([_hits(r.body) for r in responses])),
+        "errors": len(failed),
+    }
+
+
+def measure_raw(
+    conn: Any, name: str, items: list[Probe], opts: LatencyOptions, workspace: Any
+) -> dict[str, Any]:
+    sql = RAW_QUERIES[name]
+    samples, rows = [], []
+    for index, probe in enumerate(items):
+        elapsed, count = time_raw(conn, sql, raw_params(probe, opts.k, workspace))
+        if index >= opts.warmup:
+            samples.append(elapsed)
+            rows.append(count)
+    return {"raw": name, "latency": percentiles(samples), "mean_rows": float(np.mean(rows))}
+
+
+def _worker(
+    service: Service,
+    calls: list[tuple[str, dict[str, Any]]],
+    counter: Iterator[int],
+    deadline: float,
+    out: list[float],
+    errors: list[int],
+) -> None:
+    while time.perf_counter() < deadline:
+        response = service.client.post(*calls[next(counter) % len(calls)])
+        if response.ok():
+            out.append(response.client_ms)
+        else:
+            errors.append(response.status)
+
+
+def throughput(
+    service: Service, items: list[Probe], opts: LatencyOptions, mode: str = "hybrid"
+) -> list[dict[str, Any]]:
+    """`mode` searches from N concurrent clients for `opts.duration` seconds per level. All levels
+    draw from one counter over `items`, so a query text repeats only after the pool is used up."""
+    calls = [service_request(mode, p, opts.k) for p in items]
+    counter = itertools.count()
+    levels = []
+    for clients in opts.concurrency:
+        samples: list[list[float]] = [[] for _ in range(clients)]
+        errors: list[int] = []
+        deadline = time.perf_counter() + opts.duration
+        threads = [
+            threading.Thread(target=_worker, args=(service, calls, counter, deadline, samples[c], errors))
+            for c in range(clients)
+        ]
+        started = time.perf_counter()
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        elapsed = time.perf_counter() - started
+        flat = [s for per in samples for s in per]
+        levels.append(
+            {
+                "clients": clients,
+                "requests": len(flat),
+                "errors": len(errors),
+                "seconds": elapsed,
+                "per_second": len(flat) / elapsed,
+                "client": percentiles(flat),
+            }
+        )
+    return levels
+
+
+def load_corpus(service: Service, opts: LatencyOptions) -> dict[str, Any]:
+    """Write the corpus (vectors supplied), retract its flagged records, analyze; returns the timings."""
+    corpus = generate(CorpusSpec(opts.records, seed=opts.seed, distinct_texts=opts.distinct_texts))
+    vectors = corpus_vectors(corpus, VectorCache())
+    written = write_records(
+        service, [r.record_in() for r in corpus.records], vectors, progress="POST /records (vectors supplied)"
+    )
+    wait_processed(service)
+    doomed = [written.ids[r.index] for r in corpus.records if r.retract]
+    seconds = retract(service, doomed)
+    analyze(service)
+    return {
+        "records": len(written.ids),
+        "load_per_second": written.per_second,
+        "retracted": len(doomed),
+        "retract_seconds": seconds,
+        "processing_states": processing_counts(service),
+        "entities": [r.entity for r in corpus.records if r.collection != LINKS],
+    }
+
+
+def run(options: LatencyOptions, service_options: ServiceOptions) -> dict[str, Any]:
+    """Load, then measure every mode, its bare-engine statement, throughput, sizes and memory."""
+    cache = VectorCache()
+    with running_service(service_options) as service:
+        loaded = load_corpus(service, options)
+        probes = make_probes(loaded.pop("entities"), options, cache)
+        modes = [measure_mode(service, mode, probes.per_mode[mode], options) for mode in MODES]
+        with raw_connection(libpq_url(service.database_url)) as conn:
+            raw = {
+                name: measure_raw(conn, name, probes.per_mode[name], options, service.workspace_id)
+                for name in RAW_QUERIES
+            }
+            sizes = index_sizes(conn)
+            versions = database_versions(conn)
+        hybrid_ok = any(m["mode"] == "hybrid" and "server" in m for m in modes)
+        levels = throughput(service, probes.pool, options) if hybrid_ok else []
+        rss = service.rss_bytes()
+        tuning = service.tuning
+    for row in modes:
+        base = raw.get(BASELINE.get(row["mode"], ""))
+        if base and "server" in row:
+            row["vs_raw"] = {p: row["server"][p] / base["latency"][p] for p in ("p50", "p95", "p99")}
+    return {
+        "options": vars_of(options),
+        "database": versions,
+        "tuning": tuning,
+        "load": loaded,
+        "modes": modes,
+        "raw": raw,
+        "throughput": levels,
+        "p95_target_ms": options.p95_target_ms,
+        "throughput_at_target": max(
+            (lv["per_second"] for lv in levels if lv["client"]["p95"] <= options.p95_target_ms), default=None
+        ),
+        "index_sizes": sizes,
+        "service_rss_bytes": rss,
+    }
+
+
+def render(result: dict[str, Any]) -> str:
+    """The three tables: per mode beside the bare engine, throughput, sizes."""
+    rows = []
+    for m in result["modes"]:
+        base = BASELINE.get(m["mode"])
+        raw = result["raw"].get(base or "", {}).get("latency", {})
+        if "server" not in m:
+            rows.append([m["mode"], "—", "—", "—", m.get("missing") or m.get("error"), "—", "—", "—"])
+            continue
+        s, ratio = m["server"], m.get("vs_raw", {})
+        rows.append(
+            [
+                m["mode"],
+                s["p50"],
+                s["p95"],
+                s["p99"],
+                f"raw {base}" if base else "—",
+                raw.get("p50"),
+                raw.get("p95"),
+                ratio.get("p95"),
+            ]
+        )
+    out = [
+        table(
+            ["mode", "p50 ms", "p95 ms", "p99 ms", "bare engine", "raw p50 ms", "raw p95 ms", "p95 ×raw"],
+            rows,
+            digits=2,
+        )
+    ]
+    if result["throughput"]:
+        out.append(
+            table(
+                ["clients", "requests", "req/s", "client p50 ms", "client p95 ms", "errors"],
+                [
+                    [
+                        lv["clients"],
+                        lv["requests"],
+                        lv["per_second"],
+                        lv["client"]["p50"],
+                        lv["client"]["p95"],
+                        lv["errors"],
+                    ]
+                    for lv in result["throughput"]
+                ],
+                digits=1,
+            )
+        )
+    out.append(
+        table(["relation", "MiB"], [[name, size / 2**20] for name, size in result["index_sizes"].items()])
+    )
+    out.append(f"service RSS: {result['service_rss_bytes'] / 2**20:.0f} MiB")
+    return "\n\n".join(out)

@@ -1,0 +1,158 @@
+"""The write API (design §3): `POST /records`, `GET /records/{id}`, retract, approve, reject.
+
+A malformed record id is answered `404` exactly like an unknown one (and like another
+workspace's id): a path segment that cannot name a record names nothing.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+from uuid import UUID
+
+from flask import Blueprint
+from flask import Response
+from flask import jsonify
+from flask import request
+
+from memseek.api.common import json_body
+from memseek.api.common import runtime
+from memseek.api.common import scoped
+from memseek.api.common import workspace
+from memseek.api.openapi import Operation
+from memseek.api.openapi import QueryParam
+from memseek.api.openapi import document
+from memseek.errors import Detail
+from memseek.errors import NotFound
+from memseek.errors import RequestInvalid
+from memseek.write import lanes
+from memseek.write import store
+from memseek.write.ingest import Written
+from memseek.write.ingest import write_records
+from memseek.write.models import MAX_RECORDS
+from memseek.write.models import EmptyIn
+from memseek.write.models import ReasonIn
+from memseek.write.models import RecordsIn
+
+bp = Blueprint("records", __name__)
+
+DEFAULT_WAIT = 10.0
+MAX_WAIT = 60.0
+POLL_FIRST, POLL_MAX = 0.02, 0.25
+
+
+def _records_list(body: Any) -> list[Any]:
+    """The `records` array of the body; the envelope is checked here, each record later."""
+    if not isinstance(body, dict):
+        raise RequestInvalid("the body must be a JSON object", [Detail(("body",), "expected an object")])
+    problems = [Detail((key,), "Extra inputs are not permitted") for key in body if key != "records"]
+    items = body.get("records")
+    if not isinstance(items, list):
+        problems.append(Detail(("records",), "a list of records is required"))
+    elif not 1 <= len(items) <= MAX_RECORDS:
+        problems.append(Detail(("records",), f"expected 1 to {MAX_RECORDS} records, got {len(items)}"))
+    if problems:
+        raise RequestInvalid("the request is invalid", problems)
+    return items  # type: ignore[return-value]
+
+
+def _wait_params() -> float | None:
+    """Seconds to wait for processing (None: do not wait), from `?wait=true&timeout=…`."""
+    problems = [Detail(("query", key), "unknown query parameter") for key in request.args
+                if key not in ("wait", "timeout")]
+    wait = request.args.get("wait", "false").lower()
+    if wait not in ("true", "false"):
+        problems.append(Detail(("query", "wait"), "expected true or false"))
+    timeout = DEFAULT_WAIT
+    if "timeout" in request.args:
+        try:
+            timeout = float(request.args["timeout"])
+        except ValueError:
+            timeout = -1.0
+        if not 0 <= timeout <= MAX_WAIT:
+            problems.append(Detail(("query", "timeout"), f"expected seconds from 0 to {MAX_WAIT:g}"))
+    if problems:
+        raise RequestInvalid("invalid query parameters", problems)
+    return timeout if wait == "true" else None
+
+
+def wait_for(written: list[Written], timeout: float) -> list[Written]:
+    """Poll until none of `written` is pending or `timeout` seconds passed; their latest states."""
+    deadline, pause = time.monotonic() + timeout, POLL_FIRST
+    ids = list(dict.fromkeys(w.id for w in written))
+    while True:
+        with scoped() as conn:
+            latest = store.states(conn, workspace(), ids)
+        left = deadline - time.monotonic()
+        if left <= 0 or all(state != "pending" for state, _ in latest.values()):
+            return [Written(w.id, *latest.get(w.id, (w.processing, w.current))) for w in written]
+        time.sleep(min(pause, left))
+        pause = min(pause * 2, POLL_MAX)
+
+
+@bp.post("/records")
+def post_records() -> tuple[Response, int]:
+    timeout = _wait_params()
+    items = _records_list(json_body())
+    with scoped() as conn:
+        written = write_records(conn, runtime(), workspace(), items)
+    if timeout is not None and any(w.processing == "pending" for w in written):
+        written = wait_for(written, timeout)
+    return jsonify({"records": [w.to_json() for w in written]}), 201
+
+
+def _record_id(raw: str) -> UUID:
+    try:
+        return UUID(raw)
+    except ValueError:
+        raise NotFound(f"record {raw} not found") from None
+
+
+def _record_response(record_id: UUID) -> Response:
+    with scoped() as conn:
+        row = store.fetch(conn, workspace(), record_id)
+    if row is None:
+        raise NotFound(f"record {record_id} not found")
+    return jsonify(store.record_json(row))
+
+
+@bp.get("/records/<raw_id>")
+def get_record(raw_id: str) -> Response:
+    return _record_response(_record_id(raw_id))
+
+
+@bp.post("/records/<raw_id>/retract")
+def retract(raw_id: str) -> Response:
+    record_id, reason = _record_id(raw_id), ReasonIn.model_validate(json_body()).reason
+    with scoped() as conn:
+        lanes.retract(conn, workspace(), record_id, reason)
+    return _record_response(record_id)
+
+
+@bp.post("/records/<raw_id>/reject")
+def reject(raw_id: str) -> Response:
+    record_id, reason = _record_id(raw_id), ReasonIn.model_validate(json_body()).reason
+    with scoped() as conn:
+        lanes.retract(conn, workspace(), record_id, reason, draft_only=True)
+    return _record_response(record_id)
+
+
+@bp.post("/records/<raw_id>/approve")
+def approve(raw_id: str) -> Response:
+    record_id = _record_id(raw_id)
+    EmptyIn.model_validate(json_body(required=False))
+    with scoped() as conn:
+        lanes.approve(conn, workspace(), record_id)
+    return _record_response(record_id)
+
+
+document(Operation(
+    "POST", "/records", "Write 1–1,000 records atomically", body=RecordsIn,
+    query=(QueryParam("wait", "boolean", description="Return once the records are processed."),
+           QueryParam("timeout", "number", description="Seconds to wait (default 10, at most 60).")),
+    responses=((201, "Written: one {id, processing, current} per input record, in order"),),
+))
+document(Operation("GET", "/records/{id}", "The whole record"))
+document(Operation("POST", "/records/{id}/retract", "Retract a record", body=ReasonIn))
+document(Operation("POST", "/records/{id}/approve", "Approve a draft into the active lane", body=EmptyIn))
+document(Operation("POST", "/records/{id}/reject", "Reject (retract) a draft", body=ReasonIn))

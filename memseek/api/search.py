@@ -1,0 +1,135 @@
+"""`POST /search`, `GET /search` and `GET /context`: thin routes over `memseek.search.service`.
+
+`GET /search` and `GET /context` are conveniences that build a hybrid search request from a
+few query parameters; any other parameter is rejected (422) rather than ignored.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from typing import Any
+
+from flask import Blueprint
+from flask import Response
+from flask import request
+from pydantic import RootModel
+
+from memseek.api.common import json_body
+from memseek.api.common import runtime
+from memseek.api.common import workspace
+from memseek.api.openapi import Operation
+from memseek.api.openapi import QueryParam
+from memseek.api.openapi import document
+from memseek.errors import Detail
+from memseek.errors import RequestInvalid
+from memseek.search.request import CombinedSearch
+from memseek.search.request import SearchSpec
+from memseek.search.request import SingleSearch
+from memseek.search.request import parse_search
+from memseek.search.service import SearchOutcome
+from memseek.search.service import run_search
+from memseek.search.service import search_response
+from memseek.search.service import touch_on_read
+
+bp = Blueprint("search", __name__)
+
+GET_SEARCH_PARAMS = ("q", "entity", "collection", "k")
+CONTEXT_PARAMS = (*GET_SEARCH_PARAMS, "fence_tag", "fence_preamble")
+GET_SEARCH_INCLUDE = ["text", "collection", "type", "occurred_at"]
+
+
+class SearchRequest(RootModel[SingleSearch | CombinedSearch]):
+    """A single search or several combined searches (documentation only: `parse_search` validates)."""
+
+
+def _timed(response: Response, outcome: SearchOutcome) -> Response:
+    response.headers["Server-Timing"] = outcome.timings.header()
+    return response
+
+
+@bp.post("/search")
+def post_search() -> Response:
+    rt = runtime()
+    data, outcome = search_response(rt, workspace(), _parse(json_body()))
+    return _timed(Response(data, mimetype="application/json"), outcome)
+
+
+def query_params(allowed: Collection[str]) -> dict[str, str]:
+    """The query string as single values; unknown or repeated parameters are a 422."""
+    details = [Detail(("query", name), "unknown parameter; use POST /search for anything more advanced")
+               for name in request.args if name not in allowed]
+    details += [Detail(("query", name), "give this parameter once")
+                for name in request.args if name in allowed and len(request.args.getlist(name)) > 1]
+    if details:
+        raise RequestInvalid("the query parameters are invalid", details)
+    return {name: request.args[name] for name in request.args}
+
+
+def hybrid_body(params: dict[str, str]) -> dict[str, Any]:
+    """The hybrid search a GET route stands for."""
+    if "q" not in params:
+        raise RequestInvalid("q is required", [Detail(("query", "q"), "Field required")])
+    scope: dict[str, Any] = {}
+    if "entity" in params:
+        scope["entities"] = [params["entity"]]
+    if "collection" in params:
+        scope["collections"] = [params["collection"]]
+    body: dict[str, Any] = {"q": params["q"], "mode": "hybrid", "scope": scope, "render": True}
+    if "k" in params:
+        body["k"] = _integer(params["k"], "k")
+    return body
+
+
+def _integer(raw: str, name: str) -> int:
+    try:
+        return int(raw)
+    except ValueError:
+        detail = Detail(("query", name), "not an integer")
+        raise RequestInvalid(f"{name} must be an integer", [detail]) from None
+
+
+def _parse(body: dict[str, Any]) -> SearchSpec:
+    return parse_search(body, max_query_chars=runtime().settings.max_query_chars)
+
+
+@bp.get("/search")
+def get_search() -> Response:
+    rt = runtime()
+    body = {**hybrid_body(query_params(GET_SEARCH_PARAMS)), "include": GET_SEARCH_INCLUDE}
+    data, outcome = search_response(rt, workspace(), _parse(body), label="GET /search")
+    return _timed(Response(data, mimetype="application/json"), outcome)
+
+
+@bp.get("/context")
+def get_context() -> Response:
+    rt = runtime()
+    params = query_params(CONTEXT_PARAMS)
+    body = hybrid_body(params)
+    if "fence_tag" in params or "fence_preamble" in params:
+        fence = {"tag": params.get("fence_tag", "records"), "preamble": params.get("fence_preamble")}
+        body["fence"] = {key: value for key, value in fence.items() if value is not None}
+    outcome = run_search(rt, workspace(), _parse(body), label="GET /context")
+    text = outcome.body["rendered"] or ""
+    touch_on_read(rt, workspace(), outcome.hit_ids)
+    return _timed(Response(text, mimetype="text/plain"), outcome)
+
+
+def _param(name: str, kind: str, description: str, required: bool = False) -> QueryParam:
+    return QueryParam(name, kind, required, description)
+
+
+_SEARCH_QUERY = (
+    _param("q", "string", "Query text (a hybrid search).", required=True),
+    _param("entity", "string", "Only records about this entity."),
+    _param("collection", "string", "Only this collection."),
+    _param("k", "integer", "How many results (1-100, default 20)."),
+)
+document(Operation("POST", "/search", "Run a search request (single or combined)", body=SearchRequest,
+                   responses=((200, "Hits, ranking contract, rendered rows and diagnostics"),)))
+document(Operation("GET", "/search", "A hybrid search from a few query parameters", query=_SEARCH_QUERY))
+document(Operation(
+    "GET", "/context", "The rendered rows of a hybrid search, as text/plain",
+    query=(*_SEARCH_QUERY,
+           _param("fence_tag", "string", "Wrap the rows in <fence_tag untrusted=\"true\">."),
+           _param("fence_preamble", "string", "A sentence before the fence element.")),
+))

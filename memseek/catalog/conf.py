@@ -1,0 +1,96 @@
+"""The catalog's conf files as strict, frozen models: search profiles and enrichments.
+
+Model aliases (`conf/models.yaml`) use `memseek.models.config.ModelDecl`; the rank default
+(`conf/rank_default.yaml`) uses `memseek.search.rank.RankDefault`.
+
+How a catalog's conf files combine with the shipped ones (`conf/*.yaml` of the project):
+`search_profiles.yaml`, `models.yaml` and `enrichments.yaml` MERGE over the shipped files — an
+entry the catalog declares replaces the shipped entry of the same name, every other shipped
+entry stays available. `rank_default.yaml` REPLACES the shipped file as a whole, because a
+formula is one reviewed unit, not a set of independent names.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+from typing import Literal
+
+from pydantic import Field
+from pydantic import StrictFloat
+from pydantic import StrictInt
+from pydantic import field_validator
+
+from memseek.catalog.base import Capability
+from memseek.catalog.base import Name
+from memseek.catalog.base import NonBlank
+from memseek.catalog.base import Strict
+from memseek.catalog.base import Unique
+
+ALL_CAPABILITIES: frozenset[Capability] = frozenset({"vector", "text", "recent", "structured"})
+
+
+class PgProfile(Strict):
+    """The built-in PostgreSQL search: every mode, no options."""
+
+    backend: Literal["pg"]
+
+    @property
+    def capabilities(self) -> frozenset[Capability]:
+        """What this engine can do: everything."""
+        return ALL_CAPABILITIES
+
+
+class TurbopufferProfile(Strict):
+    """An external turbopuffer index proposing candidates; Postgres still re-checks and ranks."""
+
+    backend: Literal["turbopuffer"]
+    layout: Literal["shared", "per_collection"] = Field(
+        "shared", description="One namespace or one per collection."
+    )
+    consistency: Literal["strong", "eventual"] = Field("strong", description="Read consistency requested.")
+    enabled_if_credentials: bool = Field(False, description="Only active when credentials exist.")
+
+    @property
+    def capabilities(self) -> frozenset[Capability]:
+        """Turbopuffer proposes by vector and full-text only: no recent or structured listings."""
+        return frozenset({"vector", "text"})
+
+
+SearchProfile = Annotated[PgProfile | TurbopufferProfile, Field(discriminator="backend")]
+
+
+class LlmScore(Strict):
+    """The model rates each record's text → `scores[name]`, a number within `range`."""
+
+    kind: Literal["llm_score"]
+    instructions: NonBlank = Field(description="What the model is asked to rate.")
+    range: tuple[StrictInt | StrictFloat, StrictInt | StrictFloat] = Field(description="[lowest, highest].")
+    model: Name = Field("cheap", description="The chat model alias from conf/models.yaml.")
+
+    @field_validator("range")
+    @classmethod
+    def _ordered(cls, value: tuple[float, float]) -> tuple[float, float]:
+        if value[0] >= value[1]:
+            raise ValueError("the lowest value must be below the highest")
+        return value
+
+
+class LlmLabel(Strict):
+    """The model picks one label per record → `annotations[name] = {"label": ...}`."""
+
+    kind: Literal["llm_label"]
+    labels: Annotated[tuple[NonBlank, ...], Unique] = Field(
+        min_length=1, description="The allowed labels, unique."
+    )
+    instructions: NonBlank | None = Field(None, description="Extra guidance for the model.")
+    model: Name = Field("cheap", description="The chat model alias from conf/models.yaml.")
+
+
+class ClientEnrichment(Strict):
+    """The writer supplies `annotations[name]` itself; nothing is computed."""
+
+    kind: Literal["client"]
+    description: NonBlank | None = None
+
+
+Enrichment = Annotated[LlmScore | LlmLabel | ClientEnrichment, Field(discriminator="kind")]

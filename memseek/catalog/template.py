@@ -1,0 +1,179 @@
+"""View templates: `{{placeholder}}` checks, filling, sample values and call-time arguments.
+
+A placeholder that is a whole string value (`"{{entity}}"`) becomes the parameter's typed value:
+a `string_array` fills a list, an `integer` a number, a `datetime` its timestamp string. A
+placeholder inside a longer string is string interpolation (non-strings are written as JSON).
+An optional parameter that was omitted and has no default removes the value it would fill —
+the key of a mapping or the item of a list — and a mapping or list left empty by that removal
+goes too, so `channel: {in: "{{channels}}"}` disappears whole: the query reads as if it had not
+been written.
+Placeholders may appear only in values, never in mapping keys: keys are the query language.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from collections.abc import Mapping
+from datetime import UTC
+from datetime import datetime
+from datetime import timedelta
+from typing import Any
+
+from memseek.catalog.models import View
+from memseek.catalog.parameters import Parameter
+from memseek.errors import Detail
+from memseek.errors import Loc
+from memseek.errors import RequestInvalid
+
+PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
+_ABSENT: Any = object()
+SAMPLE_MOMENT = datetime(2001, 1, 1, tzinfo=UTC)
+
+
+def placeholder_problems(template: Any, parameters: Mapping[str, Parameter], loc: Loc = ()) -> list[Detail]:
+    """Malformed placeholders, placeholders in keys, and placeholders naming no declared parameter."""
+    if isinstance(template, dict):
+        details = [Detail(loc + (key,), "placeholders are not allowed in keys")
+                   for key in template if isinstance(key, str) and ("{{" in key or "}}" in key)]
+        for key, value in template.items():
+            details += placeholder_problems(value, parameters, loc + (key,))
+        return details
+    if isinstance(template, list):
+        return [detail for i, item in enumerate(template)
+                for detail in placeholder_problems(item, parameters, loc + (i,))]
+    if not isinstance(template, str):
+        return []
+    details = [Detail(loc, f"{{{{{name}}}}} names no declared parameter")
+               for name in PLACEHOLDER.findall(template) if name not in parameters]
+    rest = PLACEHOLDER.sub("", template)
+    if "{{" in rest or "}}" in rest:
+        details.append(Detail(loc, "malformed placeholder: write {{name}} with a declared parameter name"))
+    return details
+
+
+def fill_template(template: Any, parameter_values: Mapping[str, Any]) -> Any:
+    """The template with every placeholder replaced (see the module docstring for the rules)."""
+    filled = _fill(template, parameter_values)
+    return type(template)() if filled is _ABSENT else filled
+
+
+def _fill(template: Any, values: Mapping[str, Any]) -> Any:
+    if isinstance(template, dict):
+        filled = {key: _fill(value, values) for key, value in template.items()}
+        return _kept(template, {key: value for key, value in filled.items() if value is not _ABSENT})
+    if isinstance(template, list):
+        items = [_fill(item, values) for item in template]
+        return _kept(template, [item for item in items if item is not _ABSENT])
+    if isinstance(template, str):
+        return _fill_string(template, values)
+    return template
+
+
+def _kept(template: dict[str, Any] | list[Any], filled: Any) -> Any:
+    """A container emptied by removed values is removed too (one written empty stays)."""
+    return _ABSENT if template and not filled else filled
+
+
+def _fill_string(text: str, values: Mapping[str, Any]) -> Any:
+    whole = PLACEHOLDER.fullmatch(text)
+    if whole is not None:
+        name = whole.group(1)
+        return copy.deepcopy(values[name]) if name in values else _ABSENT
+    names = PLACEHOLDER.findall(text)
+    if any(name not in values for name in names):
+        return _ABSENT
+    return PLACEHOLDER.sub(lambda m: _as_text(values[m.group(1)]), text)
+
+
+def _as_text(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+def validate_arguments(view: View, arguments: Any) -> dict[str, Any]:
+    """The caller's arguments checked against `view.parameters`, with defaults applied.
+
+    Unknown, missing, wrongly typed and out-of-range values are all reported at once as a 422
+    with `loc` `("parameters", name)`. Optional parameters omitted without a default stay absent.
+    The result lists parameters in declaration order.
+    """
+    if not isinstance(arguments, dict):
+        raise RequestInvalid("parameters must be an object", [Detail(("parameters",), "expected an object")])
+    parameters = view.parameters
+    details = [Detail(("parameters", name), f"unknown parameter; {_expected(parameters)}")
+               for name in arguments if name not in parameters]
+    values: dict[str, Any] = {}
+    for name, parameter in parameters.items():
+        problem = _argument(parameter, name, arguments, values)
+        if problem is not None:
+            details.append(Detail(("parameters", name), problem))
+    if details:
+        raise RequestInvalid(f"the parameters of view {view.name!r} are invalid", details)
+    return values
+
+
+def _argument(parameter: Parameter, name: str, arguments: Mapping[str, Any],
+              out: dict[str, Any]) -> str | None:
+    if name in arguments:
+        problem = parameter.problem(arguments[name])
+        if problem is None:
+            out[name] = arguments[name]
+        return problem
+    if parameter.required:
+        return "required"
+    if parameter.has_default:
+        out[name] = copy.deepcopy(parameter.default)
+    return None
+
+
+def _expected(parameters: Mapping[str, Parameter]) -> str:
+    return f"expected one of: {', '.join(parameters)}" if parameters else "this view takes no parameters"
+
+
+def sample_values(parameters: Mapping[str, Parameter]) -> dict[str, Any]:
+    """One valid value per parameter, for checking a template at load time.
+
+    The default when declared, else the first enum entry, else the simplest value meeting every
+    constraint. Datetime samples increase in declaration order (a day apart), so a template that
+    uses two of them as a range (`after`/`before`) gets a non-empty one.
+    """
+    out: dict[str, Any] = {}
+    moments = 0
+    for name, parameter in parameters.items():
+        out[name] = _sample(parameter, SAMPLE_MOMENT + timedelta(days=moments))
+        moments += parameter.type == "datetime"
+    return out
+
+
+def _sample(parameter: Parameter, moment: datetime) -> Any:
+    if parameter.has_default:
+        return copy.deepcopy(parameter.default)
+    if parameter.enum is not None:
+        return copy.deepcopy(parameter.enum[0])
+    if parameter.type == "string":
+        text = "sample".ljust(parameter.min_length or 0, "x")
+        return text if parameter.max_length is None else text[: parameter.max_length]
+    if parameter.type == "string_array":
+        return _sample_list(parameter)
+    if parameter.type in ("number", "integer"):
+        return _clamp(1, parameter.minimum, parameter.maximum)
+    if parameter.type == "boolean":
+        return False
+    return moment.isoformat().replace("+00:00", "Z")
+
+
+def _sample_list(parameter: Parameter) -> list[str]:
+    count = max(1, parameter.min_items or 0)
+    if parameter.max_items is not None:
+        count = min(count, parameter.max_items)
+    pool = list(parameter.item_enum) if parameter.item_enum else [f"sample{i + 1}" for i in range(count)]
+    return [pool[i % len(pool)] for i in range(count)]
+
+
+def _clamp(value: float, low: float | None, high: float | None) -> float:
+    if low is not None:
+        value = max(value, low)
+    if high is not None:
+        value = min(value, high)
+    return value

@@ -1,0 +1,249 @@
+"""MCP: views as agent tools, over stdio (`memseek mcp`) and streamable HTTP (`/mcp`).
+
+The tools are the deployment package's `mcp.tools`, or every active view without a package
+(`Catalog.tools`). Each tool's input schema is its view's `input_schema` (what `GET /views`
+shows). A call runs the same path as `POST /views/{name}/query` and answers with the rendered
+text (when the view renders) plus the JSON result, which is also the structured content. A view
+error (422, 404, 409, 503) comes back as a tool result with `isError` and the service's usual
+JSON error body, so an agent can read it and correct its arguments.
+
+Both transports use the official SDK (`mcp`). `/mcp` is a Flask route that hands the request to
+the SDK's streamable HTTP app — stateless, JSON responses — running on one background event
+loop. It is authenticated like every route (the bearer key decides the workspace); `memseek mcp`
+reads its key from `MEMSEEK_API_KEY` instead of the command line, where `ps` would show it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future
+from typing import TYPE_CHECKING
+from typing import Any
+from uuid import UUID
+
+import anyio
+from flask import Blueprint
+from flask import Response
+from flask import current_app
+from flask import request
+
+import memseek
+from memseek.api.common import runtime
+from memseek.api.common import workspace
+from memseek.api.openapi import Operation
+from memseek.api.openapi import document
+from memseek.catalog.models import View
+from memseek.catalog.parameters import input_schema
+from memseek.errors import MemseekError
+from memseek.errors import error_body
+from memseek.runtime import Runtime
+from memseek.search.views import view_response
+
+if TYPE_CHECKING:  # the SDK loads on first MCP use: importing it costs about a second per start-up
+    import mcp_types as types
+    from mcp.server.context import ServerRequestContext
+    from mcp.server.lowlevel import Server
+
+log = logging.getLogger(__name__)
+
+SERVER_NAME = "memseek"
+PATH = "/mcp"
+WORKSPACE_SCOPE_KEY = "memseek.workspace_id"
+REQUEST_TIMEOUT_SECONDS = 300.0
+
+WorkspaceOf = Callable[["ServerRequestContext[Any]"], UUID]
+
+
+def tool(view: View) -> types.Tool:
+    """The agent tool of one view: its name, description and complete input schema."""
+    import mcp_types as types
+
+    description = view.description or f"Run the {view.kind} view {view.name} (version {view.version})."
+    return types.Tool(name=view.name, description=description, input_schema=input_schema(view.parameters))
+
+
+def call_view(rt: Runtime, workspace_id: UUID, name: str, arguments: dict[str, Any]) -> types.CallToolResult:
+    """Run view `name` as `POST /views/{name}/query` would; errors become an `isError` result."""
+    import mcp_types as types
+
+    try:
+        data, _ = view_response(rt, workspace_id, name, arguments)
+    except MemseekError as exc:
+        return _error_result(error_body(exc.code, exc.message, exc.details))
+    except Exception:  # like the app's last-resort handler: log everything, tell the agent nothing internal
+        log.exception("MCP call of view %s failed", name)
+        return _error_result(
+            error_body("internal_error", "internal error; the operator can see it in the log")
+        )
+    body = json.loads(data)
+    rendered = [types.TextContent(text=body["rendered"])] if body.get("rendered") else []
+    return types.CallToolResult(
+        content=[*rendered, types.TextContent(text=data.decode())], structured_content=body
+    )
+
+
+def _error_result(body: dict[str, Any]) -> types.CallToolResult:
+    import mcp_types as types
+
+    return types.CallToolResult(content=[types.TextContent(text=json.dumps(body))], is_error=True)
+
+
+def build_server(rt: Runtime, workspace_of: WorkspaceOf) -> Server[Any]:
+    """The SDK server exposing the catalog's tools; `workspace_of` names the caller's workspace."""
+    import mcp_types as types
+    from mcp.server.lowlevel import Server
+    from mcp.shared.exceptions import MCPError
+
+    tools = {view.name: view for view in rt.catalog.tools()}
+
+    async def list_tools(ctx: ServerRequestContext[Any], params: Any) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=[tool(view) for view in tools.values()])
+
+    async def call_tool(
+        ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        if params.name not in tools:
+            raise MCPError(code=types.INVALID_PARAMS, message=f"unknown tool {params.name!r}")
+        workspace_id = workspace_of(ctx)
+        return await anyio.to_thread.run_sync(
+            call_view, rt, workspace_id, params.name, params.arguments or {}
+        )
+
+    return Server(SERVER_NAME, version=memseek.__version__, on_list_tools=list_tools, on_call_tool=call_tool)
+
+
+# --- stdio -------------------------------------------------------------------------------------
+
+
+def serve_stdio(rt: Runtime, workspace_id: UUID) -> None:
+    """Serve the tools over stdin/stdout for one workspace until the client disconnects."""
+    from mcp.server.stdio import stdio_server
+
+    server = build_server(rt, lambda _ctx: workspace_id)
+
+    async def main() -> None:
+        async with stdio_server() as (read_stream, write_stream):
+            await server.run(read_stream, write_stream, server.create_initialization_options())
+
+    anyio.run(main)
+
+
+# --- streamable HTTP ---------------------------------------------------------------------------
+
+
+def _scope_workspace(ctx: ServerRequestContext[Any]) -> UUID:
+    """The workspace Flask authenticated, carried in the ASGI scope of the bridged request."""
+    http_request = ctx.request
+    assert http_request is not None, "streamable HTTP messages carry their HTTP request"
+    return http_request.scope[WORKSPACE_SCOPE_KEY]  # type: ignore[no-any-return]
+
+
+class HttpBridge:
+    """The SDK's streamable HTTP app on a background event loop, called from WSGI threads."""
+
+    def __init__(self, rt: Runtime) -> None:
+        from mcp.server.transport_security import TransportSecuritySettings
+
+        server = build_server(rt, _scope_workspace)
+        # Bearer keys, not cookies, authenticate: DNS rebinding cannot borrow a caller's identity.
+        security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
+        self.app = server.streamable_http_app(
+            streamable_http_path=PATH, json_response=True, stateless_http=True, transport_security=security
+        )
+        self._manager = server.session_manager
+        self._loop = asyncio.new_event_loop()
+        ready: Future[None] = Future()
+        threading.Thread(target=self._run, args=(ready,), name="memseek-mcp", daemon=True).start()
+        ready.result(timeout=30)
+
+    def _run(self, ready: Future[None]) -> None:
+        asyncio.set_event_loop(self._loop)
+        self._loop.run_until_complete(self._serve(ready))
+
+    async def _serve(self, ready: Future[None]) -> None:
+        async with self._manager.run():
+            ready.set_result(None)
+            await asyncio.Event().wait()  # serve for the life of the process
+
+    def handle(self, scope: dict[str, Any], body: bytes) -> tuple[int, list[tuple[str, str]], bytes]:
+        """Run one HTTP exchange through the ASGI app; returns status, headers and body."""
+        future = asyncio.run_coroutine_threadsafe(_exchange(self.app, scope, body), self._loop)
+        return future.result(timeout=REQUEST_TIMEOUT_SECONDS)
+
+
+async def _exchange(app: Any, scope: dict[str, Any], body: bytes) -> tuple[int, list[tuple[str, str]], bytes]:
+    """One ASGI request/response, collected in memory (JSON response mode: no streaming)."""
+    sent = asyncio.Event()
+    pending = [{"type": "http.request", "body": body, "more_body": False}]
+    status, headers, chunks = 500, [], []
+
+    async def receive() -> dict[str, Any]:
+        if pending:
+            return pending.pop()
+        await sent.wait()
+        return {"type": "http.disconnect"}
+
+    async def send(message: dict[str, Any]) -> None:
+        nonlocal status, headers
+        if message["type"] == "http.response.start":
+            status = message["status"]
+            headers = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in message.get("headers", [])]
+        elif message["type"] == "http.response.body":
+            chunks.append(message.get("body", b""))
+            if not message.get("more_body", False):
+                sent.set()
+
+    await app(scope, receive, send)
+    return status, headers, b"".join(chunks)
+
+
+def asgi_scope(workspace_id: UUID) -> dict[str, Any]:
+    """The ASGI scope of the current Flask request, plus the authenticated workspace."""
+    environ = request.environ
+    headers = [
+        (name.lower().encode("latin-1"), value.encode("latin-1")) for name, value in request.headers.items()
+    ]
+    return {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": request.method,
+        "scheme": request.scheme,
+        "path": PATH,
+        "raw_path": PATH.encode(),
+        "root_path": "",
+        "query_string": request.query_string,
+        "headers": headers,
+        "client": (environ.get("REMOTE_ADDR", ""), int(environ.get("REMOTE_PORT") or 0)),
+        "server": (environ.get("SERVER_NAME", ""), int(environ.get("SERVER_PORT") or 0)),
+        WORKSPACE_SCOPE_KEY: workspace_id,
+    }
+
+
+bp = Blueprint("mcp", __name__)
+_bridge_lock = threading.Lock()
+
+
+def bridge() -> HttpBridge:
+    """This app's bridge, started on first use (no thread runs unless `/mcp` is called)."""
+    with _bridge_lock:
+        if "memseek_mcp" not in current_app.extensions:
+            current_app.extensions["memseek_mcp"] = HttpBridge(runtime())
+        return current_app.extensions["memseek_mcp"]  # type: ignore[no-any-return]
+
+
+@bp.route(PATH, methods=["GET", "POST", "DELETE"])
+def mcp_http() -> Response:
+    status, headers, body = bridge().handle(asgi_scope(workspace()), request.get_data())
+    response = Response(body, status=status)
+    for name, value in headers:
+        if name.lower() != "content-length":
+            response.headers[name] = value
+    return response
+
+
+document(Operation("POST", PATH, "MCP streamable HTTP endpoint: the views exposed as agent tools"))

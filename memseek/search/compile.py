@@ -1,0 +1,650 @@
+"""One resolved search → ONE SQLAlchemy Core statement (pure: no IO, no Flask).
+
+The statement reads top to bottom like the spec's "How a search actually runs":
+
+1. `proposed` — candidate generation per mode, at most `candidates` ids: nearest embeddings
+   (`ORDER BY embedding <=> :q LIMIT n`, servable by HNSW or an exact scan), keyword matches
+   (`tsv @@ memseek_any_lexeme(cfg, :q)`, best `ts_rank_cd` first), newest first, or — hybrid —
+   the three interleaved by position and deduplicated. Structured searches propose in their own
+   `order_by` order. The pg engine applies every rule while proposing, so a selective scope
+   still yields enough candidates.
+2. `pool` — the canonical re-check: the proposed rows are read again from `records` and every
+   rule (workspace, readiness, retraction, scope, current version, typed filters) is applied;
+   signals are recomputed from those rows (similarity, ts_rank_cd, stored scores, ages).
+3. `rank_*` — the rank expression, one compile rule per node class; each `normalize` is a
+   window function over the pool, materialised in its own stage so windows never nest.
+4. `ranked` / `top` — the value, the pool's min and max (for the public score), the spec's
+   order (value desc, occurred_at desc, seq desc, id) and `LIMIT k`.
+5. the final select joins the `top` rows back to `records` for the values the response needs;
+   one row with a NULL id (and the candidate count) means nothing survived.
+
+Every value is a bound parameter; identifiers come from `memseek.schema` and catalog-validated
+names only. The statement carries `/* memseek <route or view> */` for pg_stat_statements.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from collections.abc import Mapping
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from functools import singledispatch
+from typing import Any
+from typing import Protocol
+from uuid import UUID
+
+import sqlalchemy as sa
+from sqlalchemy.dialects.postgresql import ARRAY
+from sqlalchemy.dialects.postgresql import DOUBLE_PRECISION
+from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.dialects.postgresql import REGCONFIG
+from sqlalchemy.dialects.postgresql import TSQUERY
+from sqlalchemy.ext.compiler import compiles
+from sqlalchemy.sql.base import Executable
+from sqlalchemy.sql.elements import ClauseElement
+from sqlalchemy.sql.elements import ColumnElement
+from sqlalchemy.sql.selectable import CTE
+from sqlalchemy.sql.selectable import Select
+
+from memseek.catalog.fields import epoch_micros
+from memseek.catalog.fields import parse_datetime
+from memseek.schema import records
+from memseek.search.fuse import EXP_LIMIT
+from memseek.search.rank import AgeHours
+from memseek.search.rank import Const
+from memseek.search.rank import Decay
+from memseek.search.rank import Max
+from memseek.search.rank import Normalize
+from memseek.search.rank import Product
+from memseek.search.rank import RankNode
+from memseek.search.rank import Saturate
+from memseek.search.rank import Score
+from memseek.search.rank import Signal
+from memseek.search.rank import Similarity
+from memseek.search.rank import Sum
+from memseek.search.rank import TextMatch
+from memseek.search.rank import iter_nodes
+from memseek.search.request import Condition
+from memseek.search.request import OrderBy
+from memseek.search.request import Scope
+
+FLOAT = DOUBLE_PRECISION
+TS = sa.TIMESTAMP(timezone=True)
+R = records.c
+_TAG = re.compile(r"^[A-Za-z0-9_ /{}.\-]{1,200}$")
+
+
+class UnsupportedNode(TypeError):
+    """A rank node class without a compile rule (a test walks OPERATORS to prevent this)."""
+
+
+class PlanCollection(Protocol):
+    """What compilation reads of one collection version a search can reach."""
+
+    name: str
+    version: int
+    text_language: str
+
+
+class CompilablePlan(Protocol):
+    """What compilation reads of one resolved search (`memseek.search.resolve.SearchPlan`)."""
+
+    mode: str
+    q: str | None
+    scope: Scope
+    where: Mapping[str, Condition]
+    field_types: Mapping[str, str]
+    order_by: tuple[OrderBy, ...] | None
+    collections: Sequence[PlanCollection]
+    rank: RankNode | None
+    k: int
+    candidates: int
+
+
+@dataclass(frozen=True, slots=True)
+class Output:
+    """Which stored values the final select fetches for the response."""
+
+    text: bool = False
+    content: bool = False
+    annotations: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Inputs:
+    """Per-request values bound into the statement."""
+
+    workspace_id: UUID
+    now: datetime
+    """One instant for every age signal of a request, so combined sources agree."""
+    vector: Sequence[float] | None = None
+    embedding_model: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CompiledSearch:
+    """The statement plus what the executor must set around it."""
+
+    statement: Select[Any]
+    scored: bool
+    uses_vector: bool
+    candidates: int
+
+
+class Explain(Executable, ClauseElement):
+    """`EXPLAIN [(ANALYZE, BUFFERS)] <statement>`, executed with the statement's own bound values."""
+
+    inherit_cache = False
+
+    def __init__(self, statement: Select[Any], analyze: bool = False) -> None:
+        self.statement = statement
+        self.analyze = analyze
+
+
+@compiles(Explain, "postgresql")
+def _compile_explain(element: Explain, compiler: Any, **kw: Any) -> str:
+    options = "(ANALYZE, BUFFERS) " if element.analyze else ""
+    return f"EXPLAIN {options}{compiler.process(element.statement, **kw)}"
+
+
+def tag(label: str) -> str:
+    """The statement comment; `label` is a fixed route or catalog-validated view name."""
+    if not _TAG.fullmatch(label):
+        raise ValueError(f"not a safe statement label: {label!r}")
+    return f"/* memseek {label} */"
+
+
+def compile_search(plan: CompilablePlan, inputs: Inputs, output: Output, label: str) -> CompiledSearch:
+    """The one statement for `plan` (see the module docstring for its shape)."""
+    ctx = _Context(plan, inputs)
+    top = _structured_top(ctx) if plan.mode == "structured" else _scored_top(ctx)
+    statement = _final(ctx, top, output).prefix_with(tag(label))
+    uses_vector = plan.mode in ("vector", "hybrid")
+    return CompiledSearch(statement, plan.mode != "structured", uses_vector, plan.candidates)
+
+
+# --- binding helpers ----------------------------------------------------------------------
+
+
+def _float(value: float) -> ColumnElement[float]:
+    return sa.literal(float(value), FLOAT)
+
+
+class _Context:
+    """Values shared by the parts of one statement."""
+
+    def __init__(self, plan: CompilablePlan, inputs: Inputs) -> None:
+        self.plan = plan
+        self.inputs = inputs
+        self.ws = sa.bindparam("workspace_id", inputs.workspace_id, type_=records.c.workspace_id.type)
+        self.now = sa.bindparam("now", inputs.now, type_=TS)
+
+    def vector(self) -> ColumnElement[Any]:
+        if self.inputs.vector is None:
+            raise ValueError("this search needs the query embedding")
+        return sa.bindparam("query_vector", list(self.inputs.vector), type_=R.embedding.type)
+
+    def tsquery(self) -> ColumnElement[Any]:
+        """OR over the query's lexemes, in every text configuration of the reachable collections."""
+        languages = sorted({c.text_language for c in self.plan.collections}) or ["english"]
+        q = sa.bindparam("query_text", self.plan.q or "", type_=sa.Text)
+        parts = [sa.func.memseek_any_lexeme(sa.cast(lang, REGCONFIG), q, type_=TSQUERY) for lang in languages]
+        query = parts[0]
+        for part in parts[1:]:
+            query = query.op("||", return_type=TSQUERY)(part)
+        return query
+
+
+# --- the rules (used while proposing AND in the canonical re-check) ------------------------
+
+
+def rules(ctx: _Context) -> list[ColumnElement[bool]]:
+    """Every eligibility rule, applied to `records` (unaliased)."""
+    plan = ctx.plan
+    return [
+        R.workspace_id == ctx.ws,
+        R.processing == "ready",
+        R.retracted_at.is_(None),
+        _collections_rule(plan.collections),
+        *scope_rules(plan.scope),
+        *where_rules(plan.where, plan.field_types),
+    ]
+
+
+def _collections_rule(collections: Sequence[PlanCollection]) -> ColumnElement[bool]:
+    pairs = sorted({(c.name, c.version) for c in collections})
+    if not pairs:
+        return sa.false()
+    return sa.tuple_(R.collection, R.collection_version).in_(pairs)
+
+
+def scope_rules(scope: Scope) -> list[ColumnElement[bool]]:
+    """The scope's predicates (collections are resolved into the plan's collection versions)."""
+    out: list[ColumnElement[bool]] = []
+    if scope.entities:
+        out.append(R.entity.in_(list(scope.entities)))
+    if scope.types:
+        out.append(R.type.in_(list(scope.types)))
+    if scope.status != "all":
+        out.append(R.status == scope.status)
+    if scope.keyed != "any":
+        out.append(R.key.isnot(None) if scope.keyed else R.key.is_(None))
+    if scope.versions == "current":
+        out.append(R.is_current.is_(True))
+    if scope.occurred_after is not None:
+        out.append(R.occurred_at > sa.bindparam("occurred_after", scope.occurred_after, type_=TS))
+    if scope.occurred_before is not None:
+        out.append(R.occurred_at < sa.bindparam("occurred_before", scope.occurred_before, type_=TS))
+    if scope.depth_lte is not None:
+        out.append(R.depth <= scope.depth_lte)
+    return out
+
+
+# --- typed filters over records.fields ------------------------------------------------------
+
+_JSON_TYPE = {"string": "string", "number": "number", "integer": "number", "datetime": "number",
+              "boolean": "boolean", "string_array": "array"}  # fmt: skip
+
+
+def field_json(name: str) -> ColumnElement[Any]:
+    """`fields -> 'name'` (the materialised value, NULL when absent)."""
+    return R.fields.op("->", return_type=JSONB)(sa.literal(name, sa.Text))
+
+
+def typed_field(name: str, field_type: str) -> ColumnElement[Any]:
+    """The field as a comparable SQL value; NULL when absent or of another JSON type.
+
+    The type guard makes the cast safe whatever order Postgres evaluates predicates in (a
+    same-named field of another collection may hold another type)."""
+    value = field_json(name)
+    if field_type == "string":
+        typed: ColumnElement[Any] = R.fields.op("->>", return_type=sa.Text)(sa.literal(name, sa.Text))
+    elif field_type == "boolean":
+        typed = sa.cast(value, sa.Boolean)
+    elif field_type == "string_array":
+        typed = value
+    else:  # numbers and datetimes (epoch microseconds)
+        typed = sa.cast(value, sa.Numeric)
+    guard = sa.func.jsonb_typeof(value) == _JSON_TYPE[field_type]
+    return sa.case((guard, typed), else_=sa.null())
+
+
+def bind_value(field_type: str, value: Any) -> Any:
+    """A request value in the materialised form of `field_type` (datetimes → epoch µs)."""
+    if isinstance(value, datetime):
+        return epoch_micros(value)
+    if field_type == "datetime" and isinstance(value, str):
+        moment = parse_datetime(value)
+        if moment is None:
+            raise ValueError(f"not a timestamp with a timezone: {value!r}")
+        return epoch_micros(moment)
+    return value
+
+
+OperatorRule = Callable[[str, str, Any], ColumnElement[bool]]
+
+
+def _eq(name: str, field_type: str, value: Any) -> ColumnElement[bool]:
+    if isinstance(value, tuple | list):  # an exact, ordered list match
+        return field_json(name) == sa.bindparam(None, list(value), type_=JSONB)
+    return typed_field(name, field_type) == bind_value(field_type, value)
+
+
+def _in(name: str, field_type: str, values: Any) -> ColumnElement[bool]:
+    return typed_field(name, field_type).in_([bind_value(field_type, v) for v in values])
+
+
+def _compare(op: str) -> OperatorRule:
+    def rule(name: str, field_type: str, value: Any) -> ColumnElement[bool]:
+        return typed_field(name, field_type).op(op, is_comparison=True)(bind_value(field_type, value))
+
+    return rule
+
+
+def _exists(name: str, field_type: str, value: Any) -> ColumnElement[bool]:
+    present = R.fields.has_key(sa.literal(name, sa.Text))
+    return present if value else sa.not_(present)
+
+
+def _contains(method: str) -> OperatorRule:
+    def rule(name: str, field_type: str, values: Any) -> ColumnElement[bool]:
+        items = sa.bindparam(None, list(values), type_=ARRAY(sa.Text))
+        value = field_json(name)
+        is_list = sa.func.jsonb_typeof(value) == "array"
+        return sa.and_(is_list, value.op(method, is_comparison=True)(items))
+
+    return rule
+
+
+OPERATOR_RULES: dict[str, OperatorRule] = {
+    "eq": _eq,
+    "in": _in,
+    "gt": _compare(">"),
+    "gte": _compare(">="),
+    "lt": _compare("<"),
+    "lte": _compare("<="),
+    "exists": _exists,
+    "contains_any": _contains("?|"),
+    "contains_all": _contains("?&"),
+}
+"""Condition operator (request name) → SQL predicate, one rule each."""
+
+
+def where_rules(where: Mapping[str, Condition], field_types: Mapping[str, str]) -> list[ColumnElement[bool]]:
+    """Every condition of every field, ANDed (field order, then operator order)."""
+    return [
+        OPERATOR_RULES[op](name, field_types[name], value)
+        for name, condition in where.items()
+        for op, value in condition.operators().items()
+    ]
+
+
+# --- candidate generation -------------------------------------------------------------------
+
+
+def _eligible(ctx: _Context, *extra: ColumnElement[bool]) -> Select[Any]:
+    return sa.select(R.id).where(*rules(ctx), *extra)
+
+
+def _numbered(inner: Select[Any], name: str, order: Callable[[Any], list[Any]]) -> CTE:
+    """A bounded proposal with 1-based positions in a deterministic (total) order."""
+    sub = inner.subquery(f"{name}_raw")
+    return sa.select(sub.c.id, sa.func.row_number().over(order_by=order(sub)).label("pos")).cte(name)
+
+
+def _newest_first(source: Any) -> list[Any]:
+    return [source.c.occurred_at.desc(), source.c.seq.desc(), source.c.id]
+
+
+def _vector_candidates(ctx: _Context) -> CTE:
+    distance = R.embedding.cosine_distance(ctx.vector())
+    model = [R.embedding_model == ctx.inputs.embedding_model] if ctx.inputs.embedding_model else []
+    inner = (
+        _eligible(ctx, R.embedding.isnot(None), *model)
+        .add_columns(distance.label("distance"))
+        .order_by(distance)  # ORDER BY distance alone: the shape an HNSW index can serve
+        .limit(ctx.plan.candidates)
+    )
+    return _numbered(inner, "vector_candidates", lambda sub: [sub.c.distance, sub.c.id])
+
+
+def _text_candidates(ctx: _Context) -> CTE:
+    query = ctx.tsquery()
+    rank = sa.func.ts_rank_cd(R.tsv, query, type_=FLOAT)
+    inner = (
+        _eligible(ctx, R.tsv.op("@@", is_comparison=True)(query))
+        .add_columns(rank.label("match"), R.occurred_at, R.seq)
+        .order_by(rank.desc(), *_newest_first(records))
+        .limit(ctx.plan.candidates)
+    )
+    return _numbered(inner, "text_candidates", lambda sub: [sub.c.match.desc(), *_newest_first(sub)])
+
+
+def _recent_candidates(ctx: _Context) -> CTE:
+    inner = _eligible(ctx).add_columns(R.occurred_at, R.seq).order_by(*_newest_first(records))
+    return _numbered(inner.limit(ctx.plan.candidates), "recent_candidates", _newest_first)
+
+
+def _hybrid_candidates(ctx: _Context) -> CTE:
+    """Semantic, keyword and newest-first lists interleaved by position, first slot wins."""
+    lists = (_vector_candidates(ctx), _text_candidates(ctx), _recent_candidates(ctx))
+    union = sa.union_all(
+        *(sa.select(cte.c.id, (cte.c.pos * len(lists) + i).label("slot")) for i, cte in enumerate(lists))
+    ).subquery("interleaved")
+    slots = sa.select(union.c.id, sa.func.min(union.c.slot).label("slot")).group_by(union.c.id)
+    first = slots.subquery("slots")
+    order = [first.c.slot, first.c.id]
+    ranked = sa.select(first.c.id, sa.func.row_number().over(order_by=order).label("pos"))
+    return ranked.order_by(*order).limit(ctx.plan.candidates).cte("hybrid_candidates")
+
+
+CANDIDATES: dict[str, Callable[[_Context], CTE]] = {
+    "vector": _vector_candidates,
+    "text": _text_candidates,
+    "recent": _recent_candidates,
+    "hybrid": _hybrid_candidates,
+}
+"""Scored mode → its candidate generator (a CTE of `id, pos`)."""
+
+
+# --- signals and the rank expression ----------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class RankContext:
+    """Where rank expressions read their inputs: the current stage and each input's column label."""
+
+    source: Any
+    labels: Mapping[RankNode, str]
+
+    def column(self, node: RankNode) -> ColumnElement[float]:
+        return self.source.c[self.labels[node]]  # type: ignore[no-any-return]
+
+
+@singledispatch
+def compile_rank(node: RankNode, ctx: RankContext) -> ColumnElement[float]:
+    """The SQL value of `node` over the current stage; one rule per node class."""
+    raise UnsupportedNode(f"no compile rule for rank node {type(node).__name__}")
+
+
+@compile_rank.register(Similarity)
+@compile_rank.register(TextMatch)
+@compile_rank.register(Score)
+@compile_rank.register(AgeHours)
+@compile_rank.register(Normalize)
+def _(node: RankNode, ctx: RankContext) -> ColumnElement[float]:
+    # Signals are computed once in the pool and each normalize in its own stage (windows
+    # cannot nest); the expression just reads that column.
+    return ctx.column(node)
+
+
+@compile_rank.register
+def _(node: Const, ctx: RankContext) -> ColumnElement[float]:
+    return _float(node.value)
+
+
+@compile_rank.register
+def _(node: Sum, ctx: RankContext) -> ColumnElement[float]:
+    total = compile_rank(node.children[0], ctx)
+    for child in node.children[1:]:
+        total = total + compile_rank(child, ctx)
+    return total
+
+
+@compile_rank.register
+def _(node: Max, ctx: RankContext) -> ColumnElement[float]:
+    return sa.func.greatest(*(compile_rank(child, ctx) for child in node.children), type_=FLOAT)
+
+
+@compile_rank.register
+def _(node: Product, ctx: RankContext) -> ColumnElement[float]:
+    return _float(node.factor) * compile_rank(node.child, ctx)
+
+
+@compile_rank.register
+def _(node: Saturate, ctx: RankContext) -> ColumnElement[float]:
+    return _curve(compile_rank(node.child, ctx), node.midpoint, node.exponent, rising=True)
+
+
+@compile_rank.register
+def _(node: Decay, ctx: RankContext) -> ColumnElement[float]:
+    return _curve(compile_rank(node.child, ctx), node.midpoint, node.exponent, rising=False)
+
+
+def _curve(x: ColumnElement[float], midpoint: float, exponent: float, rising: bool) -> ColumnElement[float]:
+    """saturate `1/(1 + (m/x)^e)` or decay `1/(1 + (x/m)^e)`, x clamped at 0, in log space.
+
+    Written with exp/ln and a clamped exponent so no input overflows float8 (`fuse.saturate`
+    and `fuse.decay` are the same formulas in Python)."""
+    safe_x = sa.func.greatest(x, _float(1e-300), type_=FLOAT)
+    ln_m, ln_x = sa.func.ln(_float(midpoint), type_=FLOAT), sa.func.ln(safe_x, type_=FLOAT)
+    log_ratio = _float(exponent) * (ln_m - ln_x)
+    clamped = sa.func.greatest(_float(-EXP_LIMIT), sa.func.least(_float(EXP_LIMIT), log_ratio, type_=FLOAT))
+    power = sa.func.exp(clamped if rising else -clamped, type_=FLOAT)
+    at_zero = 0.0 if rising else 1.0
+    return sa.case((x <= 0, _float(at_zero)), else_=_float(1.0) / (_float(1.0) + power))
+
+
+@singledispatch
+def signal_column(node: Signal, ctx: _Context) -> ColumnElement[float]:
+    """The SQL value of one signal, read from the canonical row (missing → 0)."""
+    raise UnsupportedNode(f"no signal rule for {type(node).__name__}")
+
+
+@signal_column.register
+def _(node: Similarity, ctx: _Context) -> ColumnElement[float]:
+    distance = R.embedding.cosine_distance(ctx.vector())
+    same_model = R.embedding_model == ctx.inputs.embedding_model if ctx.inputs.embedding_model else sa.true()
+    usable = sa.and_(R.embedding.isnot(None), same_model)
+    # NaN (a zero vector) would outrank everything; it counts as missing.
+    similarity = sa.func.nullif(_float(1.0) - distance, _float(float("nan")), type_=FLOAT)
+    return sa.case((usable, sa.func.coalesce(similarity, _float(0.0))), else_=_float(0.0))
+
+
+@signal_column.register
+def _(node: TextMatch, ctx: _Context) -> ColumnElement[float]:
+    return sa.cast(sa.func.ts_rank_cd(R.tsv, ctx.tsquery()), FLOAT)
+
+
+@signal_column.register
+def _(node: Score, ctx: _Context) -> ColumnElement[float]:
+    value = R.scores.op("->", return_type=JSONB)(sa.literal(node.name, sa.Text))
+    number = sa.func.jsonb_typeof(value) == "number"
+    return sa.case((number, sa.cast(sa.cast(value, sa.Numeric), FLOAT)), else_=_float(0.0))
+
+
+@signal_column.register
+def _(node: AgeHours, ctx: _Context) -> ColumnElement[float]:
+    seconds = sa.cast(sa.extract("epoch", ctx.now - getattr(R, node.field)), FLOAT)
+    return sa.func.greatest(_float(0.0), seconds / _float(3600.0), type_=FLOAT)
+
+
+@signal_column.register
+def _(node: Const, ctx: _Context) -> ColumnElement[float]:
+    return _float(node.value)
+
+
+def rank_inputs(root: RankNode) -> dict[RankNode, str]:
+    """A column label for every distinct signal (except const) and normalize node."""
+    labels: dict[RankNode, str] = {}
+    for _, node in iter_nodes(root):
+        if isinstance(node, Signal | Normalize) and not isinstance(node, Const) and node not in labels:
+            labels[node] = f"{'norm' if isinstance(node, Normalize) else 'sig'}_{len(labels)}"
+    return labels
+
+
+def _normalize_height(node: RankNode) -> int:
+    """How many normalize nodes nest at or below `node` (stages needed to compute it)."""
+    below = max((_normalize_height(child) for _, child in node.parts()), default=0)
+    return below + (1 if isinstance(node, Normalize) else 0)
+
+
+def normalize_window(x: ColumnElement[float]) -> ColumnElement[float]:
+    """`(x - min) / (max - min)` over the whole pool; all ties → 0."""
+    low = sa.func.min(x).over()
+    spread = sa.func.nullif(sa.func.max(x).over() - low, _float(0.0), type_=FLOAT)
+    return sa.func.coalesce((x - low) / spread, _float(0.0), type_=FLOAT)
+
+
+def _rank_stages(pool: Any, root: RankNode, labels: Mapping[RankNode, str]) -> Any:
+    """The pool extended by one pair of stages per normalize height (raw value, then window)."""
+    norms = [n for n in labels if isinstance(n, Normalize)]
+    stage = pool
+    for height in range(1, _normalize_height(root) + 1):
+        level = [n for n in norms if _normalize_height(n) == height]
+        ctx = RankContext(stage, labels)
+        raw = [compile_rank(n.child, ctx).label(f"{labels[n]}_x") for n in level]
+        stage = sa.select(stage, *raw).cte(f"rank_{height}_input")
+        windows = [normalize_window(stage.c[f"{labels[n]}_x"]).label(labels[n]) for n in level]
+        stage = sa.select(stage, *windows).cte(f"rank_{height}")
+    return stage
+
+
+# --- scored and structured searches ---------------------------------------------------------
+
+
+def _pool(ctx: _Context, proposed: CTE, extra: Sequence[ColumnElement[Any]]) -> CTE:
+    """The canonical re-check of the proposed rows, with the columns ranking needs."""
+    joined = proposed.join(records, sa.and_(R.workspace_id == ctx.ws, R.id == proposed.c.id))
+    return sa.select(R.id, R.occurred_at, R.seq, *extra).select_from(joined).where(*rules(ctx)).cte("pool")
+
+
+def _scored_top(ctx: _Context) -> tuple[CTE, CTE]:
+    root = ctx.plan.rank
+    if root is None:
+        raise ValueError("a scored search needs its effective rank formula")
+    proposed = CANDIDATES[ctx.plan.mode](ctx)
+    labels = rank_inputs(root)
+    signals = [signal_column(n, ctx).label(lab) for n, lab in labels.items() if isinstance(n, Signal)]
+    stage = _rank_stages(_pool(ctx, proposed, signals), root, labels)
+    value = compile_rank(root, RankContext(stage, labels))
+    ranked = sa.select(
+        stage.c.id, stage.c.occurred_at, stage.c.seq, value.label("value"),
+    ).cte("ranked_values")
+    bounded = sa.select(
+        ranked,
+        sa.func.min(ranked.c.value).over().label("pool_low"),
+        sa.func.max(ranked.c.value).over().label("pool_high"),
+        sa.func.count().over().label("ranked_count"),
+    ).cte("ranked")
+    top = sa.select(bounded).order_by(bounded.c.value.desc(), *_newest_first(bounded)).limit(ctx.plan.k)
+    return proposed, top.cte("top")
+
+
+def sort_key(value: ColumnElement[Any], order: OrderBy, field_type: str) -> ColumnElement[Any]:
+    """One structured sort key: its direction, missing values last; strings by code point."""
+    if field_type == "string":
+        value = sa.collate(value, "C")
+    return (value.desc() if order.direction == "desc" else value.asc()).nulls_last()
+
+
+def _structured_order(plan: CompilablePlan, keys: Sequence[ColumnElement[Any]], source: Any) -> list[Any]:
+    orders = plan.order_by or ()
+    directed = [sort_key(key, o, plan.field_types[o.field]) for key, o in zip(keys, orders, strict=True)]
+    return [*directed, source.c.seq, source.c.id]
+
+
+def _structured_top(ctx: _Context) -> tuple[CTE, CTE]:
+    plan = ctx.plan
+    keys = [typed_field(o.field, plan.field_types[o.field]) for o in plan.order_by or ()]
+    order = _structured_order(plan, keys, records)
+    proposed = _eligible(ctx).order_by(*order).limit(plan.candidates).cte("structured_candidates")
+    pool = _pool(ctx, proposed, [key.label(f"key_{i}") for i, key in enumerate(keys)])
+    pool_keys = [pool.c[f"key_{i}"] for i in range(len(keys))]
+    ranked = sa.select(
+        pool,
+        sa.null().label("value"),
+        sa.null().label("pool_low"),
+        sa.null().label("pool_high"),
+        sa.func.count().over().label("ranked_count"),
+    )
+    top = ranked.order_by(*_structured_order(plan, pool_keys, pool)).limit(plan.k).cte("top")
+    return proposed, top
+
+
+# --- the final select -------------------------------------------------------------------------
+
+OUTPUT_COLUMNS = (
+    "collection", "collection_version", "entity", "type", "key", "status", "depth",
+    "created_at", "last_accessed", "run_id", "scores",
+)  # fmt: skip
+
+
+def _final(ctx: _Context, parts: tuple[CTE, CTE], output: Output) -> Select[Any]:
+    proposed, top = parts
+    meta = sa.select(sa.func.count().label("candidate_count")).select_from(proposed).subquery("meta")
+    wanted = [getattr(R, name) for name in OUTPUT_COLUMNS]
+    wanted += [R.text] if output.text else []
+    wanted += [R.content] if output.content else []
+    wanted += [R.annotations] if output.annotations else []
+    joined = top.join(records, sa.and_(R.workspace_id == ctx.ws, R.id == top.c.id))
+    rows = sa.select(top, *wanted).select_from(joined).subquery("hits")
+    if ctx.plan.mode == "structured":
+        keys = [rows.c[f"key_{i}"] for i in range(len(ctx.plan.order_by or ()))]
+        hits_order = _structured_order(ctx.plan, keys, rows)
+    else:
+        hits_order = [rows.c.value.desc(), *_newest_first(rows)]
+    outer = meta.outerjoin(rows, sa.true())
+    return sa.select(meta.c.candidate_count, rows).select_from(outer).order_by(*hits_order)

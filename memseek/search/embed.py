@@ -1,0 +1,83 @@
+"""Embed the query once per request (IO), only when a vector or hybrid search needs it.
+
+Text, recent and structured searches never reach this module. A provider that is unconfigured
+or unreachable raises `ModelUnavailable` (503) from the provider itself; a vector of the wrong
+width or with non-finite values is `ModelOutputInvalid` (503) here, before Postgres would fail
+with "expected N dimensions". Recent query vectors are kept in a small LRU cache keyed by the
+provider's model id and the exact query text.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+
+from memseek.models import ModelOutputInvalid
+from memseek.models.registry import ModelRegistry
+from memseek.schema import EMBEDDING_DIM
+
+CACHE_SIZE = 256
+
+
+@dataclass(frozen=True, slots=True)
+class QueryVector:
+    """The query's embedding and the model id that produced it (records store the same id)."""
+
+    values: tuple[float, ...]
+    model_id: str
+
+
+class _Lru:
+    """A thread-safe LRU of query vectors."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._items: OrderedDict[tuple[str, str], QueryVector] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple[str, str]) -> QueryVector | None:
+        with self._lock:
+            found = self._items.get(key)
+            if found is not None:
+                self._items.move_to_end(key)
+            return found
+
+    def put(self, key: tuple[str, str], value: QueryVector) -> None:
+        with self._lock:
+            self._items[key] = value
+            self._items.move_to_end(key)
+            while len(self._items) > self.size:
+                self._items.popitem(last=False)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
+
+
+CACHE = _Lru(CACHE_SIZE)
+
+
+def embed_query(models: ModelRegistry, alias: str, q: str) -> QueryVector:
+    """The embedding of `q` by model alias `alias` (cached)."""
+    embedder = models.embedder(alias)
+    key = (embedder.model_id, q)
+    cached = CACHE.get(key)
+    if cached is not None:
+        return cached
+    (values,) = embedder.embed([q])
+    vector = QueryVector(checked_vector(values, alias), embedder.model_id)
+    CACHE.put(key, vector)
+    return vector
+
+
+def checked_vector(values: list[float], alias: str) -> tuple[float, ...]:
+    """`values` as a tuple, or `ModelOutputInvalid` when its width or values are unusable."""
+    if len(values) != EMBEDDING_DIM:
+        raise ModelOutputInvalid(
+            f"model {alias!r} returned a {len(values)}-dimensional vector; records hold {EMBEDDING_DIM}"
+        )
+    if not all(math.isfinite(x) for x in values):
+        raise ModelOutputInvalid(f"model {alias!r} returned a vector with non-finite values")
+    return tuple(float(x) for x in values)

@@ -1,0 +1,143 @@
+"""Run compiled searches on pooled connections (IO), one workspace transaction per search.
+
+A combined request's searches run concurrently (at most SEARCH_MAX_CONCURRENCY at once), each
+on its own connection; results are returned in request order, so which search finishes first
+never changes anything.
+
+Filtered ANN: before a vector or hybrid statement, the transaction sets `hnsw.ef_search` to the
+candidate count (default 40 would cap the proposal at 40 rows) and, on pgvector >= 0.8,
+`hnsw.iterative_scan = relaxed_order` so that an HNSW scan keeps going until enough rows pass
+the scope's filters. No index is ever forced: for a selective scope the planner's exact scan
+over the B-tree-filtered rows is both correct and fastest (design §5); both paths rank the
+same canonical rows with the same statement, so results do not depend on the path.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+from typing import TypeVar
+from uuid import UUID
+from weakref import WeakKeyDictionary
+
+import psycopg
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection
+from sqlalchemy.engine import Engine
+
+from memseek.db import workspace_transaction
+from memseek.errors import Detail
+from memseek.errors import RequestInvalid
+from memseek.search.compile import CompiledSearch
+from memseek.search.fuse import Hit
+
+log = logging.getLogger(__name__)
+
+ITERATIVE_SCAN_SINCE = (0, 8)
+_SET = sa.text("SELECT set_config(:name, :value, true)")
+_VERSIONS: WeakKeyDictionary[Engine, tuple[int, ...]] = WeakKeyDictionary()
+T = TypeVar("T")
+U = TypeVar("U")
+OUT_OF_RANGE = "22003"
+"""SQLSTATE numeric_value_out_of_range: a rank formula overflowed float8."""
+
+
+@dataclass(frozen=True, slots=True)
+class SearchResult:
+    """One executed search: its hits in rank order and its pool's diagnostics."""
+
+    hits: tuple[Hit, ...]
+    candidate_count: int
+    ranked_count: int
+    low: float | None
+    high: float | None
+
+
+def pgvector_version(conn: Connection) -> tuple[int, ...]:
+    """The installed pgvector version, read once per engine."""
+    engine = conn.engine
+    if engine not in _VERSIONS:
+        raw = conn.execute(sa.text("SELECT extversion FROM pg_extension WHERE extname = 'vector'")).scalar()
+        _VERSIONS[engine] = tuple(int(part) for part in str(raw or "0").split(".") if part.isdigit())
+    return _VERSIONS[engine]
+
+
+def prepare_transaction(conn: Connection, compiled: CompiledSearch) -> dict[str, str]:
+    """Apply the transaction-local planner settings a vector proposal needs (see the module
+    docstring); returns them."""
+    if not compiled.uses_vector:
+        return {}
+    wanted = {"hnsw.ef_search": str(max(40, compiled.candidates))}
+    if pgvector_version(conn) >= ITERATIVE_SCAN_SINCE:
+        wanted["hnsw.iterative_scan"] = "relaxed_order"
+    for name, value in wanted.items():
+        conn.execute(_SET, {"name": name, "value": value})
+    return wanted
+
+
+def run_compiled(conn: Connection, compiled: CompiledSearch) -> SearchResult:
+    """Execute one compiled search in the caller's transaction."""
+    prepare_transaction(conn, compiled)
+    try:
+        rows = conn.execute(compiled.statement).mappings().all()
+    except sa.exc.DataError as exc:
+        if getattr(exc.orig, "sqlstate", None) == OUT_OF_RANGE:
+            raise RequestInvalid(
+                "the rank formula produced a value out of range",
+                [Detail(("rank",), "every value a formula produces must be finite")],
+            ) from None
+        raise
+    return to_result(rows)
+
+
+def to_result(rows: Sequence[Any]) -> SearchResult:
+    """Statement rows → hits; a single row with a NULL id means nothing survived."""
+    candidate_count = int(rows[0]["candidate_count"]) if rows else 0
+    found = [row for row in rows if row["id"] is not None]
+    hits = tuple(
+        Hit(id=row["id"], value=row["value"], occurred_at=row["occurred_at"], seq=row["seq"], record=row)
+        for row in found
+    )
+    first = found[0] if found else None
+    return SearchResult(
+        hits=hits,
+        candidate_count=candidate_count,
+        ranked_count=int(first["ranked_count"]) if first else 0,
+        low=first["pool_low"] if first else None,
+        high=first["pool_high"] if first else None,
+    )
+
+
+def run_searches(
+    engine: Engine, workspace_id: UUID, searches: Sequence[CompiledSearch], max_concurrency: int
+) -> list[SearchResult]:
+    """Run every search, each in its own workspace transaction; results in request order."""
+    def one(compiled: CompiledSearch) -> SearchResult:
+        with workspace_transaction(engine, workspace_id) as conn:
+            return run_compiled(conn, compiled)
+
+    return run_parallel(one, searches, max_concurrency)
+
+
+def run_parallel(job: Callable[[T], U], items: Sequence[T], max_concurrency: int) -> list[U]:
+    """`job` over `items` on at most `max_concurrency` threads; results in input order."""
+    if len(items) <= 1 or max_concurrency <= 1:
+        return [job(item) for item in items]
+    with ThreadPoolExecutor(max_workers=min(len(items), max_concurrency)) as pool:
+        return list(pool.map(job, items))
+
+
+def literal_sql(conn: Connection, statement: Any) -> str:
+    """The statement with its bound values inlined by the driver, as `memseek explain` prints it."""
+    compiled = statement.compile(dialect=conn.dialect, compile_kwargs={"render_postcompile": True})
+    # The same per-type conversions execution applies (vectors, JSONB, arrays), then psycopg's
+    # own client-side quoting: the printed text is exactly what the server would receive.
+    processors = compiled._bind_processors
+    params = {name: processors[name](value) if name in processors else value
+              for name, value in compiled.params.items()}
+    cursor = psycopg.ClientCursor(conn.connection.driver_connection)
+    return cursor.mogrify(compiled.string, params)

@@ -1,0 +1,368 @@
+"""One search request, end to end: resolve → embed → compile → execute → fuse → render.
+
+`run_search` is what `POST /search`, `GET /search`, `GET /context` and search views call. It
+returns the response body plus the hit ids (for provenance) and stage timings (for the
+`Server-Timing` header). Only `embed` and `execute` (and the graph walk and touch-on-read, both
+through their own modules) do IO; everything else here is plumbing between pure stages.
+
+Boost (combined searches) is evaluated in Python (`fuse.evaluate_rank`) from the stored values
+each source statement returns: it is defined over the merged pool, which no single statement
+sees. Ages are measured from the request's one `now`, the same instant the SQL used.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Mapping
+from collections.abc import Sequence
+from dataclasses import dataclass
+from dataclasses import replace
+from datetime import UTC
+from datetime import datetime
+from typing import Any
+from typing import get_args
+from uuid import UUID
+
+from memseek.catalog.catalog import Catalog
+from memseek.catalog.fields import MISSING
+from memseek.catalog.fields import read_field
+from memseek.db import workspace_transaction
+from memseek.errors import BackendUnavailable
+from memseek.errors import ResponseTooLarge
+from memseek.runtime import Runtime
+from memseek.search import fuse
+from memseek.search.boost import apply_graph_boost
+from memseek.search.compile import CompiledSearch
+from memseek.search.compile import Explain
+from memseek.search.compile import Inputs
+from memseek.search.compile import Output
+from memseek.search.compile import compile_search
+from memseek.search.embed import QueryVector
+from memseek.search.embed import embed_query
+from memseek.search.execute import SearchResult
+from memseek.search.execute import literal_sql
+from memseek.search.execute import prepare_transaction
+from memseek.search.execute import run_searches
+from memseek.search.fuse import Hit
+from memseek.search.fuse import RankedList
+from memseek.search.graph import proximity
+from memseek.search.rank import AgeField
+from memseek.search.render import RenderRow
+from memseek.search.render import json_text
+from memseek.search.render import render_block
+from memseek.search.request import SearchSpec
+from memseek.search.resolve import RequestPlan
+from memseek.search.resolve import SearchPlan
+from memseek.search.resolve import resolve
+from memseek.write.touch import touch
+
+log = logging.getLogger(__name__)
+
+ROUTE = "POST /search"
+SCORED_RANKING = {
+    "scored": True,
+    "score_semantics": "query_relative",
+    "score_range": [0.0, 1.0],
+    "normalization": "min_max",
+    "normalization_scope": "ranked_candidates",
+    "calibrated": False,
+    "higher_is_better": True,
+    "native_score_field": "rank_score",
+}
+INCLUDE_ORDER = (
+    "text", "collection", "collection_version", "entity", "type", "key", "status", "depth",
+    "occurred_at", "created_at", "run_id", "scores",
+)  # fmt: skip
+"""The order include values appear in on a hit (the spec's example order)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Timings:
+    """Server-side milliseconds per stage."""
+
+    embed: float
+    search: float
+    total: float
+
+    def header(self) -> str:
+        """The `Server-Timing` header value."""
+        return f"embed;dur={self.embed:.2f}, search;dur={self.search:.2f}, total;dur={self.total:.2f}"
+
+
+@dataclass(frozen=True, slots=True)
+class SearchOutcome:
+    """A finished search: the response body, the hit ids in order, and stage timings."""
+
+    body: dict[str, Any]
+    hit_ids: tuple[UUID, ...]
+    timings: Timings
+
+
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    """A resolved request with its compiled statements (what `memseek explain` prints)."""
+
+    plan: RequestPlan
+    searches: tuple[SearchPlan, ...]
+    compiled: tuple[CompiledSearch, ...]
+    now: datetime
+    embed_ms: float
+
+
+@dataclass(frozen=True, slots=True)
+class Ranked:
+    """The final order (cut to k) and the bounds of the pool the public score is scaled over."""
+
+    hits: tuple[Hit, ...]
+    low: float | None
+    high: float | None
+
+
+def _ms(since: float) -> float:
+    return (time.perf_counter() - since) * 1000.0
+
+
+def prepare(runtime: Runtime, workspace_id: UUID, spec: SearchSpec, label: str = ROUTE) -> Prepared:
+    """Resolve, embed (once, if needed) and compile every search of a request."""
+    plan = resolve(spec, runtime.catalog, runtime.settings)
+    _check_backends(plan, runtime.catalog)
+    started = time.perf_counter()
+    vector = _embed(runtime, plan, spec.q)
+    embed_ms = _ms(started)
+    now = datetime.now(UTC)
+    inputs = Inputs(workspace_id, now, vector.values if vector else None, vector.model_id if vector else None)
+    output = Output(text="text" in plan.include or plan.render, content=bool(plan.fields),
+                    annotations=bool(plan.annotations))
+    searches = tuple(_effective(p, spec.q, plan) for p in plan.searches)
+    compiled = tuple(compile_search(p, inputs, output, label) for p in searches)
+    return Prepared(plan, searches, compiled, now, embed_ms)
+
+
+def _effective(search: SearchPlan, q: str | None, plan: RequestPlan) -> SearchPlan:
+    """The plan as compiled: the request's q for sources; the whole pool when graph boost re-sorts it."""
+    effective = replace(search, q=search.q if search.q is not None else q)
+    if plan.graph_boost is not None and not plan.combined:
+        effective = replace(effective, k=max(search.k, search.candidates))
+    return effective
+
+
+def _check_backends(plan: RequestPlan, catalog: Catalog) -> None:
+    for search in plan.searches:
+        backend = catalog.profiles[search.profile].backend
+        if backend != "pg":
+            raise BackendUnavailable(f"search profile {search.profile!r} ({backend}) is not available here")
+    if plan.rerank is not None:
+        raise BackendUnavailable("model reranking (llm_judge) is not available in this deployment")
+
+
+def _embed(runtime: Runtime, plan: RequestPlan, q: str | None) -> QueryVector | None:
+    if not plan.needs_embedding or plan.embedding_model is None:
+        return None
+    return embed_query(runtime.models, plan.embedding_model, q or "")
+
+
+def run_search(runtime: Runtime, workspace_id: UUID, spec: SearchSpec, label: str = ROUTE) -> SearchOutcome:
+    """Run one search request and build its response body (callers touch the hits once they
+    have encoded the response: `touch_on_read`)."""
+    started = time.perf_counter()
+    prepared = prepare(runtime, workspace_id, spec, label)
+    searched = time.perf_counter()
+    concurrency = runtime.settings.search_max_concurrency
+    results = run_searches(runtime.engine, workspace_id, prepared.compiled, concurrency)
+    ranked, graph_info = _finish(runtime, workspace_id, prepared, _rank(prepared, results), label)
+    search_ms = _ms(searched)
+    body = build_body(prepared, results, ranked, runtime, graph_info)
+    hit_ids = tuple(hit.id for hit in ranked.hits)
+    return SearchOutcome(body, hit_ids, Timings(prepared.embed_ms, search_ms, _ms(started)))
+
+
+def search_response(
+    runtime: Runtime, workspace_id: UUID, spec: SearchSpec, label: str = ROUTE
+) -> tuple[bytes, SearchOutcome]:
+    """Run, encode (409 when too large), then touch the returned records."""
+    outcome = run_search(runtime, workspace_id, spec, label)
+    data = encode(outcome.body, runtime.settings.max_response_bytes)
+    touch_on_read(runtime, workspace_id, outcome.hit_ids)
+    return data, outcome
+
+
+# --- ranking across searches ------------------------------------------------------------------
+
+
+def _rank(prepared: Prepared, results: Sequence[SearchResult]) -> Ranked:
+    """A single search's hits as the statement ordered and cut them; combined searches merged."""
+    plan = prepared.plan
+    if not plan.combined:
+        (result,) = results
+        return Ranked(result.hits, result.low, result.high)
+    lists = [
+        RankedList(s.source or "", s.weight, r.hits, r.low, r.high, r.candidate_count)
+        for s, r in zip(prepared.searches, results, strict=True)
+    ]
+    merged = fuse.rrf(lists, plan.rank_constant)
+    if plan.boost is not None:
+        signals = [record_signals(hit.record, prepared.now) for hit in merged]
+        merged = fuse.apply_boost(merged, fuse.evaluate_rank(plan.boost, signals))
+    return Ranked(tuple(fuse.order_hits(merged)), None, None)
+
+
+def _cut(ordered: Sequence[Hit], k: int) -> Ranked:
+    """The top `k` of a whole ordered pool, with the pool's bounds."""
+    low, high = fuse.pool_bounds([hit.value or 0.0 for hit in ordered])
+    return Ranked(tuple(ordered[:k]), low, high)
+
+
+def record_signals(record: Mapping[str, Any], now: datetime) -> fuse.Signals:
+    """The query-independent signals of a fetched record (what a boost may read)."""
+    ages = {name: fuse.age_hours(record[name], now) for name in get_args(AgeField)}
+    return fuse.Signals(scores=record["scores"], ages=ages)
+
+
+def _finish(
+    runtime: Runtime, workspace_id: UUID, prepared: Prepared, ranked: Ranked, label: str
+) -> tuple[Ranked, dict[str, Any] | None]:
+    """Graph proximity over the whole pool (when asked), then the top-level k and score bounds."""
+    plan = prepared.plan
+    boost, view = plan.graph_boost, plan.graph_view
+    if boost is None or view is None or view.graph is None:
+        return (_cut(ranked.hits, plan.k) if plan.combined else ranked), None
+    with workspace_transaction(runtime.engine, workspace_id) as conn:
+        near = proximity(conn, workspace_id, view.graph, boost.anchor, boost.depth, boost.limit, label)
+    structured = not plan.combined and prepared.searches[0].mode == "structured"
+    boosted = apply_graph_boost(ranked.hits, near, boost, structured=structured)
+    return _cut(boosted.hits, plan.k), boosted.diagnostics
+
+
+# --- the response -------------------------------------------------------------------------------
+
+
+def build_body(
+    prepared: Prepared,
+    results: Sequence[SearchResult],
+    ranked: Ranked,
+    runtime: Runtime,
+    graph_info: dict[str, Any] | None,
+) -> dict[str, Any]:
+    """The spec's "What comes back" shape."""
+    plan, catalog = prepared.plan, runtime.catalog
+    scored = plan.combined or prepared.searches[0].mode != "structured"
+    hits = [_hit_json(hit, rank, ranked, plan, catalog, scored) for rank, hit in enumerate(ranked.hits, 1)]
+    rendered, truncated = None, False
+    if plan.render:
+        rows = [_render_row(hit.record, catalog) for hit in ranked.hits]
+        rendered, truncated = render_block(rows, plan.fence, runtime.settings.search_render_tokens)
+    body: dict[str, Any] = {
+        "hits": hits,
+        "ranking": _ranking(plan, scored),
+        "rendered": rendered,
+        "truncated": truncated,
+        "backend": _backend(prepared, results, catalog),
+        "profiles": list(plan.profiles),
+    }
+    if graph_info is not None:
+        body["graph_boost"] = graph_info
+    return body
+
+
+def _ranking(plan: RequestPlan, scored: bool) -> dict[str, Any]:
+    if not scored:
+        return {"kind": "structured", "scored": False}
+    return {"kind": "rrf" if plan.combined else "rank_expression", **SCORED_RANKING}
+
+
+def _backend(prepared: Prepared, results: Sequence[SearchResult], catalog: Catalog) -> Any:
+    entries = []
+    for search, result in zip(prepared.searches, results, strict=True):
+        profile = catalog.profiles[search.profile]
+        entry = {"name": profile.backend, "layout": getattr(profile, "layout", None),
+                 "candidate_count": result.candidate_count}
+        entries.append({"source": search.source, **entry} if prepared.plan.combined else entry)
+    return entries if prepared.plan.combined else entries[0]
+
+
+def _hit_json(hit: Hit, rank: int, ranked: Ranked, plan: RequestPlan, catalog: Catalog,
+              scored: bool) -> dict[str, Any]:
+    out: dict[str, Any] = {"id": str(hit.id), "rank": rank, "score": None}
+    if scored:
+        value = hit.value or 0.0
+        out["score"] = fuse.public_score(value, ranked.low or 0.0, ranked.high or 0.0)
+        out["rank_score"] = value
+    if plan.combined:
+        out["source_ranks"] = dict(hit.source_ranks)
+    record = hit.record
+    out.update({name: include_value(name, record) for name in INCLUDE_ORDER if name in plan.include})
+    if plan.fields:
+        collection = catalog.collection(record["collection"], record["collection_version"])
+        values = {name: read_field(collection, name, record["content"]) for name in plan.fields}
+        out["fields"] = {name: None if value is MISSING else value for name, value in values.items()}
+    if plan.annotations:
+        out["annotations"] = {name: record["annotations"].get(name) for name in plan.annotations}
+    return out
+
+
+def include_value(name: str, record: Mapping[str, Any]) -> Any:
+    """One `include` value of a fetched record, in its JSON form."""
+    value = record[name]
+    if name == "text":
+        return json_text(value)
+    if isinstance(value, datetime):
+        return value.astimezone(UTC).isoformat()
+    return value
+
+
+def _render_row(record: Mapping[str, Any], catalog: Catalog) -> RenderRow:
+    collection = catalog.collection(record["collection"], record["collection_version"])
+    displayed = [name for name, decl in collection.scores.items() if decl.display]
+    values = {name: fuse.numeric_score(record["scores"], name) for name in displayed}
+    shown = tuple((name, value) for name, value in values.items() if value is not None)
+    return RenderRow(
+        id=record["id"], occurred_at=record["occurred_at"], collection=record["collection"],
+        type=record["type"], key=record["key"], text=record["text"], display_scores=shown,
+    )
+
+
+def encode(body: Mapping[str, Any], max_bytes: int) -> bytes:
+    """The JSON response bytes; 409 response_too_large past MAX_RESPONSE_BYTES (nothing is dropped)."""
+    data = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+    if len(data) > max_bytes:
+        raise ResponseTooLarge(
+            f"the response is {len(data)} bytes, over MAX_RESPONSE_BYTES ({max_bytes}); "
+            "reduce k, include, fields or annotations"
+        )
+    return data
+
+
+# --- memseek explain ----------------------------------------------------------------------------
+
+
+def explain_search(runtime: Runtime, workspace_id: UUID, spec: SearchSpec, analyze: bool = False) -> str:
+    """The exact SQL each search of a request runs, values inlined, preceded by its planner
+    settings; with `analyze`, also Postgres' `EXPLAIN (ANALYZE, BUFFERS)` output for it."""
+    out = []
+    prepared = prepare(runtime, workspace_id, spec)
+    for search, compiled in zip(prepared.searches, prepared.compiled, strict=True):
+        with workspace_transaction(runtime.engine, workspace_id) as conn:
+            applied = prepare_transaction(conn, compiled)
+            out.append(f"-- search {search.source or '(single)'}: {search.mode}, profile {search.profile}")
+            out += [f"SET LOCAL {name} = '{value}';" for name, value in applied.items()]
+            out.append(literal_sql(conn, compiled.statement) + ";")
+            if analyze:
+                plan = conn.execute(Explain(compiled.statement, analyze=True)).scalars()
+                out += ["-- EXPLAIN (ANALYZE, BUFFERS)", *plan]
+    return "\n".join(out)
+
+
+# --- touch on read ------------------------------------------------------------------------------
+
+
+def touch_on_read(runtime: Runtime, workspace_id: UUID, ids: Sequence[UUID]) -> None:
+    """Mark returned records as read (best-effort: a failure is logged, never raised)."""
+    if not ids or not runtime.settings.touch_on_read:
+        return
+    try:
+        with workspace_transaction(runtime.engine, workspace_id) as conn:
+            touch(conn, workspace_id, ids)
+    except Exception:  # best-effort by spec: the search already succeeded
+        log.exception("touch-on-read failed for %d records", len(ids))

@@ -1,0 +1,172 @@
+"""`POST /records` end to end: check everything, then write the batch atomically.
+
+Order inside the one transaction: database checks (parents exist) → 422 with every problem of
+every record, nothing written → advisory locks on the batch's slots and idempotency keys (sorted,
+one statement) → idempotent replays and 409 conflicts → previous current values of the touched
+lanes (and their automatic links) superseded → one multi-row insert of records and links, with
+queue rows for the pending ones.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+from uuid import UUID
+
+from sqlalchemy.engine import Connection
+
+from memseek.catalog.catalog import Catalog
+from memseek.catalog.fields import materialise_all
+from memseek.errors import Conflict
+from memseek.errors import Detail
+from memseek.errors import RequestInvalid
+from memseek.runtime import Runtime
+from memseek.write import lanes
+from memseek.write import store
+from memseek.write.ids import uuid7
+from memseek.write.links import link_problems
+from memseek.write.links import link_rows
+from memseek.write.prepare import Checked
+from memseek.write.prepare import check_record
+from memseek.write.prepare import parse_records
+from memseek.write.rows import LaneKey
+from memseek.write.rows import Row
+from memseek.write.rows import with_currency
+
+
+@dataclass(frozen=True, slots=True)
+class Written:
+    """What `POST /records` reports per input record."""
+
+    id: UUID
+    processing: str
+    current: bool
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": str(self.id), "processing": self.processing, "current": self.current}
+
+
+def check_all(runtime: Runtime, items: list[Any]) -> tuple[list[Checked], list[Detail]]:
+    """Every rule that needs no database, for every record."""
+    parsed, problems = parse_records(items)
+    catalog, max_chars, checked = runtime.catalog, runtime.settings.max_record_chars, []
+    for index, record in parsed:
+        result, found = check_record(catalog, runtime.models, max_chars, index, record)
+        problems += found
+        if result is not None:
+            at = ("records", index)
+            problems += link_problems(catalog, result.collection, record.key, record.content, at)
+            checked.append(result)
+    return checked, problems
+
+
+def _parent_depths(
+    conn: Connection, workspace_id: UUID, checked: Sequence[Checked]
+) -> tuple[dict[UUID, int], list[Detail]]:
+    """Depth of every parent named, and a problem for each parent not in this workspace."""
+    known = store.depths(conn, workspace_id, (p for c in checked for p in c.record.derived_from))
+    problems = [
+        Detail(("records", c.index, "derived_from", position), f"record {parent} does not exist")
+        for c in checked for position, parent in enumerate(c.record.derived_from) if parent not in known
+    ]
+    return known, problems
+
+
+def write_records(conn: Connection, runtime: Runtime, workspace_id: UUID, items: list[Any]) -> list[Written]:
+    """Validate and write one batch; the results follow input order."""
+    checked, problems = check_all(runtime, items)
+    known, missing = _parent_depths(conn, workspace_id, checked)
+    problems += missing
+    if problems:
+        raise RequestInvalid(f"{len(problems)} problem(s) in the records; nothing was written", problems)
+    _lock_batch(conn, workspace_id, checked)
+    fresh, replays = _split_replays(conn, workspace_id, checked)
+    nodes = with_currency([_record_row(c, known) for c in fresh])
+    rows = _with_links(runtime.catalog, fresh, nodes)
+    if rows:
+        lanes.set_current(conn, workspace_id, lanes.current_of(conn, workspace_id, _lanes(nodes)), False)
+        store.insert_rows(conn, workspace_id, rows)
+    return _results(checked, fresh, nodes, replays)
+
+
+def _lock_batch(conn: Connection, workspace_id: UUID, checked: Sequence[Checked]) -> None:
+    """One advisory lock per idempotency key and per slot of the batch, all at once, sorted."""
+    keys = [lanes.lock_key(workspace_id, "idempotency", c.record.idempotency_key)
+            for c in checked if c.record.idempotency_key is not None]
+    keys += [lanes.lock_key(workspace_id, c.collection.name, c.record.entity, c.record.key)
+             for c in checked if c.record.key is not None]
+    lanes.lock_keys(conn, keys)
+
+
+def _split_replays(
+    conn: Connection, workspace_id: UUID, checked: Sequence[Checked]
+) -> tuple[list[Checked], dict[int, store.Existing | int]]:
+    """New records, and per replayed index the stored record (or the earlier index in this batch)."""
+    keys = (c.record.idempotency_key for c in checked if c.record.idempotency_key is not None)
+    stored = store.by_idempotency_key(conn, workspace_id, keys)
+    first: dict[str, Checked] = {}
+    fresh: list[Checked] = []
+    replays: dict[int, store.Existing | int] = {}
+    for c in checked:
+        key = c.record.idempotency_key
+        if key is not None and key in stored:
+            _same_payload(key, c, stored[key].payload_hash)
+            replays[c.index] = stored[key]
+        elif key is not None and key in first:
+            _same_payload(key, c, first[key].payload_hash)
+            replays[c.index] = first[key].index
+        else:
+            if key is not None:
+                first[key] = c
+            fresh.append(c)
+    return fresh, replays
+
+
+def _same_payload(key: str, record: Checked, stored_hash: str | None) -> None:
+    if record.payload_hash != stored_hash:
+        raise Conflict(
+            f"idempotency key {key!r} was used for a different record; nothing was written",
+            [Detail(("records", record.index, "idempotency_key"), "reused with a different payload")],
+        )
+
+
+def _record_row(checked: Checked, known_depths: dict[UUID, int]) -> Row:
+    record, collection = checked.record, checked.collection
+    depth = 1 + max((known_depths[p] for p in record.derived_from), default=-1)
+    return Row(
+        id=uuid7(), collection=collection.name, collection_version=collection.version, entity=record.entity,
+        type=record.type, key=record.key, text=record.text, content=record.content, scores=record.scores,
+        annotations=record.annotations, fields=materialise_all(collection, record.content),
+        status=record.status, depth=depth, derived_from=tuple(record.derived_from), run_id=record.run_id,
+        occurred_at=record.occurred_at, pending=checked.pending, is_current=True,
+        embedding=record.embedding, embedding_model=record.embedding_model, language=collection.text_language,
+        idempotency_key=record.idempotency_key, payload_hash=checked.payload_hash or None,
+    )
+
+
+def _with_links(catalog: Catalog, fresh: Sequence[Checked], nodes: Sequence[Row]) -> list[Row]:
+    """Insert order: each record followed by its automatic links."""
+    rows: list[Row] = []
+    for checked, node in zip(fresh, nodes, strict=True):
+        rows.append(node)
+        rows.extend(link_rows(catalog, checked.collection, node))
+    return rows
+
+
+def _lanes(nodes: Sequence[Row]) -> list[LaneKey]:
+    return sorted({row.lane for row in nodes if row.lane is not None})
+
+
+def _results(
+    checked: Sequence[Checked], fresh: Sequence[Checked], nodes: Sequence[Row],
+    replays: dict[int, store.Existing | int],
+) -> list[Written]:
+    by_index = {c.index: Written(row.id, "pending" if row.pending else "ready", row.is_current)
+                for c, row in zip(fresh, nodes, strict=True)}
+    for index, earlier in sorted(replays.items()):
+        if isinstance(earlier, int):
+            by_index[index] = by_index[earlier]
+        else:
+            by_index[index] = Written(earlier.id, earlier.processing, earlier.current)
+    return [by_index[c.index] for c in checked]

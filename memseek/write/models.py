@@ -1,0 +1,114 @@
+"""The write API's request bodies as strict, frozen pydantic models.
+
+These check what can be checked without the catalog or the database (shapes, lengths, finite
+numbers, timezones). Catalog rules (types, keyed, declared fields, enrichments, embedding model)
+are in `memseek.write.prepare`; existence of `derived_from` ids in `memseek.write.ingest`.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated
+from typing import Any
+from typing import Literal
+from uuid import UUID
+
+from pydantic import AwareDatetime
+from pydantic import BaseModel
+from pydantic import BeforeValidator
+from pydantic import ConfigDict
+from pydantic import Field
+from pydantic import StrictFloat
+from pydantic import StrictInt
+from pydantic import StrictStr
+from pydantic import StringConstraints
+from pydantic import field_validator
+from pydantic import model_validator
+
+MAX_RECORDS = 1000
+MAX_DERIVED_FROM = 100
+MAX_EMBEDDING_DIMENSIONS = 16000
+
+Label = Annotated[StrictStr, StringConstraints(min_length=1, max_length=256, pattern=r"\S")]
+"""A short non-blank identifier-like string (entity, key, run id, idempotency key)."""
+MapKey = Annotated[str, StringConstraints(min_length=1, max_length=128)]
+
+
+Finite = Annotated[StrictFloat, Field(allow_inf_nan=False)]
+"""A finite JSON number (json.loads accepts NaN, Infinity and overflowing literals; all are rejected)."""
+
+
+def _timestamp_text(value: Any) -> Any:
+    """Timestamps must be ISO 8601 strings: a bare number has no visible timezone."""
+    if isinstance(value, datetime | str):
+        return value
+    raise ValueError("expected an ISO 8601 timestamp string with a timezone")
+
+
+Timestamp = Annotated[AwareDatetime, BeforeValidator(_timestamp_text)]
+
+
+class RecordIn(BaseModel):
+    """One record to write (design §3 `POST /records`)."""
+
+    # NaN/Infinity inside `content` serialise as themselves, so the write path can find them
+    model_config = ConfigDict(extra="forbid", frozen=True, ser_json_inf_nan="constants")
+
+    collection: StrictStr = Field(description="Collection name.")
+    collection_version: Annotated[StrictInt, Field(gt=0)] | None = Field(
+        None, description="Pin a collection version; default: the active one."
+    )
+    entity: Label = Field(description="Who or what the record is about (1–256 characters).")
+    type: StrictStr = Field(description="One of the collection version's types.")
+    key: Label | None = Field(None, description="Fact-slot name for a keyed fact; null for an event.")
+    text: StrictStr = Field(pattern=r"\S", description="Non-blank, at most MAX_RECORD_CHARS characters.")
+    content: dict[str, Any] = Field(default_factory=dict, description="The original JSON payload.")
+    occurred_at: Timestamp | None = Field(None, description="When it happened; timezone required.")
+    scores: dict[MapKey, Finite] = Field(default_factory=dict, description="Name → finite number.")
+    annotations: dict[MapKey, Any] = Field(default_factory=dict, description="Processor name → JSON value.")
+    status: Literal["active", "draft"] = Field("active", description="draft records are proposals.")
+    derived_from: list[UUID] = Field(
+        default_factory=list, max_length=MAX_DERIVED_FROM, description="Ids of the records it derives from."
+    )
+    run_id: Label | None = Field(None, description="The automated run that produced it.")
+    idempotency_key: Label | None = Field(None, description="Repeat-safe writes: same key → same record.")
+    embedding: list[Finite] | None = Field(
+        None, min_length=1, max_length=MAX_EMBEDDING_DIMENSIONS,
+        description="A vector already computed with the collection's embedding model.",
+    )
+    embedding_model: StrictStr | None = Field(None, description="The model id that produced `embedding`.")
+
+    @field_validator("derived_from")
+    @classmethod
+    def _unique_parents(cls, value: list[UUID]) -> list[UUID]:
+        if len(set(value)) != len(value):
+            raise ValueError("ids must be unique")
+        return value
+
+    @model_validator(mode="after")
+    def _embedding_pair(self) -> RecordIn:
+        if (self.embedding is None) != (self.embedding_model is None):
+            raise ValueError("embedding and embedding_model are given together or not at all")
+        return self
+
+
+class RecordsIn(BaseModel):
+    """`POST /records`: 1–1,000 records written atomically."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    records: list[RecordIn] = Field(min_length=1, max_length=MAX_RECORDS)
+
+
+class ReasonIn(BaseModel):
+    """`POST /records/{id}/retract` and `/reject`: why."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    reason: StrictStr = Field(min_length=1, max_length=2000, pattern=r"\S", description="Why (non-blank).")
+
+
+class EmptyIn(BaseModel):
+    """`POST /records/{id}/approve` takes no fields (an empty object or no body)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)

@@ -1,0 +1,230 @@
+"""Check incoming records against the catalog and turn them into rows (no database access).
+
+Every problem of every record is collected as a `Detail` whose `loc` starts with
+`("records", index)`, so one 422 lists them all. The database checks that remain
+(`derived_from` existence, idempotency) are in `memseek.write.ingest`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+from collections.abc import Iterator
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+from typing import Protocol
+
+from pydantic import ValidationError
+
+from memseek.catalog.catalog import Catalog
+from memseek.catalog.catalog import UnknownDefinition
+from memseek.catalog.fields import MISSING
+from memseek.catalog.fields import read_path
+from memseek.catalog.fields import type_error
+from memseek.catalog.models import Collection
+from memseek.errors import Detail
+from memseek.errors import Loc
+from memseek.errors import details_from_pydantic
+from memseek.write.models import RecordIn
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+class EmbedderInfo(Protocol):
+    """What the write path needs to know about an embedding model."""
+
+    @property
+    def model_id(self) -> str: ...
+
+    @property
+    def dimensions(self) -> int: ...
+
+
+class Embedders(Protocol):
+    """The model registry, as far as the write path uses it."""
+
+    def embedder(self, alias: str) -> EmbedderInfo: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Checked:
+    """A record that passed every check that needs no database."""
+
+    index: int
+    record: RecordIn
+    collection: Collection
+    payload_hash: str
+    pending: bool
+
+
+def parse_records(items: list[Any]) -> tuple[list[tuple[int, RecordIn]], list[Detail]]:
+    """Validate each item's shape; problems are reported per index, good records returned."""
+    parsed: list[tuple[int, RecordIn]] = []
+    problems: list[Detail] = []
+    for index, item in enumerate(items):
+        try:
+            parsed.append((index, RecordIn.model_validate(item)))
+        except ValidationError as exc:
+            problems.extend(details_from_pydantic(exc.errors(include_url=False), ("records", index)))
+    return parsed, problems
+
+
+def check_record(
+    catalog: Catalog, embedders: Embedders, max_chars: int, index: int, record: RecordIn
+) -> tuple[Checked | None, list[Detail]]:
+    """Apply every catalog rule to one record."""
+    at: Loc = ("records", index)
+    collection, problems = _collection(catalog, record, at)
+    if collection is None:
+        return None, problems
+    payload, hash_problems = _payload(record, at)
+    problems += hash_problems
+    problems += _shape(collection, record, max_chars, at)
+    problems += list(field_problems(collection, record.content, (*at, "content")))
+    problems += _enrichment_problems(catalog, collection, record, at)
+    problems += _embedding_problems(embedders, collection, record, at)
+    if problems:
+        return None, problems
+    pending = needs_processing(catalog, collection, record.scores, record.annotations, record.embedding)
+    return Checked(index, record, collection, payload, pending), []
+
+
+def _collection(catalog: Catalog, record: RecordIn, at: Loc) -> tuple[Collection | None, list[Detail]]:
+    if not catalog.versions(record.collection):
+        return None, [Detail((*at, "collection"), f"unknown collection {record.collection!r}")]
+    try:
+        return catalog.collection(record.collection, record.collection_version), []
+    except UnknownDefinition as exc:
+        where = "collection_version" if record.collection_version is not None else "collection"
+        return None, [Detail((*at, where), str(exc))]
+
+
+def _payload(record: RecordIn, at: Loc) -> tuple[str, list[Detail]]:
+    """The idempotency digest of the record as sent (when it has a key), and unstorable strings."""
+    try:
+        dumped = record.model_dump_json()
+        suspicious = "\\u0000" in dumped or "NaN" in dumped or "Infinity" in dumped
+    except ValueError:  # a lone surrogate inside `content` or `annotations`
+        suspicious = True
+    if not suspicious and record.idempotency_key is None:
+        return "", []
+    payload = record.model_dump(mode="json", exclude={"idempotency_key"})
+    problems = list(_unstorable(payload, at)) if suspicious else []
+    if record.idempotency_key is None:
+        return "", problems
+    dumped = json.dumps(payload, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(dumped.encode("utf-8", "surrogatepass")).hexdigest(), problems
+
+
+def _unstorable(value: Any, loc: Loc) -> Iterator[Detail]:
+    """NUL characters, lone surrogates and non-finite numbers: PostgreSQL text and JSONB refuse them."""
+    if isinstance(value, float) and not math.isfinite(value):
+        yield Detail(loc, "must be a finite number (NaN and Infinity are not JSON)")
+    elif isinstance(value, str):
+        if "\x00" in value or _SURROGATE.search(value):
+            yield Detail(loc, "text must not contain NUL characters or unpaired surrogates")
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _unstorable(key, (*loc, key))
+            yield from _unstorable(item, (*loc, key))
+    elif isinstance(value, list):
+        for position, item in enumerate(value):
+            yield from _unstorable(item, (*loc, position))
+
+
+def _shape(collection: Collection, record: RecordIn, max_chars: int, at: Loc) -> list[Detail]:
+    problems: list[Detail] = []
+    name = collection.name
+    if record.type not in collection.types:
+        allowed = ", ".join(collection.types)
+        problems.append(Detail((*at, "type"), f"type {record.type!r} is not one of {allowed}"))
+    if collection.keyed is True and record.key is None:
+        problems.append(Detail((*at, "key"), f"collection {name!r} is keyed: key is required"))
+    if collection.keyed is False and record.key is not None:
+        problems.append(Detail((*at, "key"), f"collection {name!r} is not keyed: key must be null"))
+    if len(record.text) > max_chars:
+        problems.append(Detail((*at, "text"), f"text is longer than {max_chars} characters"))
+    return problems
+
+
+def field_problems(collection: Collection, content: Mapping[str, Any], at: Loc) -> Iterator[Detail]:
+    """Declared fields present in `content` (by path or fallback path) with the wrong type."""
+    for name, decl in collection.fields.items():
+        for path in collection.field_path(name):
+            value = read_path(content, path)
+            if value is MISSING:
+                continue
+            error = type_error(decl.type, value)
+            if error is not None:
+                yield Detail((*at, *path.split(".")), f"field {name!r} at content.{path}: {error}")
+            break
+
+
+def _enrichment_problems(catalog: Catalog, collection: Collection, record: RecordIn, at: Loc) -> list[Detail]:
+    """Client enrichments must be supplied; supplied model enrichments must be valid values."""
+    problems: list[Detail] = []
+    for name in collection.enrichments:
+        decl = catalog.enrichments[name]
+        if decl.kind == "client" and record.annotations.get(name) is None:
+            problems.append(Detail((*at, "annotations", name), f"enrichment {name!r} must be supplied"))
+        elif decl.kind == "llm_score" and name in record.scores:
+            low, high = decl.range
+            if not low <= record.scores[name] <= high:
+                problems.append(Detail((*at, "scores", name), f"must be within [{low}, {high}]"))
+        elif (decl.kind == "llm_label" and name in record.annotations
+              and label_of(record.annotations[name], decl.labels) is None):
+            allowed = ", ".join(decl.labels)
+            problems.append(Detail((*at, "annotations", name), f'must be {{"label": one of {allowed}}}'))
+    return problems
+
+
+def label_of(value: Any, labels: tuple[str, ...]) -> str | None:
+    """The label of an `{"label": ...}` annotation when it is one of `labels`, else None."""
+    if isinstance(value, dict) and set(value) == {"label"} and value["label"] in labels:
+        return str(value["label"])
+    return None
+
+
+def _embedding_problems(
+    embedders: Embedders, collection: Collection, record: RecordIn, at: Loc
+) -> list[Detail]:
+    if record.embedding is None:
+        return []
+    if collection.embedding is None:
+        return [Detail((*at, "embedding"), f"collection {collection.name!r} declares no embedding")]
+    model = embedders.embedder(collection.embedding)
+    if record.embedding_model != model.model_id:
+        msg = f"collection {collection.name!r} embeds with {model.model_id!r}, not {record.embedding_model!r}"
+        return [Detail((*at, "embedding_model"), msg)]
+    if len(record.embedding) != model.dimensions:
+        msg = f"expected {model.dimensions} dimensions, got {len(record.embedding)}"
+        return [Detail((*at, "embedding"), msg)]
+    return []
+
+
+def needs_processing(
+    catalog: Catalog,
+    collection: Collection,
+    scores: Mapping[str, Any],
+    annotations: Mapping[str, Any],
+    embedding: Any,
+) -> bool:
+    """Whether anything must be computed: a missing embedding or a missing model enrichment."""
+    if collection.embedding is not None and embedding is None:
+        return True
+    return bool(missing_enrichments(catalog, collection, scores, annotations))
+
+
+def missing_enrichments(
+    catalog: Catalog, collection: Collection, scores: Mapping[str, Any], annotations: Mapping[str, Any]
+) -> list[str]:
+    """The model enrichments `collection` requires whose values are not there yet."""
+    missing: list[str] = []
+    for name in collection.enrichments:
+        kind = catalog.enrichments[name].kind
+        if (kind == "llm_score" and name not in scores) or (kind == "llm_label" and name not in annotations):
+            missing.append(name)
+    return missing

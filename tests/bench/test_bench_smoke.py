@@ -1,0 +1,125 @@
+"""The benchmark harness, end to end at its smallest sizes (correctness of the harness, not timing).
+
+Each suite starts its own embedded PostgreSQL and `memseek serve` subprocess, loads a tiny corpus
+through `POST /records`, runs a handful of queries and writes its JSON. Needs only `.[test]`
+(which carries rank-bm25 and pytrec-eval-terrier for the quality suite) and the evaluation data
+in `../shared/data`. A few pure pieces (generator, evidence rules, metrics) are checked directly.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bench.__main__ import main
+from bench.baselines import parse_tsvector
+from bench.corpus import CorpusSpec
+from bench.corpus import generate
+from bench.datasets import normalise_evidence
+from bench.datasets import session_time
+from bench.metrics import evaluate
+
+
+def run_suite(tmp_path: Path, *argv: str) -> dict[str, Any]:
+    """Run `python -m bench ARGV` in-process; the JSON it wrote."""
+    assert main([*argv, "--out", str(tmp_path)]) == 0
+    (path,) = tmp_path.glob("*.json")
+    return json.loads(path.read_text())
+
+
+def test_corpus_is_deterministic_and_shaped() -> None:
+    spec = CorpusSpec(2000, seed=3)
+    corpus = generate(spec)
+    assert corpus == generate(spec)
+    assert len(corpus.records) == 2000
+    kinds = {(r.collection, r.type, r.status) for r in corpus.records}
+    assert {
+        ("memories", "fact", "draft"),
+        ("memories", "meeting", "active"),
+        ("links", "link", "active"),
+        ("reflections", "reflection", "active"),
+    } <= kinds
+    assert all(50 <= len(r.text) <= 600 for r in corpus.records if r.collection != "links")
+    assert any(r.retract for r in corpus.records)
+    keyed = [r for r in corpus.records if r.key is not None]
+    assert len({(r.entity, r.key, r.status) for r in keyed}) < len(keyed), "some slots are superseded"
+    assert sum(corpus.current_flags()) < len(corpus.records)
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        pytest.param(["D1:3"], ["D1:3"], id="plain"),
+        pytest.param(["D8:6; D9:17"], ["D8:6", "D9:17"], id="semicolon"),
+        pytest.param(["D:11:26"], ["D11:26"], id="extra-colon"),
+        pytest.param(["D30:05"], ["D30:5"], id="leading-zero"),
+        pytest.param(["D4:1 D4:2"], ["D4:1", "D4:2"], id="whitespace"),
+    ],
+)
+def test_locomo_evidence_normalisation(raw: list[str], expected: list[str]) -> None:
+    assert normalise_evidence(raw) == expected
+
+
+def test_locomo_session_time() -> None:
+    assert session_time("1:56 pm on 8 May, 2023").isoformat() == "2023-05-08T13:56:00+00:00"
+
+
+def test_metrics_follow_the_ranked_order() -> None:
+    qrels = {"q1": {"a": 1, "b": 1}, "q2": {"c": 1}}
+    result = evaluate(qrels, {"q1": ["a", "x", "b"]}, ["ndcg@10", "recall@10"])
+    assert result["recall@10"] == pytest.approx(0.5)  # q2 returned nothing: counts as 0
+    assert result["ndcg@10"] == pytest.approx((1 + 1 / 2) / (1 + 1 / 1.5849625) / 2, rel=1e-6)
+
+
+def test_tsvector_parsing_counts_positions() -> None:
+    assert parse_tsvector("'cat':1,4 'it''s':2 'sat':3") == ["cat", "cat", "it's", "sat"]
+
+
+def test_ingest_suite(tmp_path: Path) -> None:
+    result = run_suite(tmp_path, "ingest", "--records", "300", "--embed-records", "40")
+    paths = {row["path"]: row for row in result["rows"]}
+    assert len(paths) == 5
+    assert all(row["per_second"] > 0 for row in paths.values())
+    assert paths["service POST /records, vectors supplied"]["records"] == 300
+
+
+def test_latency_suite(tmp_path: Path) -> None:
+    result = run_suite(
+        tmp_path,
+        "latency",
+        "--records",
+        "300",
+        "--queries",
+        "5",
+        "--warmup",
+        "1",
+        "--concurrency",
+        "1,2",
+        "--duration",
+        "1",
+    )
+    problems = {m["mode"]: m.get("missing") or m.get("error") for m in result["modes"] if "server" not in m}
+    assert not problems
+    assert all(m["mean_hits"] > 0 for m in result["modes"])
+    assert set(result["raw"]) == {"vector", "text", "hybrid", "recent", "structured"}
+    assert [level["clients"] for level in result["throughput"]] == [1, 2]
+    assert result["index_sizes"]["records_embedding"] > 0 and result["service_rss_bytes"] > 0
+
+
+@pytest.mark.parametrize("dataset", ["scifact", "locomo"])
+def test_quality_suite(tmp_path: Path, dataset: str) -> None:
+    result = run_suite(tmp_path, "quality", dataset, "--queries", "8", "--corpus", "20")
+    assert set(result["systems"]) == {"vector", "text", "hybrid", "fused", "bm25", "dense"}
+    for name, system in result["systems"].items():
+        assert "metrics" in system, f"{name}: {system.get('missing')}"
+        assert all(
+            0.0 <= value <= 1.0
+            for group in system["metrics"].values()
+            for key, value in group.items()
+            if key != "queries"
+        )
+    # the exact dense baseline and the service's vector mode see the same corpus and model
+    assert result["systems"]["dense"]["metrics"]["all" if dataset == "scifact" else "1-4"]["recall@10"] > 0

@@ -1,0 +1,254 @@
+"""Compile tier: generated SQL checked without a database (assert_sql and golden rank files)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import uuid
+from datetime import UTC
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+import sqlalchemy as sa
+from sqlalchemy.dialects import postgresql
+
+from memseek.catalog.catalog import Catalog
+from memseek.search import compile as comp
+from memseek.search.rank import OPERATORS
+from memseek.search.rank import Signal
+from memseek.search.rank import parse_rank
+from memseek.search.request import CONDITION_OPERATORS
+from memseek.search.request import Condition
+from memseek.search.request import Scope
+from tests.integration.searchdata import catalog
+from tests.integration.searchdata import compiled
+
+GOLDEN = Path(__file__).resolve().parents[1] / "fixtures" / "rank"
+WS = uuid.UUID("00000000-0000-4000-8000-000000000001")
+DIALECT = postgresql.dialect()  # type: ignore[no-untyped-call]
+
+
+def render(element: Any, literal: bool = False) -> tuple[str, dict[str, Any]]:
+    compiled = element.compile(dialect=DIALECT, compile_kwargs={"literal_binds": literal})
+    return re.sub(r"\s+", " ", str(compiled)).strip(), dict(compiled.params)
+
+
+def assert_sql(element: Any, expected_sql: str, expected_params: dict[str, Any] | None = None) -> None:
+    """The normalised SQL (and, when given, the bound parameters) of `element`."""
+    sql, params = render(element)
+    assert sql == re.sub(r"\s+", " ", expected_sql).strip()
+    if expected_params is not None:
+        assert params == expected_params
+
+
+# --- registries ------------------------------------------------------------------------------------
+
+
+def test_every_operator_has_a_compile_rule() -> None:
+    assert set(OPERATORS.values()) <= set(comp.compile_rank.registry)
+    signals = {cls for cls in OPERATORS.values() if issubclass(cls, Signal)}
+    assert signals <= set(comp.signal_column.registry)
+
+
+def test_missing_rule_raises() -> None:
+    class Strange(Signal):
+        op = "strange"
+
+    with pytest.raises(comp.UnsupportedNode):
+        comp.compile_rank(Strange(), comp.RankContext(sa.table("t"), {}))
+
+
+def test_every_condition_operator_has_a_rule() -> None:
+    assert set(CONDITION_OPERATORS) == set(comp.OPERATOR_RULES)
+
+
+# --- scope and where -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("scope", "sql", "params"),
+    [
+        pytest.param(
+            {},
+            "records.status = %(status_1)s::VARCHAR AND records.is_current IS true",
+            {"status_1": "active"},
+            id="defaults",
+        ),
+        pytest.param({"status": "all", "versions": "all"}, "", {}, id="no-rules"),
+        pytest.param(
+            {"keyed": True, "status": "all", "versions": "all"}, "records.key IS NOT NULL", {}, id="keyed"
+        ),
+        pytest.param(
+            {"entities": ["a", "b"], "status": "draft", "versions": "all", "depth_lte": 0},
+            "records.entity IN (__[POSTCOMPILE_entity_1]) AND records.status = %(status_1)s::VARCHAR "
+            "AND records.depth <= %(depth_1)s::INTEGER",
+            {"entity_1": ["a", "b"], "status_1": "draft", "depth_1": 0},
+            id="entities-draft-depth",
+        ),
+        pytest.param(
+            {"occurred_after": "2026-01-01T00:00:00Z", "status": "all", "versions": "all"},
+            "records.occurred_at > %(occurred_after)s::TIMESTAMP WITH TIME ZONE",
+            {"occurred_after": datetime(2026, 1, 1, tzinfo=UTC)},
+            id="strict-time-bound",
+        ),
+    ],
+)
+def test_scope_rules(scope: dict[str, Any], sql: str, params: dict[str, Any]) -> None:
+    assert_sql(sa.and_(sa.true(), *comp.scope_rules(Scope.model_validate(scope))), sql or "true", params)
+
+
+GUARD = "CASE WHEN (jsonb_typeof(records.fields -> %(param_1)s::VARCHAR) = %(jsonb_typeof_1)s::VARCHAR)"
+
+
+@pytest.mark.parametrize(
+    ("field_type", "condition", "sql", "params"),
+    [
+        pytest.param(
+            "number",
+            {"gte": 3},
+            f"{GUARD} THEN CAST(records.fields -> %(param_1)s::VARCHAR AS NUMERIC) "
+            "ELSE NULL END >= %(param_2)s::INTEGER",
+            {"param_1": "n", "jsonb_typeof_1": "number", "param_2": 3},
+            id="gte-number",
+        ),
+        pytest.param(
+            "datetime",
+            {"lt": "2026-01-01T00:00:00Z"},
+            f"{GUARD} THEN CAST(records.fields -> "
+            "%(param_1)s::VARCHAR AS NUMERIC) ELSE NULL END < %(param_2)s::BIGINT",
+            {"param_1": "n", "jsonb_typeof_1": "number", "param_2": 1767225600000000},
+            id="datetime-as-epoch-micros",
+        ),
+        pytest.param(
+            "string_array",
+            {"eq": ["x", "y"]},
+            "(records.fields -> %(param_1)s::VARCHAR) = %(param_2)s::JSONB",
+            {"param_1": "n", "param_2": ["x", "y"]},
+            id="eq-list",
+        ),
+        pytest.param(
+            "string",
+            {"exists": False},
+            "NOT (records.fields ? %(param_1)s::VARCHAR)",
+            {"param_1": "n"},
+            id="exists-false",
+        ),
+        pytest.param(
+            "string_array",
+            {"contains_all": ["x"]},
+            "jsonb_typeof(records.fields -> %(param_1)s::VARCHAR) = %(jsonb_typeof_1)s::VARCHAR AND "
+            "((records.fields -> %(param_1)s::VARCHAR) ?& %(param_2)s::TEXT[])",
+            {"param_1": "n", "jsonb_typeof_1": "array", "param_2": ["x"]},
+            id="contains-all",
+        ),
+    ],
+)
+def test_where_rules(field_type: str, condition: dict[str, Any], sql: str, params: dict[str, Any]) -> None:
+    (rule,) = comp.where_rules({"n": Condition.model_validate(condition)}, {"n": field_type})
+    assert_sql(rule, sql, params)
+
+
+def test_values_are_bound_never_inlined() -> None:
+    evil = "x'); DROP TABLE records; --"
+    search = compiled(
+        {"mode": "text", "q": evil, "scope": {"entities": [evil]}, "where": {"channel": {"eq": evil}}}, WS
+    )
+    sql, params = render(search.statement)
+    assert "DROP TABLE" not in sql and evil in params.values()
+
+
+# --- the statement --------------------------------------------------------------------------------
+
+
+def test_statement_is_tagged() -> None:
+    sql, _ = render(compiled({"mode": "recent"}, WS).statement)
+    assert "SELECT /* memseek test */" in sql
+
+
+@pytest.mark.parametrize("label", ["view x */ DROP", "", "a;b"])
+def test_unsafe_labels_are_refused(label: str) -> None:
+    with pytest.raises(ValueError):
+        comp.tag(label)
+
+
+@pytest.mark.parametrize(
+    ("body", "ctes"),
+    [
+        pytest.param(
+            {"mode": "recent"}, ["recent_candidates", "pool", "ranked_values", "ranked", "top"], id="recent"
+        ),
+        pytest.param(
+            {"mode": "text", "q": "x"}, ["text_candidates", "pool", "rank_1_input", "rank_1"], id="text"
+        ),
+        pytest.param(
+            {"mode": "hybrid", "q": "x"},
+            ["vector_candidates", "text_candidates", "recent_candidates", "hybrid_candidates", "pool"],
+            id="hybrid-interleaves-three-lists",
+        ),
+        pytest.param(
+            {"mode": "structured", "order_by": [{"field": "amount"}]},
+            ["structured_candidates", "pool", "top"],
+            id="structured",
+        ),
+    ],
+)
+def test_statement_shape(body: dict[str, Any], ctes: list[str]) -> None:
+    sql, _ = render(compiled(body, WS, vector=[0.0] * 384).statement)
+    positions = [sql.index(f"{name} AS (") for name in ctes]
+    assert positions == sorted(positions)
+
+
+def test_vector_proposal_orders_by_distance_alone() -> None:
+    sql, _ = render(compiled({"mode": "vector", "q": "x"}, WS, vector=[0.0] * 384).statement)
+    assert "ORDER BY records.embedding <=> %(query_vector)s LIMIT" in sql
+
+
+# --- golden rank expressions -------------------------------------------------------------------------
+
+
+def load_fixture_pairs(path: Path) -> list[tuple[dict[str, str], str, str]]:
+    """`# key: value` metadata lines, a JSON rank tree, `---`, the expected SQL; entries split by `===`."""
+    pairs = []
+    for block in path.read_text().split("===\n"):
+        if not block.strip():
+            continue
+        head, expected = block.split("---\n")
+        meta = dict(line[2:].split(": ", 1) for line in head.splitlines() if line.startswith("# "))
+        tree = "\n".join(line for line in head.splitlines() if not line.startswith("#"))
+        pairs.append((meta, tree.strip(), expected.strip()))
+    return pairs
+
+
+def rank_sql(tree: str) -> str:
+    root = parse_rank(json.loads(tree))
+    labels = comp.rank_inputs(root)
+    stage = sa.table("stage", *(sa.column(label) for label in labels.values()))
+    sql, _ = render(comp.compile_rank(root, comp.RankContext(stage, labels)), literal=True)
+    return sql
+
+
+def _defaults() -> Catalog:
+    return catalog()
+
+
+CASES = [(path, case) for path in sorted(GOLDEN.glob("*.txt")) for case in load_fixture_pairs(path)]
+
+
+@pytest.mark.parametrize(("path", "case"), CASES, ids=[c[1][0]["id"] for c in CASES])
+def test_golden_rank_sql(path: Path, case: tuple[dict[str, str], str, str]) -> None:
+    meta, tree, expected = case
+    actual = rank_sql(tree)
+    if os.environ.get("UPDATE_GOLDEN"):
+        path.write_text(path.read_text().replace(expected, actual))
+    assert actual == expected, meta["id"]
+
+
+def test_golden_covers_the_shipped_defaults() -> None:
+    shipped = _defaults().rank_default
+    assert shipped is not None
+    golden = {meta["id"]: tree for meta, tree, _ in (case for _, case in CASES)}
+    for mode, node in shipped.variants.items():
+        assert parse_rank(json.loads(golden[f"default-{mode}"])) == node

@@ -1,0 +1,234 @@
+"""`GET /views`, `GET /rank/schema` and definition immutability, against the real database."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import sqlalchemy as sa
+from sqlalchemy.engine import Engine
+
+from memseek.api.views import describe_view
+from memseek.catalog.load import load_catalog
+from memseek.catalog.problems import CatalogError
+from memseek.catalog.store import register_definitions
+from memseek.runtime import Runtime
+from memseek.schema import definitions
+from memseek.search.rank import OPERATORS
+from memseek.search.rank import rank_hash
+from memseek.search.rank import to_tree
+from tests.conftest import Client
+from tests.unit.test_catalog_load import MINIMAL
+from tests.unit.test_catalog_load import build
+
+
+def test_get_views_lists_every_version_as_the_spec_shows(client: Client, runtime: Runtime) -> None:
+    response = client.get("/views")
+    assert response.status_code == 200
+    views = response.get_json()["views"]
+    assert [(v["name"], v["version"]) for v in views] == [
+        ("customer_context", 1),
+        ("customer_context_fused", 1),
+        ("graph_query", 1),
+        ("orphan_pages", 1),
+        ("recent_activity", 1),
+        ("upcoming_calendar", 1),
+    ]
+    first = views[0]
+    assert first == {
+        "name": "customer_context",
+        "version": 1,
+        "hash": runtime.catalog.view_hash(runtime.catalog.view("customer_context")),
+        "active": True,
+        "kind": "search",
+        "parameters": {
+            "entity": {"type": "string", "required": True, "default": None},
+            "task": {"type": "string", "required": True, "default": None},
+        },
+        "input_schema": {
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "type": "object",
+            "properties": {"entity": {"type": "string"}, "task": {"type": "string"}},
+            "additionalProperties": False,
+            "required": ["entity", "task"],
+        },
+        "collections": ["customer_events"],
+        "required_capabilities": [],
+        "profiles": ["pg_default"],
+    }
+    assert first["hash"].startswith("sha256:")
+
+
+def test_get_views_graph_and_constrained_contracts(client: Client) -> None:
+    views = {v["name"]: v for v in client.get("/views").get_json()["views"]}
+    graph = views["graph_query"]
+    assert (graph["kind"], graph["collections"], graph["profiles"]) == (
+        "graph",
+        ["dependencies"],
+        ["pg_default"],
+    )
+    assert graph["input_schema"]["properties"]["depth"] == {
+        "type": "integer",
+        "minimum": 1,
+        "maximum": 16,
+        "default": 1,
+    }
+    assert graph["input_schema"]["properties"]["direction"]["enum"] == ["out", "in", "both"]
+    assert graph["parameters"]["predicates"] == {"type": "string_array", "required": False, "default": []}
+    orphans = views["orphan_pages"]
+    assert (orphans["collections"], orphans["input_schema"]["required"]) == (
+        ["components", "dependencies"],
+        [],
+    )
+    calendar = views["upcoming_calendar"]
+    assert calendar["required_capabilities"] == ["structured"]
+    assert calendar["input_schema"]["properties"]["start"] == {"type": "string", "format": "date-time"}
+    recent = views["recent_activity"]["input_schema"]["properties"]
+    assert recent["channels"] == {
+        "type": "array",
+        "description": "Only events on these channels; omit for every channel.",
+        "minItems": 1,
+        "maxItems": 3,
+        "items": {"type": "string", "enum": ["email", "call", "note"]},
+    }
+
+
+def test_get_views_needs_a_key(app, db) -> None:  # type: ignore[no-untyped-def]
+    assert app.test_client().get("/views").status_code == 401
+
+
+def test_active_is_package_aware(tmp_path: Path) -> None:
+    root = build(
+        tmp_path,
+        {
+            "views/ask2.yaml": "views:\n  - {name: ask, version: 2, query: {mode: recent}}\n",
+            "packages/app.yaml": "package: {name: app, views: {ask: 2}}\n",
+        },
+    )
+    for package, active in ((None, {1}), ("app", {2})):
+        catalog = load_catalog(root, package=package)
+        described = [describe_view(catalog, v) for v in catalog.views["ask"]]
+        assert {d["version"] for d in described if d["active"]} == active
+
+
+def test_rank_schema(client: Client, runtime: Runtime) -> None:
+    response = client.get("/rank/schema")
+    assert response.status_code == 200
+    body = response.get_json()
+    operators = {op["name"]: op for op in body["grammar"]["operators"]}
+    assert list(operators) == list(OPERATORS)
+    assert operators["similarity"] | {"description": ""} == {
+        "name": "similarity",
+        "kind": "signal",
+        "syntax": "[similarity]",
+        "args": [],
+        "arity": 0,
+        "description": "",
+        "modes": ["hybrid", "vector"],
+        "in_boost": False,
+    }
+    assert (operators["product"]["args"], operators["product"]["kind"]) == (["factor", "a"], "shaper")
+    assert operators["decay"]["args"] == ["a", "{midpoint: m, exponent: e}"]
+    assert operators["score"]["modes"] == ["hybrid", "recent", "text", "vector"]
+    assert all(op["description"] for op in operators.values())
+    assert body["limits"] == {"max_nodes": 16, "max_levels": 5}
+    defaults = body["defaults"]
+    rank_default = runtime.catalog.rank_default
+    assert rank_default is not None
+    assert (defaults["hash"], defaults["candidates"]) == (rank_hash(rank_default), 200)
+    assert defaults["variants"]["structured"] is None
+    for mode in ("hybrid", "vector", "text", "recent"):
+        assert defaults["variants"][mode] == to_tree(rank_default.variants[mode])
+    assert defaults["variants"]["text"][1][2] == ["product", 1.0, ["normalize", ["score", "importance"]]]
+    assert body["engines"] == {
+        "pg_default": {
+            "backend": "pg",
+            "capabilities": ["recent", "structured", "text", "vector"],
+            "modes": ["vector", "text", "hybrid", "recent", "structured"],
+        }
+    }
+
+
+def test_openapi_documents_the_routes(client: Client) -> None:
+    paths = client.get("/openapi.json").get_json()["paths"]
+    assert "get" in paths["/views"] and "get" in paths["/rank/schema"]
+
+
+@pytest.fixture
+def conn(engine: Engine):  # type: ignore[no-untyped-def]
+    """A connection whose transaction is rolled back: stored definitions are global, not per test."""
+    with engine.connect() as connection:
+        transaction = connection.begin()
+        yield connection
+        transaction.rollback()
+
+
+def test_definitions_are_stored_once_and_immutable(conn: sa.Connection, tmp_path: Path) -> None:
+    catalog = load_catalog(MINIMAL)
+    register_definitions(conn, catalog)
+    register_definitions(conn, catalog)  # the same content again is fine
+    stored = conn.execute(
+        sa.select(
+            definitions.c.kind,
+            definitions.c.name,
+            definitions.c.version,
+            definitions.c.hash,
+            definitions.c.body,
+        ).where(definitions.c.name == "ask")
+    ).one()
+    assert (stored.kind, stored.version, stored.hash) == ("view", 1, catalog.hash_of("view", "ask"))
+    assert "active" not in stored.body and stored.body["query"]["mode"] == "hybrid"
+    views = (MINIMAL / "views" / "views.yaml").read_text()
+    changed = load_catalog(build(tmp_path, {"views/views.yaml": views.replace("mode: hybrid", "mode: text")}))
+    with pytest.raises(CatalogError) as caught:
+        register_definitions(conn, changed)
+    (problem,) = caught.value.problems
+    assert str(problem).startswith(
+        "views/views.yaml: view ask v1: content differs from the stored view ask v1"
+    )
+    assert "publish a new version" in str(problem)
+
+
+def test_switching_active_and_new_versions_register(conn: sa.Connection, tmp_path: Path) -> None:
+    register_definitions(conn, load_catalog(MINIMAL))
+    views = (MINIMAL / "views" / "views.yaml").read_text()
+    root = build(
+        tmp_path,
+        {
+            "views/views.yaml": views.replace(
+                "  - name: ask\n    version: 1\n    active: true\n", "  - name: ask\n    version: 1\n"
+            ),
+            "views/ask2.yaml": "views:\n  - {name: ask, version: 2, active: true, query: {mode: recent}}\n",
+        },
+    )
+    register_definitions(conn, load_catalog(root))
+    count = conn.execute(
+        sa.select(sa.func.count())
+        .select_from(definitions)
+        .where(definitions.c.kind == "view", definitions.c.name == "ask")
+    ).scalar_one()
+    assert count == 2
+
+
+def test_runtime_registered_the_reference_catalog(runtime: Runtime, engine: Engine) -> None:
+    with engine.connect() as connection:
+        rows = connection.execute(sa.select(definitions.c.kind, definitions.c.name, definitions.c.hash)).all()
+    stored = {(r.kind, r.name): r.hash for r in rows}
+    for definition in runtime.catalog.definitions:
+        assert stored[(definition.kind, definition.name)] == definition.hash
+
+
+def test_a_catalog_may_bring_its_own_rank_default(conn: sa.Connection, runtime: Runtime) -> None:
+    """The reference catalog's formulas and the shipped ones (MINIMAL) are both stored, by hash."""
+    minimal = load_catalog(MINIMAL)
+    register_definitions(conn, minimal)
+    stored = set(
+        conn.execute(sa.select(definitions.c.name).where(definitions.c.kind == "rank_default")).scalars()
+    )
+    names = {
+        d.name
+        for catalog in (minimal, runtime.catalog)
+        for d in catalog.definitions
+        if d.kind == "rank_default"
+    }
+    assert len(names) == 2 and names <= stored

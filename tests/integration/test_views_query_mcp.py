@@ -1,0 +1,158 @@
+"""Views as MCP tools, through the official SDK client: in-process, streamable HTTP and stdio."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx2
+import mcp_types as types
+import pytest
+from flask import Flask
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
+from werkzeug.serving import make_server
+
+from memseek.catalog.parameters import input_schema
+from memseek.mcp import build_server
+from memseek.runtime import Runtime
+from tests.conftest import Client as HttpClient
+from tests.conftest import Tenant
+from tests.integration.view_support import link_body
+from tests.integration.view_support import note_body
+from tests.integration.view_support import ok
+from tests.integration.view_support import query
+from tests.integration.view_support import runtime_for
+from tests.integration.view_support import vclient_fixture  # noqa: F401
+from tests.integration.view_support import view_app_fixture  # noqa: F401
+from tests.integration.view_support import view_catalog_fixture  # noqa: F401
+from tests.integration.view_support import view_runtime_fixture  # noqa: F401
+from tests.integration.view_support import write
+
+SEARCH = {"entity": "maria", "task": "budget"}
+
+
+def run(coroutine: Any) -> Any:
+    return anyio.run(lambda: coroutine)
+
+
+async def tools_and_call(client: Client, name: str, arguments: dict[str, Any]) -> tuple[Any, Any]:
+    async with client:
+        listed = await client.list_tools()
+        called = await client.call_tool(name, arguments)
+    return listed, called
+
+
+def in_process(rt: Runtime, tenant: Tenant) -> Client:
+    return Client(build_server(rt, lambda _ctx: tenant.id))
+
+
+def texts(result: types.CallToolResult) -> list[str]:
+    return [block.text for block in result.content if isinstance(block, types.TextContent)]
+
+
+def test_every_active_view_is_a_tool_without_a_package(view_runtime: Runtime, vclient: HttpClient) -> None:
+    write(vclient, note_body("maria", "Maria confirmed the Q3 budget."))
+    listed, called = run(tools_and_call(in_process(view_runtime, vclient.tenant), "g_note_search", SEARCH))
+    active = view_runtime.catalog.active_views()
+    assert [t.name for t in listed.tools] == [v.name for v in active]
+    by_name = {t.name: t for t in listed.tools}
+    for view in active:
+        assert by_name[view.name].input_schema == input_schema(view.parameters)
+    expected = ok(query(vclient, "g_note_search", SEARCH))
+    assert not called.is_error
+    rendered, raw = texts(called)
+    assert rendered == expected["rendered"]
+    assert json.loads(raw) == called.structured_content
+    assert called.structured_content["input_record_ids"] == expected["input_record_ids"]
+    assert called.structured_content["view"] == expected["view"]
+
+
+def test_a_package_exposes_only_its_mcp_tools(
+    view_runtime: Runtime, view_catalog: Path, vclient: HttpClient
+) -> None:
+    pinned = runtime_for(view_runtime, view_catalog, memseek_package="g_pkg")
+    write(vclient, link_body("a", "depends_on", "b"))
+    listed, called = run(tools_and_call(in_process(pinned, vclient.tenant), "g_walk", {"seed": "a"}))
+    assert [t.name for t in listed.tools] == ["g_walk"]
+    assert listed.tools[0].input_schema == input_schema(pinned.catalog.view("g_walk").parameters)
+    assert listed.tools[0].input_schema["properties"]["depth"]["maximum"] == 3  # version 2's contract
+    assert texts(called) == [json.dumps(called.structured_content, separators=(",", ":"), ensure_ascii=False)]
+    assert [p["nodes"] for p in called.structured_content["paths"]] == [["a", "b"]]
+
+    async def unknown() -> str:
+        async with in_process(pinned, vclient.tenant) as client:
+            try:
+                await client.call_tool("g_note_search", SEARCH)  # an active view, but not a tool here
+            except MCPError as exc:
+                return str(exc)
+        return "no error"
+
+    assert "unknown tool 'g_note_search'" in run(unknown())
+
+
+def test_view_errors_come_back_as_tool_errors(view_runtime: Runtime, vclient: HttpClient) -> None:
+    _, called = run(
+        tools_and_call(in_process(view_runtime, vclient.tenant), "g_walk", {"seed": "a", "depth": 0})
+    )
+    assert called.is_error
+    [text] = texts(called)
+    error = json.loads(text)["error"]
+    assert error["code"] == "invalid_request"
+    assert ["parameters", "depth"] in [d["loc"] for d in error["details"]]
+
+
+@pytest.fixture(name="http_url")
+def http_url_fixture(view_app: Flask) -> Iterator[str]:
+    """The view app behind a real HTTP server on an ephemeral port."""
+    server = make_server("127.0.0.1", 0, view_app, threaded=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_port}/mcp"
+    server.shutdown()
+
+
+def http_client(url: str, key: str) -> Client:
+    headers = {"Authorization": f"Bearer {key}"}
+    return Client(streamable_http_client(url, http_client=httpx2.AsyncClient(headers=headers, timeout=60)))
+
+
+def test_streamable_http_runs_views_for_the_callers_workspace(
+    http_url: str, vclient: HttpClient, other_tenant: Tenant
+) -> None:
+    write(vclient, link_body("a", "rel", "b"))
+    listed, called = run(tools_and_call(http_client(http_url, vclient.tenant.key), "g_walk", {"seed": "a"}))
+    assert "g_walk" in [t.name for t in listed.tools]
+    assert [p["nodes"] for p in called.structured_content["paths"]] == [["a", "b"]]
+    _, foreign = run(tools_and_call(http_client(http_url, other_tenant.key), "g_walk", {"seed": "a"}))
+    assert foreign.structured_content["paths"] == []
+
+
+def test_streamable_http_is_authenticated(http_url: str) -> None:
+    response = httpx2.post(http_url, json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+    assert response.status_code == 401
+    assert response.json()["error"]["code"] == "unauthorized"
+
+
+def test_stdio(view_runtime: Runtime, view_catalog: Path, vclient: HttpClient) -> None:
+    write(vclient, note_body("maria", "Maria confirmed the Q3 budget."))
+    env = {
+        **os.environ,
+        "DATABASE_URL": str(view_runtime.settings.database_url),
+        "MEMSEEK_CATALOG": str(view_catalog),
+        "MEMSEEK_API_KEY": vclient.tenant.key,
+        "RUN_WORKER": "false",
+    }
+    command = str(Path(sys.executable).parent / "memseek")
+    client = Client(StdioServerParameters(command=command, args=["mcp"], env=env), read_timeout_seconds=120)
+    listed, called = run(tools_and_call(client, "g_note_search", SEARCH))
+    assert "g_note_search" in [t.name for t in listed.tools]
+    assert texts(called)[0] == ok(query(vclient, "g_note_search", SEARCH))["rendered"]

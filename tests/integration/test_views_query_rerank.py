@@ -1,0 +1,131 @@
+"""Model reranking end to end: POST /search and a view, against the local OpenAI-protocol server.
+
+Runs once `memseek.search.service` calls the rerank stage (`_rerank`); until then the service
+refuses `llm_judge` and these tests are skipped (the stage itself is tested in
+tests/unit/test_rerank.py).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import replace
+from typing import Any
+
+import pytest
+
+from memseek.models.registry import ModelRegistry
+from memseek.runtime import Runtime
+from memseek.search import service
+from tests.conftest import Client
+from tests.conftest import Tenant
+from tests.integration.view_support import app_for
+from tests.integration.view_support import note_body
+from tests.integration.view_support import ok
+from tests.integration.view_support import query
+from tests.integration.view_support import view_catalog_fixture  # noqa: F401
+from tests.integration.view_support import view_runtime_fixture  # noqa: F401
+from tests.integration.view_support import write
+from tests.openai_server import Messages
+from tests.openai_server import OpenAIServer
+
+pytestmark = pytest.mark.skipif(
+    not hasattr(service, "_rerank"), reason="rerank stage not wired into service.py"
+)
+
+REQUEST = {"q": "budget", "mode": "text", "scope": {"collections": ["g_notes"]}, "include": ["text"]}
+
+
+def judge_by_text(scores: dict[str, float]) -> Any:
+    """A scripted model: scores each record it was sent by its text."""
+
+    def reply(messages: Messages) -> str:
+        sent = re.findall(r'<record id="(r\d+)">(.*?)</record>', messages[-1]["content"])
+        return json.dumps({"judgments": [{"id": rid, "score": scores[text]} for rid, text in sent]})
+
+    return reply
+
+
+@pytest.fixture(name="jclient")
+def jclient_fixture(view_runtime: Runtime, openai_server: OpenAIServer, tenant: Tenant) -> Client:
+    """A client of an app whose `cheap` model is the local server."""
+    environ = {"OPENAI_BASE_URL": openai_server.base_url, "OPENAI_API_KEY": "test"}
+    judged = replace(view_runtime, models=ModelRegistry(view_runtime.catalog.models, environ=environ))
+    return Client(app_for(judged).test_client(), tenant)
+
+
+def seed(client: Client) -> None:
+    write(
+        client,
+        note_body("e", "budget budget budget"),
+        note_body("e", "budget budget"),
+        note_body("e", "budget"),
+    )
+
+
+def texts(body: dict[str, Any]) -> list[str]:
+    return [h["text"] for h in body["hits"]]
+
+
+def test_the_model_reorders_the_top_n(jclient: Client, openai_server: OpenAIServer) -> None:
+    seed(jclient)
+    plain = ok(jclient.post("/search", json=REQUEST))
+    assert texts(plain) == ["budget budget budget", "budget budget", "budget"]
+    openai_server.reply_with(judge_by_text({"budget budget budget": 0.1, "budget budget": 0.9}))
+    body = ok(jclient.post("/search", json={**REQUEST, "rerank": {"backend": "llm_judge", "top_n": 2}}))
+    assert texts(body) == ["budget budget", "budget budget budget", "budget"]
+    assert body["ranking"]["kind"] == "llm_judge"
+    assert body["rerank"] == {"backend": "llm_judge", "top_n": 2, "model": "cheap", "judged_records": 2}
+    assert [h["score"] for h in body["hits"]][0] == 1.0
+
+
+def test_a_view_reranks_without_forwarding_the_diagnostics(
+    jclient: Client, openai_server: OpenAIServer
+) -> None:
+    seed(jclient)
+    openai_server.reply_with(judge_by_text({"budget budget budget": 0.0, "budget budget": 1.0}))
+    body = ok(query(jclient, "g_note_judged", {"task": "budget"}))
+    assert texts(body)[0] == "budget budget"
+    assert body["ranking"]["kind"] == "llm_judge"
+    assert "rerank" not in body
+
+
+def test_an_invalid_judgment_fails_the_search(jclient: Client, openai_server: OpenAIServer) -> None:
+    seed(jclient)
+    openai_server.reply_with(json.dumps({"judgments": [{"id": "r1", "score": 0.5}]}))
+    response = jclient.post("/search", json={**REQUEST, "rerank": {"backend": "llm_judge", "top_n": 2}})
+    assert response.status_code == 503
+    error = response.get_json()["error"]
+    assert error["code"] == "model_output_invalid"
+    assert any("no judgment for r2" in d["msg"] for d in error["details"])
+
+
+def test_an_unreachable_model_is_503(jclient: Client, openai_server: OpenAIServer) -> None:
+    seed(jclient)
+    openai_server.fail_next(503, times=20)
+    response = query(jclient, "g_note_judged", {"task": "budget"})
+    assert response.status_code == 503
+    assert response.get_json()["error"]["code"] == "backend_unavailable"
+
+
+def test_combined_searches_rerank_each_source_and_keep_rrf(
+    jclient: Client, openai_server: OpenAIServer
+) -> None:
+    seed(jclient)
+    scores = {"budget budget budget": 0.0, "budget budget": 0.5, "budget": 1.0}
+    openai_server.reply_with(judge_by_text(scores), judge_by_text(scores))
+    sources = [
+        {"name": "a", "mode": "text", "scope": {"collections": ["g_notes"]}, "k": 3},
+        {"name": "b", "mode": "text", "scope": {"collections": ["g_notes"]}, "k": 1},
+    ]
+    request = {"q": "budget", "sources": sources, "fuse": {"kind": "rrf"}, "include": ["text"],
+               "rerank": {"backend": "llm_judge", "top_n": 2}}  # fmt: skip
+    body = ok(jclient.post("/search", json=request))
+    assert body["ranking"]["kind"] == "rrf"
+    assert body["rerank"]["judged_records"] == 2 + 1  # b's list holds one record
+    assert [(h["text"], h["source_ranks"]) for h in body["hits"]] == [
+        ("budget budget budget", {"a": 2, "b": 1}),  # agreement beats a's reranked first place
+        ("budget budget", {"a": 1}),
+        ("budget", {"a": 3}),
+    ]
+    assert len(openai_server.requests) == 2

@@ -1,0 +1,341 @@
+"""Shared pieces of the view and graph tests: the `g_` catalog, its runtime, and record writers.
+
+Fixtures are registered under their short names (`vclient`, `graph`, ...); test modules import
+the `*_fixture` functions, so a test's parameter never shadows an imported name.
+
+The definitions table keeps every (kind, name, version) ever loaded and refuses changed content,
+so every view test uses this ONE catalog (names prefixed `g_`). Its collections need no
+processing (no embedding, no enrichments), so records written through `POST /records` are
+searchable at once. `Graph` writes rows straight into the table for the lifecycle states the
+write API cannot produce directly (pending, failed, superseded without a successor).
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from uuid import UUID
+from uuid import uuid4
+
+import pytest
+import sqlalchemy as sa
+from flask import Flask
+from sqlalchemy.engine import Connection
+from sqlalchemy.engine import Engine
+
+from memseek.app import create_app
+from memseek.paths import reference_catalog
+from memseek.runtime import Runtime
+from memseek.runtime import build_runtime
+from memseek.schema import lane_seq
+from memseek.schema import records
+from tests.conftest import Client
+from tests.conftest import Tenant
+
+EDGES = "g_links"
+NODES = "g_parts"
+NOTES = "g_notes"
+
+COLLECTIONS = """
+collections:
+  - name: g_links
+    version: 1
+    active: true
+    types: [link]
+    keyed: false
+    fields:
+      from_node: {type: string, filterable: true}
+      to_node: {type: string, filterable: true}
+      relationship: {type: string, filterable: true}
+      confidence: {type: number}
+  - name: g_parts
+    version: 1
+    active: true
+    types: [component]
+    keyed: true
+    fields:
+      depends_on: {type: string_array}
+    links:
+      - {field: depends_on, predicate: depends_on, edges: g_links}
+  - name: g_notes
+    version: 1
+    active: true
+    types: [note, event]
+    scores:
+      importance: {display: true}
+    fields:
+      starts_at: {type: datetime, filterable: true, sortable: true, returnable: true}
+      owner: {type: string, filterable: true, returnable: true}
+"""
+
+VIEWS = """
+views:
+  - name: g_walk
+    version: 1
+    active: true
+    kind: graph
+    graph: {edges: g_links, subject: from_node, object: to_node, predicate: relationship}
+    parameters:
+      seed: {type: string, required: true}
+      predicates: {type: string_array, default: []}
+      direction: {type: string, default: out}
+      depth: {type: integer, default: 1}
+      limit: {type: integer, default: 20}
+  - name: g_walk
+    version: 2
+    kind: graph
+    graph: {edges: g_links, subject: from_node, object: to_node, predicate: relationship}
+    parameters:
+      seed: {type: string, required: true, description: Where the walk starts.}
+      predicates: {type: string_array, default: [], item_enum: [depends_on, advises]}
+      direction: {type: string, default: out}
+      depth: {type: integer, default: 1, maximum: 3}
+      limit: {type: integer, default: 20}
+  - name: g_orphans
+    version: 1
+    active: true
+    kind: graph_orphans
+    graph: {edges: g_links, subject: from_node, object: to_node, predicate: relationship, nodes: g_parts}
+    parameters:
+      limit: {type: integer, default: 50}
+  - name: g_note_search
+    version: 1
+    active: true
+    parameters:
+      entity: {type: string, required: true}
+      task: {type: string, required: true}
+      kinds: {type: string_array, item_enum: [note, event], min_items: 1}
+      k: {type: integer, default: 10, minimum: 1, maximum: 50}
+    query:
+      q: "{{task}}"
+      mode: text
+      scope: {entities: ["{{entity}}"], collections: [g_notes], types: "{{kinds}}"}
+      k: "{{k}}"
+      include: [text, entity]
+      render: true
+  - name: g_note_search
+    version: 2
+    parameters:
+      entity: {type: string, required: true}
+      task: {type: string, required: true}
+    query:
+      q: "{{task}}"
+      mode: text
+      scope: {entities: ["{{entity}}"], collections: [g_notes]}
+      k: 1
+  - name: g_note_listing
+    version: 1
+    active: true
+    parameters:
+      entity: {type: string, required: true}
+      start: {type: datetime, required: true}
+      end: {type: datetime, required: true}
+    required_capabilities: [structured]
+    query:
+      mode: structured
+      scope: {entities: ["{{entity}}"], collections: [g_notes]}
+      where:
+        starts_at: {gte: "{{start}}", lt: "{{end}}"}
+      order_by:
+        - {field: starts_at, direction: asc}
+      k: 50
+      fields: [starts_at]
+  - name: g_note_fused
+    version: 1
+    active: true
+    parameters:
+      task: {type: string, required: true}
+    query:
+      q: "{{task}}"
+      sources:
+        - {name: words, mode: text, scope: {collections: [g_notes]}, k: 5}
+        - {name: latest, mode: recent, scope: {collections: [g_notes]}, k: 5, weight: 1.1}
+      fuse: {kind: rrf, rank_constant: 60}
+      k: 8
+  - name: g_note_near
+    version: 1
+    active: true
+    parameters:
+      task: {type: string, required: true}
+      anchor: {type: string, required: true}
+    query:
+      q: "{{task}}"
+      mode: text
+      scope: {collections: [g_notes]}
+      graph_boost: {anchor: "{{anchor}}", weight: 1.0}
+      k: 5
+  - name: g_note_judged
+    version: 1
+    active: true
+    parameters:
+      task: {type: string, required: true}
+    query:
+      q: "{{task}}"
+      mode: text
+      scope: {collections: [g_notes]}
+      include: [text]
+      rerank: {backend: llm_judge, top_n: 2}
+"""
+
+PACKAGES = """
+package:
+  name: g_pkg
+  views: {g_walk: 2, g_orphans: 1, g_note_search: 2}
+  mcp:
+    tools: [g_walk]
+"""
+
+
+def write_catalog(root: Path) -> Path:
+    """The `g_` test catalog under `root`."""
+    for folder, text in (("collections", COLLECTIONS), ("views", VIEWS), ("packages", PACKAGES)):
+        (root / folder).mkdir(parents=True, exist_ok=True)
+        (root / folder / "g.yaml").write_text(text)
+    (root / "conf").mkdir(exist_ok=True)
+    # the session database already holds the reference catalog's rank default (immutable)
+    shutil.copy(reference_catalog() / "conf" / "rank_default.yaml", root / "conf" / "rank_default.yaml")
+    return root
+
+
+@pytest.fixture(scope="session", name="view_catalog")
+def view_catalog_fixture(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return write_catalog(tmp_path_factory.mktemp("view-catalog"))
+
+
+def runtime_for(base: Runtime, catalog: Path, **settings: Any) -> Runtime:
+    """A runtime over `catalog` sharing `base`'s engine, with settings overridden."""
+    overrides = {"memseek_catalog": catalog, **settings}
+    return build_runtime(base.settings.with_overrides(**overrides), engine=base.engine)
+
+
+def app_for(runtime: Runtime) -> Flask:
+    app = create_app(shared=runtime)
+    app.testing = True
+    return app
+
+
+@pytest.fixture(scope="session", name="view_runtime")
+def view_runtime_fixture(runtime: Runtime, view_catalog: Path) -> Runtime:
+    return runtime_for(runtime, view_catalog)
+
+
+@pytest.fixture(scope="session", name="view_app")
+def view_app_fixture(view_runtime: Runtime) -> Flask:
+    return app_for(view_runtime)
+
+
+@pytest.fixture(name="vclient")
+def vclient_fixture(view_app: Flask, tenant: Tenant) -> Client:
+    """A client of the `g_` app for the `tenant` workspace."""
+    return Client(view_app.test_client(), tenant)
+
+
+def query(client: Client, view: str, parameters: Any = None) -> Any:
+    """POST /views/{view}/query with `parameters` as the body."""
+    return client.post(f"/views/{view}/query", json=parameters)
+
+
+def ok(response: Any) -> dict[str, Any]:
+    assert response.status_code == 200, response.get_data(as_text=True)
+    return response.get_json()  # type: ignore[no-any-return]
+
+
+def write(client: Client, *items: dict[str, Any]) -> list[str]:
+    """POST /records; returns the new ids in order."""
+    response = client.post("/records", json={"records": list(items)})
+    assert response.status_code == 201, response.get_data(as_text=True)
+    return [r["id"] for r in response.get_json()["records"]]
+
+
+def link_body(subject: str, predicate: str, obj: str, **content: Any) -> dict[str, Any]:
+    """A link record of `g_links` (its content carries the mapped fields)."""
+    text = f"{subject} {predicate} {obj}"
+    body = {"text": text, "from_node": subject, "to_node": obj, "relationship": predicate, **content}
+    return {"collection": EDGES, "entity": subject, "type": "link", "text": text, "content": body}
+
+
+def part_body(entity: str, key: str, depends_on: list[str] | None = None, **values: Any) -> dict[str, Any]:
+    """A node record of `g_parts`; `depends_on` values become automatic links."""
+    content = {} if depends_on is None else {"depends_on": depends_on}
+    return {"collection": NODES, "entity": entity, "type": "component", "key": key,
+            "text": f"component {key}", "content": content, **values}  # fmt: skip
+
+
+def note_body(entity: str, text: str, **values: Any) -> dict[str, Any]:
+    return {"collection": NOTES, "entity": entity, "type": "note", "text": text, **values}
+
+
+@dataclass(frozen=True)
+class Graph:
+    """Writes rows of one workspace straight into the records table (see the module docstring)."""
+
+    engine: Engine
+    workspace_id: UUID
+
+    def record(self, collection: str, entity: str, text: str, **values: Any) -> str:
+        """Insert one record; `values` override any column (defaults: a ready, current event)."""
+        record_id = values.pop("id", None) or uuid4()
+        row = {
+            "workspace_id": self.workspace_id, "id": record_id, "lane_seq": lane_seq.next_value(),
+            "collection": collection, "collection_version": 1, "entity": entity, "type": "link",
+            "key": None, "text": text, "content": {"text": text}, "scores": {}, "annotations": {},
+            "fields": {}, "status": "active", "depth": 0, "derived_from": [],
+            "occurred_at": sa.func.now(), "created_at": sa.func.now(), "last_accessed": sa.func.now(),
+            "processing": "ready", "is_current": True, "tsv": sa.func.to_tsvector("english", text),
+            **values,
+        }  # fmt: skip
+        with self.engine.begin() as conn:
+            conn.execute(records.insert().values(**row))
+        return str(record_id)
+
+    def link(self, subject: str, predicate: str, obj: str, **values: Any) -> str:
+        """A link row of `g_links` with its materialised fields."""
+        text = f"{subject} {predicate} {obj}"
+        fields = {"from_node": subject, "to_node": obj, "relationship": predicate}
+        collection = values.pop("collection", EDGES)
+        return self.record(
+            collection, subject, text, content={"text": text, **fields}, fields=fields, **values
+        )
+
+    def node(self, entity: str, key: str, **values: Any) -> str:
+        """A keyed node row of `g_parts`."""
+        return self.record(NODES, entity, f"component {key}", key=key, type="component", **values)
+
+    def update(self, record_id: str, **values: Any) -> None:
+        with self.engine.begin() as conn:
+            conn.execute(
+                records.update()
+                .where(records.c.workspace_id == self.workspace_id, records.c.id == UUID(record_id))
+                .values(**values)
+            )
+
+
+@pytest.fixture(name="graph")
+def graph_fixture(db: Engine, tenant: Tenant) -> Graph:
+    return Graph(db, tenant.id)
+
+
+@dataclass
+class Statements:
+    """SQL text the engine sent while the block ran (a real listener, not a mock)."""
+
+    texts: list[str]
+
+
+@pytest.fixture(name="statements")
+def statements_fixture(view_runtime: Runtime) -> Iterator[Statements]:
+    """Every statement the view app's engine runs during the test."""
+    captured = Statements([])
+    engine = view_runtime.engine
+
+    def listen(conn: Connection, cursor: Any, statement: str, *args: Any) -> None:
+        captured.texts.append(statement)
+
+    sa.event.listen(engine, "before_cursor_execute", listen)
+    try:
+        yield captured
+    finally:
+        sa.event.remove(engine, "before_cursor_execute", listen)
