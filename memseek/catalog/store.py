@@ -1,9 +1,10 @@
 """Definitions are immutable: each loaded `(kind, name, version)` is stored once with its hash.
 
 Loading a catalog whose content changed under an already stored identity is refused — the fix
-is to publish a new version (views, collections, packages) or, for conf entries (search
-profiles, model aliases, enrichments), a new name. The rank default is stored under its own
-hash, so it never conflicts. Switching which version is `active` does not change a hash.
+is to publish a new version (views, collections, packages). Deployment conf entries (search
+profiles, model aliases, enrichments) are operator settings, not versioned contracts: they are
+recorded as last loaded, so an operator can point `cheap` at another model. The rank default is
+stored under its own hash, so it never conflicts. Switching `active` does not change a hash.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from memseek.catalog.problems import CatalogError
 from memseek.catalog.problems import Problem
 from memseek.schema import definitions
 
+CONF_KINDS = frozenset({"model", "search_profile", "enrichment"})
+
 
 def register_definitions(conn: Connection, catalog: Catalog) -> None:
     """Store every definition not stored yet; refuse any whose stored hash differs.
@@ -27,14 +30,27 @@ def register_definitions(conn: Connection, catalog: Catalog) -> None:
     """
     if not catalog.definitions:
         return
-    rows = [{"kind": d.kind, "name": d.name, "version": d.version, "hash": d.hash, "body": d.body}
-            for d in catalog.definitions]
-    conn.execute(insert(definitions).on_conflict_do_nothing(), rows)
-    stored = _stored_hashes(conn, catalog.definitions)
-    changed = [d for d in catalog.definitions if stored[(d.kind, d.name, d.version)] != d.hash]
+    settings = [d for d in catalog.definitions if d.kind in CONF_KINDS]
+    contracts = [d for d in catalog.definitions if d.kind not in CONF_KINDS]
+    if settings:
+        upsert = insert(definitions)
+        conn.execute(upsert.on_conflict_do_update(
+            index_elements=["kind", "name", "version"],
+            set_={"hash": upsert.excluded.hash, "body": upsert.excluded.body, "loaded_at": sa.func.now()},
+        ), _rows(settings))
+    if not contracts:
+        return
+    conn.execute(insert(definitions).on_conflict_do_nothing(), _rows(contracts))
+    stored = _stored_hashes(conn, tuple(contracts))
+    changed = [d for d in contracts if stored[(d.kind, d.name, d.version)] != d.hash]
     if changed:
         raise CatalogError("the catalog changes definitions that are already loaded",
                            [_changed(d) for d in changed])
+
+
+def _rows(loaded: list[Definition]) -> list[dict[str, object]]:
+    return [{"kind": d.kind, "name": d.name, "version": d.version, "hash": d.hash, "body": d.body}
+            for d in loaded]
 
 
 def _stored_hashes(conn: Connection, loaded: tuple[Definition, ...]) -> dict[tuple[str, str, int], str]:
@@ -45,7 +61,5 @@ def _stored_hashes(conn: Connection, loaded: tuple[Definition, ...]) -> dict[tup
 
 
 def _changed(definition: Definition) -> Problem:
-    remedy = ("define it under a new name" if definition.kind in ("model", "search_profile", "enrichment")
-              else "publish a new version")
     return Problem(definition.file, (), f"content differs from the stored {definition.label}; "
-                   f"definitions are immutable: {remedy}", definition.label)
+                   "definitions are immutable: publish a new version", definition.label)

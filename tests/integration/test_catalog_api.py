@@ -232,3 +232,17 @@ def test_a_catalog_may_bring_its_own_rank_default(conn: sa.Connection, runtime: 
         if d.kind == "rank_default"
     }
     assert len(names) == 2 and names <= stored
+
+
+def test_deployment_conf_is_recorded_as_last_loaded(conn: sa.Connection, tmp_path: Path) -> None:
+    register_definitions(conn, load_catalog(MINIMAL))
+    cheap = ("models:\n  cheap: {kind: chat, provider: openai, model: another-chat-model,"
+             " base_url_env: OTHER_BASE_URL}\n")
+    repointed = load_catalog(build(tmp_path, {"conf/models.yaml": cheap}))
+    register_definitions(conn, repointed)  # an operator setting, not a versioned contract
+    stored = conn.execute(
+        sa.select(definitions.c.hash, definitions.c.body)
+        .where(definitions.c.kind == "model", definitions.c.name == "cheap")
+    ).one()
+    assert stored.hash == repointed.hash_of("model", "cheap")
+    assert stored.body["model"] == "another-chat-model"

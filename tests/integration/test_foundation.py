@@ -86,3 +86,21 @@ def test_openapi_lists_routes(client: Client) -> None:
     doc = client.get("/openapi.json").get_json()
     assert doc["openapi"].startswith("3.1")
     assert "/health" in doc["paths"]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        pytest.param(b"{not json", id="malformed"),
+        pytest.param(b'{"q": NaN, "mode": "text"}', id="nan"),
+        pytest.param(b'{"q": "x", "k": Infinity}', id="infinity"),
+        pytest.param(b"\xff\xfe", id="not-utf8"),
+        pytest.param(b"", id="empty"),
+    ],
+)
+@pytest.mark.parametrize("path", ["/search", "/records"])
+def test_non_json_bodies_are_422(client: Client, path: str, body: bytes) -> None:
+    response = client.raw.post(path, data=body, headers={**client.tenant.headers,
+                                                         "Content-Type": "application/json"})
+    error = assert_error(response, 422, "invalid_request")
+    assert error["details"][0]["loc"] == ["body"]
