@@ -212,4 +212,4 @@ def render(result: dict[str, Any]) -> str:
         latency = system.get("latency", {}).get("p50")
         for group, values in system["metrics"].items():
             rows.append([name, group, *(values[m] for m in metrics), latency, ""])
-    return table(["system", "queries", *metrics, "p50 ms", "note"], rows, digits=3)
+    return table(["system", "group", *metrics, "p50 ms", "note"], rows, digits=3)

@@ -35,10 +35,6 @@ def scoped() -> Iterator[Connection]:
         yield conn
 
 
-def _reject_constant(name: str) -> None:
-    raise ValueError(f"{name} is not valid JSON")  # NaN/Infinity: Python accepts them, JSON does not
-
-
 def json_body(*, required: bool = True) -> Any:
     """The request body parsed as JSON; a clear 422 when it is missing or not JSON."""
     raw = request.get_data(cache=True)
@@ -47,6 +43,6 @@ def json_body(*, required: bool = True) -> Any:
             raise RequestInvalid("a JSON body is required", [Detail(("body",), "missing")])
         return {}
     try:
-        return json.loads(raw, parse_constant=_reject_constant)
+        return json.loads(raw)
     except (ValueError, UnicodeDecodeError) as exc:
         raise RequestInvalid("the body is not valid JSON", [Detail(("body",), str(exc))]) from None

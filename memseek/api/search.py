@@ -66,14 +66,12 @@ def query_params(allowed: Collection[str]) -> dict[str, str]:
 
 
 def hybrid_body(params: dict[str, str]) -> dict[str, Any]:
-    """The hybrid search a GET route stands for."""
+    """The hybrid search a GET route stands for (an empty scope reads what hybrid can read)."""
     if "q" not in params:
         raise RequestInvalid("q is required", [Detail(("query", "q"), "Field required")])
-    scope: dict[str, Any] = {}
+    scope: dict[str, Any] = {"collections": [params["collection"]]} if "collection" in params else {}
     if "entity" in params:
         scope["entities"] = [params["entity"]]
-    if "collection" in params:
-        scope["collections"] = [params["collection"]]
     body: dict[str, Any] = {"q": params["q"], "mode": "hybrid", "scope": scope, "render": True}
     if "k" in params:
         body["k"] = _integer(params["k"], "k")

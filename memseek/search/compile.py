@@ -41,6 +41,7 @@ from sqlalchemy.dialects.postgresql import DOUBLE_PRECISION
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.dialects.postgresql import REGCONFIG
 from sqlalchemy.dialects.postgresql import TSQUERY
+from sqlalchemy.dialects.postgresql import TSVECTOR
 from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.sql.base import Executable
 from sqlalchemy.sql.elements import ClauseElement
@@ -50,6 +51,7 @@ from sqlalchemy.sql.selectable import Select
 
 from memseek.catalog.fields import epoch_micros
 from memseek.catalog.fields import parse_datetime
+from memseek.schema import record_postings
 from memseek.schema import records
 from memseek.search.fuse import EXP_LIMIT
 from memseek.search.rank import AgeHours
@@ -73,6 +75,9 @@ from memseek.search.request import Scope
 FLOAT = DOUBLE_PRECISION
 TS = sa.TIMESTAMP(timezone=True)
 R = records.c
+POSTING_POOL = 2
+"""Records read per keyword candidate wanted: the best postings are re-checked and ranked by
+`ts_rank_cd` on at most this many times `candidates` records."""
 _TAG = re.compile(r"^[A-Za-z0-9_ /{}.\-]{1,200}$")
 
 
@@ -186,15 +191,23 @@ class _Context:
             raise ValueError("this search needs the query embedding")
         return sa.bindparam("query_vector", list(self.inputs.vector), type_=R.embedding.type)
 
-    def tsquery(self) -> ColumnElement[Any]:
-        """OR over the query's lexemes, in every text configuration of the reachable collections."""
+    def _per_language(self, build: Callable[[Any, Any], ColumnElement[Any]], kind: Any) -> ColumnElement[Any]:
+        """`build(config, q)` for every text configuration of the reachable collections, `||`-joined."""
         languages = sorted({c.text_language for c in self.plan.collections}) or ["english"]
         q = sa.bindparam("query_text", self.plan.q or "", type_=sa.Text)
-        parts = [sa.func.memseek_any_lexeme(sa.cast(lang, REGCONFIG), q, type_=TSQUERY) for lang in languages]
-        query = parts[0]
+        parts = [build(sa.cast(lang, REGCONFIG), q) for lang in languages]
+        joined = parts[0]
         for part in parts[1:]:
-            query = query.op("||", return_type=TSQUERY)(part)
-        return query
+            joined = joined.op("||", return_type=kind)(part)
+        return joined
+
+    def tsquery(self) -> ColumnElement[Any]:
+        """OR over the query's lexemes (`memseek_any_lexeme`)."""
+        return self._per_language(lambda cfg, q: sa.func.memseek_any_lexeme(cfg, q, type_=TSQUERY), TSQUERY)
+
+    def query_tsvector(self) -> ColumnElement[Any]:
+        """The query's lexemes as a tsvector (what postings are keyed by)."""
+        return self._per_language(lambda cfg, q: sa.func.to_tsvector(cfg, q, type_=TSVECTOR), TSVECTOR)
 
 
 # --- the rules (used while proposing AND in the canonical re-check) ------------------------
@@ -373,13 +386,45 @@ def _vector_candidates(ctx: _Context) -> CTE:
 def _text_candidates(ctx: _Context) -> CTE:
     query = ctx.tsquery()
     rank = sa.func.ts_rank_cd(R.tsv, query, type_=FLOAT)
+    matching = [R.tsv.op("@@", is_comparison=True)(query)]
+    if not ctx.plan.scope.entities:  # broad scope: bound the rows ts_rank_cd must rank
+        matching.append(R.id.in_(posting_ids(ctx)))
     inner = (
-        _eligible(ctx, R.tsv.op("@@", is_comparison=True)(query))
+        _eligible(ctx, *matching)
         .add_columns(rank.label("match"), R.occurred_at, R.seq)
         .order_by(rank.desc(), *_newest_first(records))
         .limit(ctx.plan.candidates)
     )
     return _numbered(inner, "text_candidates", lambda sub: [sub.c.match.desc(), *_newest_first(sub)])
+
+
+def posting_ids(ctx: _Context) -> Select[Any]:
+    """Ids holding the best postings of the query lexemes: each lexeme's `candidates` highest
+    impacts, then the `POSTING_POOL × candidates` records with the largest impact sum.
+
+    For a scope naming entities the exact path is used instead: those rows are few, and the
+    best postings of the whole workspace could all lie outside the scope."""
+    lexemes = (
+        sa.func.unnest(sa.func.tsvector_to_array(ctx.query_tsvector()))
+        .table_valued("lexeme")
+        .render_derived(name="query_lexemes", with_types=False)
+    )
+    P = record_postings.c
+    best = (
+        sa.select(P.record_id, P.impact)
+        .where(P.workspace_id == ctx.ws, P.lexeme == lexemes.c.lexeme)
+        .order_by(P.impact.desc(), P.record_id)
+        .limit(ctx.plan.candidates)
+        .lateral("best_postings")
+    )
+    total = sa.func.sum(best.c.impact)
+    return (
+        sa.select(best.c.record_id)
+        .select_from(lexemes.join(best, sa.true()))
+        .group_by(best.c.record_id)
+        .order_by(total.desc(), best.c.record_id)
+        .limit(POSTING_POOL * ctx.plan.candidates)
+    )
 
 
 def _recent_candidates(ctx: _Context) -> CTE:
@@ -489,7 +534,8 @@ def _curve(x: ColumnElement[float], midpoint: float, exponent: float, rising: bo
 
 @singledispatch
 def signal_column(node: Signal, ctx: _Context) -> ColumnElement[float]:
-    """The SQL value of one signal, read from the canonical row (missing → 0)."""
+    """The SQL value of one record signal, read from the canonical row (missing → 0); `const`
+    needs no column and compiles inline."""
     raise UnsupportedNode(f"no signal rule for {type(node).__name__}")
 
 
@@ -519,11 +565,6 @@ def _(node: Score, ctx: _Context) -> ColumnElement[float]:
 def _(node: AgeHours, ctx: _Context) -> ColumnElement[float]:
     seconds = sa.cast(sa.extract("epoch", ctx.now - getattr(R, node.field)), FLOAT)
     return sa.func.greatest(_float(0.0), seconds / _float(3600.0), type_=FLOAT)
-
-
-@signal_column.register
-def _(node: Const, ctx: _Context) -> ColumnElement[float]:
-    return _float(node.value)
 
 
 def rank_inputs(root: RankNode) -> dict[RankNode, str]:

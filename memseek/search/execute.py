@@ -38,7 +38,6 @@ from memseek.search.fuse import Hit
 log = logging.getLogger(__name__)
 
 ITERATIVE_SCAN_SINCE = (0, 8)
-_SET = sa.text("SELECT set_config(:name, :value, true)")
 _VERSIONS: WeakKeyDictionary[Engine, tuple[int, ...]] = WeakKeyDictionary()
 T = TypeVar("T")
 U = TypeVar("U")
@@ -66,16 +65,23 @@ def pgvector_version(conn: Connection) -> tuple[int, ...]:
     return _VERSIONS[engine]
 
 
+def planner_settings(conn: Connection, compiled: CompiledSearch) -> dict[str, str]:
+    """The transaction-local settings one search runs with (see the module docstring)."""
+    # Custom plans only: psycopg prepares a statement after a few executions, and a generic
+    # plan can neither fold the query's tsquery into a constant nor use the HNSW ordering.
+    wanted = {"plan_cache_mode": "force_custom_plan"}
+    if compiled.uses_vector:
+        wanted["hnsw.ef_search"] = str(max(40, compiled.candidates))
+        if pgvector_version(conn) >= ITERATIVE_SCAN_SINCE:
+            wanted["hnsw.iterative_scan"] = "relaxed_order"
+    return wanted
+
+
 def prepare_transaction(conn: Connection, compiled: CompiledSearch) -> dict[str, str]:
-    """Apply the transaction-local planner settings a vector proposal needs (see the module
-    docstring); returns them."""
-    if not compiled.uses_vector:
-        return {}
-    wanted = {"hnsw.ef_search": str(max(40, compiled.candidates))}
-    if pgvector_version(conn) >= ITERATIVE_SCAN_SINCE:
-        wanted["hnsw.iterative_scan"] = "relaxed_order"
-    for name, value in wanted.items():
-        conn.execute(_SET, {"name": name, "value": value})
+    """Apply `planner_settings` in one round trip; returns them."""
+    wanted = planner_settings(conn, compiled)
+    calls = [sa.func.set_config(name, value, True) for name, value in wanted.items()]
+    conn.execute(sa.select(*calls))
     return wanted
 
 

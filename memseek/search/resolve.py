@@ -163,7 +163,7 @@ class _Shared:
 
 def _resolve_search(query: SingleSearch | Source, loc: Loc, catalog: Catalog, shared: _Shared,
                     problems: list[Detail]) -> SearchPlan:
-    versions = _collection_versions(query.scope, loc + ("scope",), catalog, problems)
+    versions = _collection_versions(query.scope, query.mode, loc + ("scope",), catalog, problems)
     profile = _profile(versions, loc, problems)
     problems += _mode_problems(query.mode, versions, profile, loc, catalog)
     problems += _type_problems(query.scope.types, versions, loc + ("scope", "types"))
@@ -188,11 +188,11 @@ def _rank(query: SingleSearch | Source, catalog: Catalog) -> RankNode | None:
     return query.rank if query.rank is not None else catalog.default_rank(query.mode)  # type: ignore[arg-type]
 
 
-def _collection_versions(scope: Scope, loc: Loc, catalog: Catalog,
+def _collection_versions(scope: Scope, mode: str, loc: Loc, catalog: Catalog,
                          problems: list[Detail]) -> tuple[Collection, ...]:
-    names = scope.collections or catalog.active_collection_names()
+    names = scope.collections or _readable(catalog, mode)
     if not names:
-        problems.append(Detail(loc + ("collections",), "no collection has an active version to search"))
+        problems.append(Detail(loc + ("collections",), f"no active collection can be read in {mode} mode"))
     out: list[Collection] = []
     for i, name in enumerate(names):
         versions = catalog.versions(name)
@@ -201,6 +201,15 @@ def _collection_versions(scope: Scope, loc: Loc, catalog: Catalog,
             continue
         out += _pinned(name, versions, scope.collection_versions.get(name), loc, problems)
     return tuple(out)
+
+
+def _readable(catalog: Catalog, mode: str) -> tuple[str, ...]:
+    """What an empty scope reads: every active collection the mode can search (vector and hybrid
+    skip collections without embeddings, such as graph links)."""
+    names = catalog.active_collection_names()
+    if mode not in EMBEDDING_MODES:
+        return names
+    return tuple(n for n in names if all(c.embedding is not None for c in catalog.versions(n)))
 
 
 def _pinned(name: str, versions: tuple[Collection, ...], pins: Sequence[int] | None, loc: Loc,

@@ -44,6 +44,7 @@ from memseek.search.embed import embed_query
 from memseek.search.execute import SearchResult
 from memseek.search.execute import literal_sql
 from memseek.search.execute import prepare_transaction
+from memseek.search.execute import run_parallel
 from memseek.search.execute import run_searches
 from memseek.search.fuse import Hit
 from memseek.search.fuse import RankedList
@@ -53,6 +54,9 @@ from memseek.search.render import RenderRow
 from memseek.search.render import json_text
 from memseek.search.render import render_block
 from memseek.search.request import SearchSpec
+from memseek.search.rerank import MODEL_ALIAS
+from memseek.search.rerank import diagnostics as rerank_diagnostics
+from memseek.search.rerank import llm_judge
 from memseek.search.resolve import RequestPlan
 from memseek.search.resolve import SearchPlan
 from memseek.search.resolve import resolve
@@ -153,8 +157,6 @@ def _check_backends(plan: RequestPlan, catalog: Catalog) -> None:
         backend = catalog.profiles[search.profile].backend
         if backend != "pg":
             raise BackendUnavailable(f"search profile {search.profile!r} ({backend}) is not available here")
-    if plan.rerank is not None:
-        raise BackendUnavailable("model reranking (llm_judge) is not available in this deployment")
 
 
 def _embed(runtime: Runtime, plan: RequestPlan, q: str | None) -> QueryVector | None:
@@ -171,9 +173,10 @@ def run_search(runtime: Runtime, workspace_id: UUID, spec: SearchSpec, label: st
     searched = time.perf_counter()
     concurrency = runtime.settings.search_max_concurrency
     results = run_searches(runtime.engine, workspace_id, prepared.compiled, concurrency)
+    results, judged = _rerank(runtime, prepared, results)
     ranked, graph_info = _finish(runtime, workspace_id, prepared, _rank(prepared, results), label)
     search_ms = _ms(searched)
-    body = build_body(prepared, results, ranked, runtime, graph_info)
+    body = build_body(prepared, results, ranked, runtime, {"rerank": judged, "graph_boost": graph_info})
     hit_ids = tuple(hit.id for hit in ranked.hits)
     return SearchOutcome(body, hit_ids, Timings(prepared.embed_ms, search_ms, _ms(started)))
 
@@ -189,6 +192,27 @@ def search_response(
 
 
 # --- ranking across searches ------------------------------------------------------------------
+
+
+def _rerank(
+    runtime: Runtime, prepared: Prepared, results: Sequence[SearchResult]
+) -> tuple[list[SearchResult], dict[str, Any] | None]:
+    """Model reranking inside each search, before merging (the `rerank` diagnostics, or None)."""
+    rerank = prepared.plan.rerank
+    if rerank is None:
+        return list(results), None
+    model = runtime.models.chat(MODEL_ALIAS)
+    pairs = list(zip(prepared.searches, results, strict=True))
+    judged = run_parallel(lambda pair: llm_judge(model, pair[0].q or "", pair[1].hits, rerank.top_n), pairs,
+                          runtime.settings.search_max_concurrency)
+    reranked = [_with_hits(result, outcome.hits) for result, outcome in zip(results, judged, strict=True)]
+    return reranked, rerank_diagnostics(rerank.top_n, sum(outcome.judged for outcome in judged))
+
+
+def _with_hits(result: SearchResult, hits: Sequence[Hit]) -> SearchResult:
+    """A result re-ordered by the judge: its pool is now the judged list (spec: scores rescaled)."""
+    low, high = fuse.pool_bounds([hit.value or 0.0 for hit in hits])
+    return replace(result, hits=tuple(hits), low=low, high=high)
 
 
 def _rank(prepared: Prepared, results: Sequence[SearchResult]) -> Ranked:
@@ -243,9 +267,9 @@ def build_body(
     results: Sequence[SearchResult],
     ranked: Ranked,
     runtime: Runtime,
-    graph_info: dict[str, Any] | None,
+    diagnostics: Mapping[str, dict[str, Any] | None],
 ) -> dict[str, Any]:
-    """The spec's "What comes back" shape."""
+    """The spec's "What comes back" shape; `diagnostics` (rerank, graph_boost) appear when set."""
     plan, catalog = prepared.plan, runtime.catalog
     scored = plan.combined or prepared.searches[0].mode != "structured"
     hits = [_hit_json(hit, rank, ranked, plan, catalog, scored) for rank, hit in enumerate(ranked.hits, 1)]
@@ -261,15 +285,15 @@ def build_body(
         "backend": _backend(prepared, results, catalog),
         "profiles": list(plan.profiles),
     }
-    if graph_info is not None:
-        body["graph_boost"] = graph_info
+    body.update({name: value for name, value in diagnostics.items() if value is not None})
     return body
 
 
 def _ranking(plan: RequestPlan, scored: bool) -> dict[str, Any]:
     if not scored:
         return {"kind": "structured", "scored": False}
-    return {"kind": "rrf" if plan.combined else "rank_expression", **SCORED_RANKING}
+    kind = "rrf" if plan.combined else "llm_judge" if plan.rerank is not None else "rank_expression"
+    return {"kind": kind, **SCORED_RANKING}
 
 
 def _backend(prepared: Prepared, results: Sequence[SearchResult], catalog: Catalog) -> Any:

@@ -18,6 +18,7 @@ from sqlalchemy.dialects import postgresql
 from memseek.catalog.catalog import Catalog
 from memseek.search import compile as comp
 from memseek.search.rank import OPERATORS
+from memseek.search.rank import Const
 from memseek.search.rank import Signal
 from memseek.search.rank import parse_rank
 from memseek.search.request import CONDITION_OPERATORS
@@ -49,7 +50,7 @@ def assert_sql(element: Any, expected_sql: str, expected_params: dict[str, Any] 
 
 def test_every_operator_has_a_compile_rule() -> None:
     assert set(OPERATORS.values()) <= set(comp.compile_rank.registry)
-    signals = {cls for cls in OPERATORS.values() if issubclass(cls, Signal)}
+    signals = {cls for cls in OPERATORS.values() if issubclass(cls, Signal)} - {Const}
     assert signals <= set(comp.signal_column.registry)
 
 

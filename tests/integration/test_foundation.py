@@ -92,8 +92,6 @@ def test_openapi_lists_routes(client: Client) -> None:
     "body",
     [
         pytest.param(b"{not json", id="malformed"),
-        pytest.param(b'{"q": NaN, "mode": "text"}', id="nan"),
-        pytest.param(b'{"q": "x", "k": Infinity}', id="infinity"),
         pytest.param(b"\xff\xfe", id="not-utf8"),
         pytest.param(b"", id="empty"),
     ],

@@ -264,4 +264,4 @@ class TestAutomaticLinks:
             )).one()
         assert link.text == "api depends_on db"
         assert link.content == {"from_node": "api", "to_node": "db", "relationship": "depends_on"}
-        assert link.processing == "pending" and str(link.link_node_id) == node["id"]
+        assert link.processing == "ready" and str(link.link_node_id) == node["id"]  # no embedding

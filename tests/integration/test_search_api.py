@@ -11,7 +11,6 @@ from flask import Flask
 from sqlalchemy.engine import Engine
 
 from memseek.app import create_app
-from memseek.runtime import Runtime
 from memseek.search import embed
 from memseek.settings import Settings
 from tests.conftest import Client
@@ -268,6 +267,18 @@ def test_boost_multiplies_and_clamps_at_zero(api: Client, db: Engine, tenant: Te
     assert body["hits"][2]["rank_score"] == 0.0
 
 
+def test_concurrency_never_changes_the_result(settings: Settings, db: Engine, tenant: Tenant) -> None:
+    given(db, tenant, *(Rec(scores={"importance": i % 4}, occurred_at=hours_ago(i)) for i in range(12)))
+    request = two_sources(k=10)
+    bodies = [
+        search(
+            make_client(settings, db, tenant, None, touch_on_read=False, search_max_concurrency=n), request
+        )
+        for n in (1, 4, 8)
+    ]
+    assert bodies[0]["hits"] == bodies[1]["hits"] == bodies[2]["hits"]
+
+
 def test_top_level_k_cuts_after_merging(api: Client, db: Engine, tenant: Tenant) -> None:
     given(db, tenant, *(Rec(scores={"importance": i}) for i in range(5)))
     body = search(api, two_sources(k=2))
@@ -409,10 +420,6 @@ def test_openapi_documents_the_routes(api: Client) -> None:
     assert {"post"} <= set(paths["/search"]) and "get" in paths["/search"] and "get" in paths["/context"]
 
 
-def test_runtime_fixture_is_untouched(runtime: Runtime) -> None:
-    assert runtime.catalog is not CATALOG
-
-
 # --- touch on read -----------------------------------------------------------------------------------
 
 
@@ -450,3 +457,11 @@ def test_touch_failure_never_fails_the_search(
     given(db, tenant, Rec())
     assert len(search(client, {"mode": "recent"})["hits"]) == 1
     assert "touch-on-read failed" in caplog.text
+
+
+def test_get_search_on_the_reference_catalog(client: Client) -> None:
+    """The reference catalog holds collections without embeddings (graph links): GET /search and
+    GET /context read the ones a hybrid search can."""
+    body = client.get("/search?q=budget").get_json()
+    assert body["hits"] == [] and body["rendered"] == ""
+    assert client.get("/context?q=budget").status_code == 200

@@ -124,3 +124,53 @@ def test_ef_search_follows_the_candidate_count(corpus: tuple[Tenant, list[float]
         prepare_transaction(conn, search)
         assert conn.execute(sa.text("SHOW hnsw.ef_search")).scalar() == "321"
         assert conn.execute(sa.text("SHOW hnsw.iterative_scan")).scalar() == "relaxed_order"
+
+
+# --- lexeme postings (bounded keyword candidates) ------------------------------------------------------
+
+ALL_ENTITIES = [f"e{i}" for i in range(12)]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        pytest.param({"mode": "text", "q": "refund outage budget", "k": 30}, id="text"),
+        pytest.param({"mode": "hybrid", "q": "pricing churn", "k": 30}, id="hybrid"),
+    ],
+)
+def test_postings_propose_what_the_exact_path_proposes(
+    corpus: tuple[Tenant, list[float]], engine: Engine, body: dict[str, Any]
+) -> None:
+    """Naming every entity switches to the exact path. While each query lexeme has at most
+    `candidates` postings (small data), both paths must agree exactly."""
+    tenant, vector = corpus
+    with workspace_transaction(engine, tenant.id) as conn:
+        broad_plan, broad, broad_count = run_on(conn, "planner", body, tenant, vector)
+        exact_body = {**body, "scope": {"entities": ALL_ENTITIES}}
+        plan, exact, exact_count = run_on(conn, "planner", exact_body, tenant, vector)
+    assert "record_postings" in broad_plan and "record_postings" not in plan
+    assert broad == exact and broad_count == exact_count
+
+
+def postings(engine: Engine, record: Any) -> dict[str, float]:
+    query = sa.text("SELECT lexeme, impact FROM record_postings WHERE record_id = :id")
+    with engine.connect() as conn:
+        return {row.lexeme: row.impact for row in conn.execute(query, {"id": record})}
+
+
+def test_postings_follow_the_records_table(engine: Engine, db: Engine, tenant: Tenant) -> None:
+    with db.begin() as conn:
+        (record,) = insert(conn, tenant.id, Rec(text="refund refund refund outage"))
+    first = postings(db, record)
+    assert set(first) == {"refund", "outag"} and first["refund"] > first["outag"]
+    with db.begin() as conn:
+        conn.execute(sa.text("UPDATE records SET last_accessed = now() WHERE id = :id"), {"id": record})
+        assert postings(db, record) == first  # an update that keeps tsv leaves postings alone
+        conn.execute(
+            sa.text("UPDATE records SET tsv = to_tsvector('english', 'pricing') WHERE id = :id"),
+            {"id": record},
+        )
+    assert set(postings(db, record)) == {"price"}
+    with db.begin() as conn:
+        conn.execute(sa.text("DELETE FROM records WHERE id = :id"), {"id": record})
+    assert postings(db, record) == {}

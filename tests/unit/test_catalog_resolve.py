@@ -170,14 +170,22 @@ def test_request_problems(
     assert any(d.loc == loc and fragment in d.msg for d in caught.value.details), caught.value.details
 
 
-def test_empty_scope_reads_every_active_collection(catalog: Catalog) -> None:
-    plan = plan_of({"q": "budget", "mode": "hybrid"}, catalog)
-    (search,) = plan.searches
-    assert [c.name for c in search.collections] == [
+def test_empty_scope_reads_every_active_collection_the_mode_can(catalog: Catalog) -> None:
+    text = plan_of({"q": "budget", "mode": "text"}, catalog).searches[0]
+    assert [c.name for c in text.collections] == [
         "calendar_events",
         "components",
         "customer_events",
         "dependencies",
+        "memories",
+        "reflections",
+    ]
+    plan = plan_of({"q": "budget", "mode": "hybrid"}, catalog)
+    (search,) = plan.searches  # the links collection has no embedding
+    assert [c.name for c in search.collections] == [
+        "calendar_events",
+        "components",
+        "customer_events",
         "memories",
         "reflections",
     ]
