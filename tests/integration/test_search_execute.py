@@ -7,6 +7,7 @@ from typing import Any
 from uuid import UUID
 
 import pytest
+import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
 from memseek.catalog.fields import materialise_all
@@ -142,6 +143,18 @@ def test_formula_values(db: Engine, tenant: Tenant, rank: list[Any], rec: Rec, e
     given(db, tenant, rec)
     result = run(db, tenant, {"mode": "recent", "rank": rank})
     assert values(result) == [pytest.approx(expected, abs=1e-12)]
+
+
+def test_text_match_is_length_normalised_ts_rank_cd_in_unit_range(db: Engine, tenant: Tenant) -> None:
+    texts = ["budget budget budget review", "the budget", "a long note " * 40 + "budget"]
+    given(db, tenant, *(Rec(text=t) for t in texts))
+    result = run(db, tenant, {"mode": "text", "q": "budget review", "rank": ["text_match"]})
+    with db.connect() as conn:
+        expected = conn.execute(sa.text(
+            "SELECT ts_rank_cd(to_tsvector('english', t), memseek_any_lexeme('english', 'budget review'), 1|32)"
+            " FROM unnest(CAST(:texts AS text[])) AS t ORDER BY 1 DESC"), {"texts": texts}).scalars().all()
+    assert values(result) == pytest.approx(expected, rel=1e-6)
+    assert all(0 < v < 1 for v in expected)
 
 
 def test_normalize_rescales_across_the_pool(db: Engine, tenant: Tenant) -> None:

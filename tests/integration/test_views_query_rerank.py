@@ -1,9 +1,4 @@
-"""Model reranking end to end: POST /search and a view, against the local OpenAI-protocol server.
-
-Runs once `memseek.search.service` calls the rerank stage (`_rerank`); until then the service
-refuses `llm_judge` and these tests are skipped (the stage itself is tested in
-tests/unit/test_rerank.py).
-"""
+"""Model reranking end to end: POST /search and a view, against the local OpenAI-protocol server."""
 
 from __future__ import annotations
 
@@ -16,7 +11,6 @@ import pytest
 
 from memseek.models.registry import ModelRegistry
 from memseek.runtime import Runtime
-from memseek.search import service
 from tests.conftest import Client
 from tests.conftest import Tenant
 from tests.integration.view_support import app_for
@@ -28,10 +22,6 @@ from tests.integration.view_support import view_runtime_fixture  # noqa: F401
 from tests.integration.view_support import write
 from tests.openai_server import Messages
 from tests.openai_server import OpenAIServer
-
-pytestmark = pytest.mark.skipif(
-    not hasattr(service, "_rerank"), reason="rerank stage not wired into service.py"
-)
 
 REQUEST = {"q": "budget", "mode": "text", "scope": {"collections": ["g_notes"]}, "include": ["text"]}
 
