@@ -149,10 +149,12 @@ def test_text_match_is_length_normalised_ts_rank_cd_in_unit_range(db: Engine, te
     texts = ["budget budget budget review", "the budget", "a long note " * 40 + "budget"]
     given(db, tenant, *(Rec(text=t) for t in texts))
     result = run(db, tenant, {"mode": "text", "q": "budget review", "rank": ["text_match"]})
+    sql = sa.text(
+        "SELECT ts_rank_cd(to_tsvector('english', t), memseek_any_lexeme('english', 'budget review'),"
+        " 1|32) FROM unnest(CAST(:texts AS text[])) AS t ORDER BY 1 DESC"
+    )
     with db.connect() as conn:
-        expected = conn.execute(sa.text(
-            "SELECT ts_rank_cd(to_tsvector('english', t), memseek_any_lexeme('english', 'budget review'),"
-            " 1|32) FROM unnest(CAST(:texts AS text[])) AS t ORDER BY 1 DESC"), {"texts": texts}).scalars().all()
+        expected = conn.execute(sql, {"texts": texts}).scalars().all()
     assert values(result) == pytest.approx(expected, rel=1e-6)
     assert all(0 < v < 1 for v in expected)
 
