@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import signal
 import sys
 import warnings
 from collections.abc import Callable
@@ -129,4 +130,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
+    # A terminated run still stops the service and PostgreSQL it started (the context managers' finally).
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     sys.exit(main())

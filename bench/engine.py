@@ -64,16 +64,17 @@ def time_raw(conn: psycopg.Connection, sql: str, params: dict[str, Any]) -> tupl
     return (time.perf_counter() - started) * 1000, len(rows)
 
 
-def index_sizes(conn: psycopg.Connection, table: str = "records") -> dict[str, int]:
-    """Bytes of the table's heap (+TOAST) and of each of its indexes (`pg_relation_size`)."""
-    sizes = {"(table)": conn.execute("SELECT pg_table_size(%s::regclass)", (table,)).fetchone()[0]}
+def relation_sizes(conn: psycopg.Connection) -> dict[str, int]:
+    """Bytes of every non-empty table (`pg_table_size`: heap + TOAST) and index (`pg_relation_size`)
+    of the public schema, largest first: the records table, its indexes, and whatever search
+    structures the service keeps beside it."""
     rows = conn.execute(
-        "SELECT indexrelid::regclass::text, pg_relation_size(indexrelid) FROM pg_index "
-        "WHERE indrelid = %s::regclass ORDER BY 2 DESC",
-        (table,),
+        "SELECT CASE c.relkind WHEN 'i' THEN 'index ' ELSE 'table ' END || c.relname, "
+        "CASE c.relkind WHEN 'i' THEN pg_relation_size(c.oid) ELSE pg_table_size(c.oid) END AS bytes "
+        "FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+        "WHERE n.nspname = 'public' AND c.relkind IN ('r', 'i') ORDER BY bytes DESC"
     ).fetchall()
-    sizes.update({name: int(size) for name, size in rows})
-    return sizes
+    return {name: int(size) for name, size in rows if size > 8192}
 
 
 # --- writes ------------------------------------------------------------------------------------

@@ -31,6 +31,7 @@ from bench.load import wait_processed
 from bench.load import write_records
 from bench.metrics import percentiles
 from bench.report import database_versions
+from bench.report import options_dict
 from bench.report import table
 from bench.service import ServiceOptions
 from bench.service import libpq_url
@@ -126,7 +127,7 @@ def run(options: IngestOptions, service_options: ServiceOptions) -> dict[str, An
     for row in rows:
         row["vs_bare_insert"] = None if row["path"].startswith("raw model") else row["per_second"] / base
     return {
-        "options": vars_of(options),
+        "options": options_dict(options),
         "database": versions,
         "tuning": tuning,
         "rows": rows,
@@ -135,10 +136,6 @@ def run(options: IngestOptions, service_options: ServiceOptions) -> dict[str, An
         "vectors_computed_now": cache.computed,
         "corpus": {"records": len(corpus.records), "distinct_texts": len({r.text for r in corpus.records})},
     }
-
-
-def vars_of(options: Any) -> dict[str, Any]:
-    return {name: getattr(options, name) for name in options.__slots__}
 
 
 def render(result: dict[str, Any]) -> str:

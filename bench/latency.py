@@ -32,11 +32,10 @@ from bench.corpus import CorpusSpec
 from bench.corpus import generate
 from bench.corpus import queries as make_queries
 from bench.engine import RAW_QUERIES
-from bench.engine import index_sizes
 from bench.engine import raw_connection
+from bench.engine import relation_sizes
 from bench.engine import time_raw
 from bench.ingest import corpus_vectors
-from bench.ingest import vars_of
 from bench.load import analyze
 from bench.load import processing_counts
 from bench.load import retract
@@ -44,6 +43,7 @@ from bench.load import wait_processed
 from bench.load import write_records
 from bench.metrics import percentiles
 from bench.report import database_versions
+from bench.report import options_dict
 from bench.report import table
 from bench.service import Service
 from bench.service import ServiceOptions
@@ -309,7 +309,7 @@ def run(options: LatencyOptions, service_options: ServiceOptions) -> dict[str, A
                 name: measure_raw(conn, name, probes.per_mode[name], options, service.workspace_id)
                 for name in RAW_QUERIES
             }
-            sizes = index_sizes(conn)
+            sizes = relation_sizes(conn)
             versions = database_versions(conn)
         hybrid_ok = any(m["mode"] == "hybrid" and "server" in m for m in modes)
         levels = throughput(service, probes.pool, options) if hybrid_ok else []
@@ -320,7 +320,7 @@ def run(options: LatencyOptions, service_options: ServiceOptions) -> dict[str, A
         if base and "server" in row:
             row["vs_raw"] = {p: row["server"][p] / base["latency"][p] for p in ("p50", "p95", "p99")}
     return {
-        "options": vars_of(options),
+        "options": options_dict(options),
         "database": versions,
         "tuning": tuning,
         "load": loaded,
@@ -331,7 +331,7 @@ def run(options: LatencyOptions, service_options: ServiceOptions) -> dict[str, A
         "throughput_at_target": max(
             (lv["per_second"] for lv in levels if lv["client"]["p95"] <= options.p95_target_ms), default=None
         ),
-        "index_sizes": sizes,
+        "relation_sizes": sizes,
         "service_rss_bytes": rss,
     }
 
@@ -343,28 +343,37 @@ def render(result: dict[str, Any]) -> str:
         base = BASELINE.get(m["mode"])
         raw = result["raw"].get(base or "", {}).get("latency", {})
         if "server" not in m:
-            rows.append([m["mode"], "—", "—", "—", m.get("missing") or m.get("error"), "—", "—", "—"])
+            rows.append([m["mode"], *["—"] * 5, m.get("missing") or m.get("error"), "—", "—", "—"])
             continue
-        s, ratio = m["server"], m.get("vs_raw", {})
+        s, c, ratio = m["server"], m["client"], m.get("vs_raw", {})
+        label = f"raw {base}" if base else "—"
         rows.append(
             [
                 m["mode"],
                 s["p50"],
                 s["p95"],
                 s["p99"],
-                f"raw {base}" if base else "—",
+                c["p50"],
+                c["p95"],
+                label,
                 raw.get("p50"),
                 raw.get("p95"),
                 ratio.get("p95"),
             ]
         )
-    out = [
-        table(
-            ["mode", "p50 ms", "p95 ms", "p99 ms", "bare engine", "raw p50 ms", "raw p95 ms", "p95 ×raw"],
-            rows,
-            digits=2,
-        )
+    headers = [
+        "mode",
+        "server p50",
+        "server p95",
+        "server p99",
+        "client p50",
+        "client p95",
+        "bare engine",
+        "raw p50",
+        "raw p95",
+        "p95 × raw",
     ]
+    out = [table(headers, rows, digits=2)]
     if result["throughput"]:
         out.append(
             table(
@@ -384,7 +393,10 @@ def render(result: dict[str, Any]) -> str:
             )
         )
     out.append(
-        table(["relation", "MiB"], [[name, size / 2**20] for name, size in result["index_sizes"].items()])
+        table(
+            ["relation (≥ 64 KiB)", "MiB"],
+            [[name, size / 2**20] for name, size in result["relation_sizes"].items() if size >= 65536],
+        )
     )
     out.append(f"service RSS: {result['service_rss_bytes'] / 2**20:.0f} MiB")
     return "\n\n".join(out)

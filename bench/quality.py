@@ -31,7 +31,6 @@ from bench.datasets import Doc
 from bench.datasets import Query
 from bench.datasets import load_locomo
 from bench.datasets import load_scifact
-from bench.ingest import vars_of
 from bench.load import analyze
 from bench.load import processing_counts
 from bench.load import wait_processed
@@ -39,6 +38,7 @@ from bench.load import write_records
 from bench.metrics import evaluate
 from bench.metrics import percentiles
 from bench.report import database_versions
+from bench.report import options_dict
 from bench.report import table
 from bench.service import Service
 from bench.service import ServiceOptions
@@ -190,7 +190,7 @@ def run(options: QualityOptions, service_options: ServiceOptions) -> dict[str, A
         if "ranked" in system:
             system["metrics"] = score(data, system.pop("ranked"))
     return {
-        "options": vars_of(options),
+        "options": options_dict(options),
         "database": versions,
         "dataset": data.name,
         "docs": len(data.docs),

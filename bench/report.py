@@ -64,6 +64,11 @@ def machine() -> dict[str, Any]:
     }
 
 
+def options_dict(options: Any) -> dict[str, Any]:
+    """A suite's frozen, slotted options dataclass as a JSON-able dict."""
+    return {name: getattr(options, name) for name in options.__slots__}
+
+
 def fmt(value: Any, digits: int = 1) -> str:
     """A table cell: numbers rounded, missing values as an em dash."""
     if value is None or (isinstance(value, float) and math.isnan(value)):

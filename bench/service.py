@@ -22,7 +22,6 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from dataclasses import field
 from pathlib import Path
 from typing import Any
 
@@ -62,7 +61,6 @@ class ServiceOptions:
     touch_on_read: bool = True
     tune: bool = True
     keep: bool = False
-    extra_env: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -161,7 +159,6 @@ def _launch(db_url: str, home: Path, port: int, options: ServiceOptions) -> subp
         "MEMSEEK_CATALOG": str(CATALOG_DIR),
         "TOUCH_ON_READ": str(options.touch_on_read).lower(),
         "PYTHONUNBUFFERED": "1",
-        **options.extra_env,
     }
     env.pop("MEMSEEK_PACKAGE", None)
     command = [

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import logging
+import re
 import uuid
 from typing import Any
 
+import sqlalchemy as sa
 from flask import Flask
 from flask import Response
 from flask import g
@@ -17,6 +19,8 @@ from werkzeug.exceptions import HTTPException
 from memseek import api
 from memseek.api.common import runtime
 from memseek.auth import authenticate
+from memseek.db import STATEMENT_LABEL
+from memseek.errors import BackendUnavailable
 from memseek.errors import MemseekError
 from memseek.errors import PayloadTooLarge
 from memseek.errors import details_from_pydantic
@@ -28,13 +32,16 @@ from memseek.settings import Settings
 log = logging.getLogger("memseek")
 
 PUBLIC_ENDPOINTS = frozenset({"health.health"})
+_RULE_VARIABLE = re.compile(r"<(?:[^:>]+:)?([^>]+)>")
+ROUTE_VARIABLES = {"raw_id": "id"}
+"""Route variables named differently in the code than in the documented paths."""
 HTTP_CODES = {404: "not_found", 405: "method_not_allowed", 413: PayloadTooLarge.code}
 
 
 def create_app(settings: Settings | None = None, *, shared: Runtime | None = None) -> Flask:
     """Build the WSGI app. Pass `shared` to reuse a runtime (tests, `memseek serve`)."""
     rt = shared or build_runtime(settings or Settings.from_env())
-    app = Flask("memseek")
+    app = Flask("memseek", static_folder=None)  # every route is an API route
     app.config["MAX_CONTENT_LENGTH"] = rt.settings.max_request_bytes
     app.json.sort_keys = False  # type: ignore[attr-defined]
     app.extensions["memseek"] = rt
@@ -44,8 +51,17 @@ def create_app(settings: Settings | None = None, *, shared: Runtime | None = Non
     return app
 
 
+def _route_label() -> str:
+    """`METHOD /path` of the matched route as documented (`POST /records/{id}/retract`), not the raw path."""
+    if request.url_rule is None:
+        return f"{request.method} (no route)"
+    path = _RULE_VARIABLE.sub(lambda m: "{" + ROUTE_VARIABLES.get(m[1], m[1]) + "}", request.url_rule.rule)
+    return f"{request.method} {path}"
+
+
 def _authenticate() -> None:
     g.request_id = uuid.uuid4().hex[:16]
+    STATEMENT_LABEL.set(_route_label())
     limit = runtime().settings.max_request_bytes
     if request.content_length is not None and request.content_length > limit:
         raise PayloadTooLarge(f"request body is larger than {limit} bytes")
@@ -79,6 +95,15 @@ def _register_error_handlers(app: Flask) -> None:
         if status == 405 and exc.valid_methods:  # type: ignore[attr-defined]
             response.headers["Allow"] = ", ".join(exc.valid_methods)  # type: ignore[attr-defined]
         return response
+
+    @app.errorhandler(sa.exc.OperationalError)
+    @app.errorhandler(sa.exc.TimeoutError)
+    def database_unavailable(exc: Exception) -> Response:
+        # unreachable server, dropped connection, exhausted pool: retryable, and never a 500
+        request_id = g.get("request_id", "-")
+        log.warning("database unavailable in request %s: %s", request_id, exc)
+        message = f"the database is unavailable; retry later (request id {request_id})"
+        return _json_error(BackendUnavailable.status, error_body(BackendUnavailable.code, message))
 
     @app.errorhandler(Exception)
     def unexpected(exc: Exception) -> Response:

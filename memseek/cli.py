@@ -13,6 +13,8 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
+from typing import Any
 
 from memseek import auth
 from memseek import migrate
@@ -21,8 +23,14 @@ from memseek.db import create_db_engine
 from memseek.errors import ConfigError
 from memseek.errors import MemseekError
 from memseek.errors import NotFound
+from memseek.errors import RequestInvalid
 from memseek.errors import StartupError
+from memseek.errors import Unauthorized
 from memseek.settings import Settings
+
+if TYPE_CHECKING:  # the service modules load lazily: admin commands start faster without them
+    from memseek.runtime import Runtime
+    from memseek.search.request import SearchSpec
 
 
 def _engine(settings: Settings):  # type: ignore[no-untyped-def]
@@ -106,9 +114,15 @@ def cmd_mcp(args: argparse.Namespace, settings: Settings) -> int:
     from memseek.mcp import serve_stdio
     from memseek.runtime import build_runtime
 
+    key = os.environ.get("MEMSEEK_API_KEY", "").strip()
+    if not key:
+        raise ConfigError("set MEMSEEK_API_KEY to the workspace key the MCP server runs as")
     runtime = build_runtime(settings)
     with runtime.engine.connect() as conn:
-        workspace = auth.authenticate(conn, f"Bearer {os.environ.get('MEMSEEK_API_KEY', '')}")
+        try:
+            workspace = auth.authenticate(conn, f"Bearer {key}")
+        except Unauthorized:
+            raise ConfigError("MEMSEEK_API_KEY is not a live key of any workspace") from None
     serve_stdio(runtime, workspace)
     return 0
 
@@ -125,22 +139,37 @@ def cmd_explain(args: argparse.Namespace, settings: Settings) -> int:
     import json
 
     from memseek.runtime import build_runtime
-    from memseek.search.request import parse_search
     from memseek.search.service import explain_search
 
     raw = sys.stdin.read() if args.file == "-" else Path(args.file).read_text(encoding="utf-8")
     try:
         body = json.loads(raw)
     except ValueError as exc:
-        raise ConfigError(f"the search request is not valid JSON: {exc}") from None
+        raise ConfigError(f"the input is not valid JSON: {exc}") from None
     runtime = build_runtime(settings)
     with runtime.engine.connect() as conn:
         workspace = auth.workspace_id(conn, args.workspace)
     if workspace is None:
         raise NotFound(f"no workspace named {args.workspace!r}")
-    spec = parse_search(body, max_query_chars=settings.max_query_chars)
+    spec = _explained_search(runtime, args.view, body)
     print(explain_search(runtime, workspace, spec, analyze=args.analyze))
     return 0
+
+
+def _explained_search(runtime: Runtime, view_name: str | None, body: Any) -> SearchSpec:
+    """The search request `body` is, or the one view `view_name` runs with parameters `body`."""
+    from memseek.catalog.template import fill_template
+    from memseek.catalog.template import validate_arguments
+    from memseek.search.request import parse_search
+    from memseek.search.views import find_view
+
+    max_chars = runtime.settings.max_query_chars
+    if view_name is None:
+        return parse_search(body, max_query_chars=max_chars)
+    view = find_view(runtime, view_name)
+    if view.query is None:
+        raise RequestInvalid(f"view {view_name!r} is a {view.kind} view; explain shows search views")
+    return parse_search(fill_template(view.query, validate_arguments(view, body)), max_query_chars=max_chars)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -189,7 +218,9 @@ def build_parser() -> argparse.ArgumentParser:
     check.set_defaults(handler=cmd_catalog_check)
 
     explain = sub.add_parser("explain", help="print the SQL a search request runs (values inlined)")
-    explain.add_argument("file", nargs="?", default="-", help="JSON search request (default: stdin)")
+    explain.add_argument("file", nargs="?", default="-",
+                         help="JSON search request, or the view's parameters with --view (default: stdin)")
+    explain.add_argument("--view", metavar="NAME", help="explain a call of the active view NAME")
     explain.add_argument("--workspace", default="default", help="workspace the search runs in")
     explain.add_argument("--analyze", action="store_true", help="also run EXPLAIN (ANALYZE, BUFFERS)")
     explain.set_defaults(handler=cmd_explain)
@@ -207,4 +238,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args.handler(args, settings))
     except (StartupError, ConfigError, MemseekError) as exc:
         print(f"memseek: error: {exc}", file=sys.stderr)
+        for detail in getattr(exc, "details", ()):
+            print(f"  {'.'.join(str(part) for part in detail.loc)}: {detail.msg}", file=sys.stderr)
         return 2

@@ -10,8 +10,12 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterator
+from collections.abc import Mapping
 from contextlib import contextmanager
+from contextvars import ContextVar
+from functools import lru_cache
 from pathlib import Path
+from typing import Any
 from uuid import UUID
 
 import sqlalchemy as sa
@@ -25,9 +29,23 @@ from memseek.settings import Settings
 log = logging.getLogger(__name__)
 
 SCOPED_ROLE = "memseek_scoped"
-_SCOPE = sa.text(
-    "SELECT set_config('role', :role, true), set_config('memseek.workspace_id', :ws, true)"
-)
+STATEMENT_LABEL: ContextVar[str] = ContextVar("memseek_statement_label", default="internal")
+"""What the statements of the current request or job are for (`POST /records`, `worker`): every
+statement carries it as a leading `/* memseek LABEL */` comment, so pg_stat_statements and the
+server log show which route or view ran it. The label is code-defined (a route rule, a view name
+from the validated catalog), never request input."""
+
+
+@lru_cache(maxsize=64)
+def _scope_statement(settings: tuple[tuple[str, str], ...]) -> sa.Select[Any]:
+    """Set role and workspace (bound as :role and :ws), plus `settings`, transaction-locally."""
+    scope = [sa.func.set_config("role", sa.bindparam("role"), True),
+             sa.func.set_config("memseek.workspace_id", sa.bindparam("ws"), True)]
+    extra = [sa.func.set_config(name, value, True) for name, value in settings]
+    return sa.select(*scope, *extra)
+
+
+_SCOPE = _scope_statement(())
 
 
 def embedded_url(home: Path) -> str:
@@ -67,6 +85,14 @@ def describe_target(url: str) -> str:
     return f"{host}:{parts.port or 5432}/{parts.database}"
 
 
+def _label_statement(conn: Any, cursor: Any, statement: str, parameters: Any, context: Any,
+                     executemany: bool) -> tuple[str, Any]:
+    """`before_cursor_execute` hook: prefix the statement label unless the statement names its own."""
+    if "/* memseek " in statement:
+        return statement, parameters
+    return f"/* memseek {STATEMENT_LABEL.get()} */ {statement}", parameters
+
+
 def create_db_engine(settings: Settings, url: str | None = None) -> Engine:
     """The engine for `url` (default: the configured database)."""
     url = url or database_url(settings)
@@ -77,6 +103,7 @@ def create_db_engine(settings: Settings, url: str | None = None) -> Engine:
         pool_pre_ping=True,
         connect_args={"connect_timeout": 10, "application_name": "memseek"},
     )
+    sa.event.listen(engine, "before_cursor_execute", _label_statement, retval=True)
     return engine
 
 
@@ -92,8 +119,12 @@ def check_reachable(engine: Engine) -> None:
 
 
 @contextmanager
-def workspace_transaction(engine: Engine, workspace_id: UUID) -> Iterator[Connection]:
-    """A transaction confined to one workspace by role and row-level security."""
+def workspace_transaction(
+    engine: Engine, workspace_id: UUID, settings: Mapping[str, str] | None = None
+) -> Iterator[Connection]:
+    """A transaction confined to one workspace by role and row-level security; `settings`
+    (name → value) are further transaction-local settings, applied in the same round trip."""
     with engine.begin() as conn:
-        conn.execute(_SCOPE, {"role": SCOPED_ROLE, "ws": str(workspace_id)})
+        scope = _scope_statement(tuple(settings.items())) if settings else _SCOPE
+        conn.execute(scope, {"role": SCOPED_ROLE, "ws": str(workspace_id)})
         yield conn

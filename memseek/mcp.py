@@ -236,7 +236,10 @@ def bridge() -> HttpBridge:
         return current_app.extensions["memseek_mcp"]  # type: ignore[no-any-return]
 
 
-@bp.route(PATH, methods=["GET", "POST", "DELETE"])
+# POST only: stateless JSON responses offer no SSE stream to GET and no session to DELETE, and the
+# MCP transport lets a server answer both with 405 — which a server-sent stream that never ends
+# would otherwise hold a request thread for.
+@bp.post(PATH)
 def mcp_http() -> Response:
     status, headers, body = bridge().handle(asgi_scope(workspace()), request.get_data())
     response = Response(body, status=status)

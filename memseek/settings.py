@@ -54,7 +54,7 @@ class Settings:
     search_max_concurrency: int = 4
     touch_on_read: bool = True
     max_record_chars: int = 32768
-    max_request_bytes: int = 32 * 1024 * 1024
+    max_request_bytes: int = 64 * 1024 * 1024  # a full batch: 1,000 records of MAX_RECORD_CHARS each
     db_pool_size: int = 8
     run_worker: bool = True
 

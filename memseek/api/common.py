@@ -46,3 +46,5 @@ def json_body(*, required: bool = True) -> Any:
         return json.loads(raw)
     except (ValueError, UnicodeDecodeError) as exc:
         raise RequestInvalid("the body is not valid JSON", [Detail(("body",), str(exc))]) from None
+    except RecursionError:
+        raise RequestInvalid("the body is nested too deeply", [Detail(("body",), "too deep")]) from None

@@ -5,6 +5,7 @@ Each blueprint declares its operations with `document(...)` next to its routes.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,6 +36,7 @@ class Operation:
     path: str
     summary: str
     body: type[BaseModel] | None = None
+    body_required: bool = True
     query: tuple[QueryParam, ...] = ()
     responses: tuple[tuple[int, str], ...] = ((200, "OK"),)
     public: bool = False
@@ -74,17 +76,29 @@ ERROR_SCHEMA = {
 }
 
 
+PATH_VARIABLE = re.compile(r"\{([^}]+)\}")
+PATH_SCHEMAS = {"id": {"type": "string", "format": "uuid", "description": "A record id."},
+                "name": {"type": "string", "description": "A view name."}}
+
+
+def _path_parameter(name: str) -> dict[str, Any]:
+    schema = PATH_SCHEMAS.get(name, {"type": "string"})
+    return {"name": name, "in": "path", "required": True, "schema": schema}
+
+
 def _operation_json(op: Operation) -> dict[str, Any]:
     out: dict[str, Any] = {"summary": op.summary, "responses": {}}
     if op.body is not None:
         ref = {"$ref": REF.format(model=op.body.__name__)}
-        out["requestBody"] = {"required": True, "content": {"application/json": {"schema": ref}}}
-    if op.query:
-        out["parameters"] = [
-            {"name": q.name, "in": "query", "required": q.required, "description": q.description,
-             "schema": {"type": q.type}}
-            for q in op.query
-        ]
+        out["requestBody"] = {"required": op.body_required, "content": {"application/json": {"schema": ref}}}
+    parameters = [_path_parameter(name) for name in PATH_VARIABLE.findall(op.path)]
+    parameters += [
+        {"name": q.name, "in": "query", "required": q.required, "description": q.description,
+         "schema": {"type": q.type}}
+        for q in op.query
+    ]
+    if parameters:
+        out["parameters"] = parameters
     for status, text in op.responses:
         out["responses"][str(status)] = {"description": text}
     for status in (401, 404, 409, 413, 422, 503):

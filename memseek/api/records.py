@@ -39,6 +39,7 @@ bp = Blueprint("records", __name__)
 DEFAULT_WAIT = 10.0
 MAX_WAIT = 60.0
 POLL_FIRST, POLL_MAX = 0.02, 0.25
+WAIT_VALUES = {"true": True, "1": True, "false": False, "0": False}
 
 
 def _records_list(body: Any) -> list[Any]:
@@ -61,7 +62,7 @@ def _wait_params() -> float | None:
     problems = [Detail(("query", key), "unknown query parameter") for key in request.args
                 if key not in ("wait", "timeout")]
     wait = request.args.get("wait", "false").lower()
-    if wait not in ("true", "false"):
+    if wait not in WAIT_VALUES:
         problems.append(Detail(("query", "wait"), "expected true or false"))
     timeout = DEFAULT_WAIT
     if "timeout" in request.args:
@@ -73,7 +74,7 @@ def _wait_params() -> float | None:
             problems.append(Detail(("query", "timeout"), f"expected seconds from 0 to {MAX_WAIT:g}"))
     if problems:
         raise RequestInvalid("invalid query parameters", problems)
-    return timeout if wait == "true" else None
+    return timeout if WAIT_VALUES[wait] else None
 
 
 def wait_for(written: list[Written], timeout: float) -> list[Written]:
@@ -154,5 +155,6 @@ document(Operation(
 ))
 document(Operation("GET", "/records/{id}", "The whole record"))
 document(Operation("POST", "/records/{id}/retract", "Retract a record", body=ReasonIn))
-document(Operation("POST", "/records/{id}/approve", "Approve a draft into the active lane", body=EmptyIn))
+document(Operation("POST", "/records/{id}/approve", "Approve a draft into the active lane", body=EmptyIn,
+                   body_required=False))
 document(Operation("POST", "/records/{id}/reject", "Reject (retract) a draft", body=ReasonIn))

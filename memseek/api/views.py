@@ -15,6 +15,7 @@ from memseek.catalog.catalog import Catalog
 from memseek.catalog.models import View
 from memseek.catalog.parameters import input_schema
 from memseek.catalog.parameters import parameter_summary
+from memseek.search.views import public_hash
 
 bp = Blueprint("views", __name__)
 
@@ -25,7 +26,7 @@ def describe_view(catalog: Catalog, view: View) -> dict[str, Any]:
     return {
         "name": view.name,
         "version": view.version,
-        "hash": catalog.view_hash(view),
+        "hash": public_hash(catalog.view_hash(view)),
         "active": catalog.is_active(view),
         "kind": view.kind,
         "parameters": parameter_summary(view.parameters),

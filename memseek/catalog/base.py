@@ -28,6 +28,13 @@ NonBlank = Annotated[StrictStr, AfterValidator(_not_blank)]
 """Prose that must say something: at least one non-space character."""
 FieldType = Literal["string", "string_array", "number", "integer", "boolean", "datetime"]
 """The value types of declared fields and of view parameters (one vocabulary for both)."""
+TextLanguage = Literal[
+    "simple", "arabic", "armenian", "basque", "catalan", "danish", "dutch", "english", "finnish", "french",
+    "german", "greek", "hindi", "hungarian", "indonesian", "irish", "italian", "lithuanian", "nepali",
+    "norwegian", "portuguese", "romanian", "russian", "serbian", "spanish", "swedish", "tamil", "turkish",
+    "yiddish",
+]
+"""A collection's full-text configuration: the ones every supported PostgreSQL (≥ 15) ships."""
 Capability = Literal["vector", "text", "recent", "structured"]
 """What a search engine can do; a search mode needs the capability of the same name."""
 

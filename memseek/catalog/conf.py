@@ -16,6 +16,7 @@ from typing import Annotated
 from typing import Literal
 
 from pydantic import Field
+from pydantic import StrictBool
 from pydantic import StrictFloat
 from pydantic import StrictInt
 from pydantic import field_validator
@@ -48,7 +49,7 @@ class TurbopufferProfile(Strict):
         "shared", description="One namespace or one per collection."
     )
     consistency: Literal["strong", "eventual"] = Field("strong", description="Read consistency requested.")
-    enabled_if_credentials: bool = Field(False, description="Only active when credentials exist.")
+    enabled_if_credentials: StrictBool = Field(False, description="Only active when credentials exist.")
 
     @property
     def capabilities(self) -> frozenset[Capability]:

@@ -13,6 +13,7 @@ from typing import Any
 from typing import Literal
 
 from pydantic import Field
+from pydantic import StrictBool
 from pydantic import StrictInt
 from pydantic import ValidationInfo
 from pydantic import field_validator
@@ -23,6 +24,7 @@ from memseek.catalog.base import FieldType
 from memseek.catalog.base import Name
 from memseek.catalog.base import NonBlank
 from memseek.catalog.base import Strict
+from memseek.catalog.base import TextLanguage
 from memseek.catalog.base import Unique
 from memseek.catalog.parameters import Parameter
 
@@ -33,16 +35,16 @@ class FieldDecl(Strict):
     type: FieldType = Field(description="Value type; writes with another type are rejected.")
     path: DotPath | None = Field(None, description="Dot path inside content; default: the field name.")
     fallback_paths: tuple[DotPath, ...] = Field((), description="Tried in order when path is absent.")
-    filterable: bool = False
-    sortable: bool = False
-    returnable: bool = False
+    filterable: StrictBool = False
+    sortable: StrictBool = False
+    returnable: StrictBool = False
     description: str | None = None
 
 
 class ScoreDecl(Strict):
     """A stored score name; `display` shows it in rendered rows."""
 
-    display: bool = False
+    display: StrictBool = False
     description: str | None = None
 
 
@@ -59,7 +61,7 @@ class Versioned(Strict):
 
     name: Name
     version: StrictInt = Field(gt=0, description="Positive integer; publish a new one to change a contract.")
-    active: bool = Field(False, description="At most one active version per name.")
+    active: StrictBool = Field(False, description="At most one active version per name.")
     description: NonBlank | None = None
 
 
@@ -67,11 +69,11 @@ class Collection(Versioned):
     """One version of a collection."""
 
     types: Annotated[tuple[Name, ...], Unique] = Field(min_length=1)
-    keyed: bool | Literal["any"] = "any"
+    keyed: StrictBool | Literal["any"] = "any"
     search_profile: Name = "pg_default"
     allowed_search_profiles: Annotated[tuple[Name, ...], Unique] = ()
     embedding: Name | None = None
-    text_language: Literal["english", "simple"] = "english"
+    text_language: TextLanguage = Field("english", description="PostgreSQL full-text configuration.")
     fields: dict[Name, FieldDecl] = Field(default_factory=dict)
     scores: dict[Name, ScoreDecl] = Field(default_factory=dict)
     enrichments: Annotated[tuple[Name, ...], Unique] = ()

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from pydantic import Field
+from pydantic import StrictBool
 from pydantic import StrictFloat
 from pydantic import StrictInt
 from pydantic import ValidationInfo
@@ -41,7 +42,7 @@ class Parameter(Strict):
     """One typed input of a view: its type, whether it is required, and its constraints."""
 
     type: FieldType = Field(description="string, string_array, number, integer, boolean or datetime.")
-    required: bool = Field(False, description="The caller must supply it (then no default is allowed).")
+    required: StrictBool = Field(False, description="The caller must supply it (then no default is allowed).")
     description: NonBlank | None = Field(None, description="What a tool-calling client shows for it.")
     minimum: StrictInt | StrictFloat | None = Field(None, description="Inclusive lower bound (numbers).")
     maximum: StrictInt | StrictFloat | None = Field(None, description="Inclusive upper bound (numbers).")

@@ -20,16 +20,25 @@ The statement reads top to bottom like the spec's "How a search actually runs":
 
 Every value is a bound parameter; identifiers come from `memseek.schema` and catalog-validated
 names only. The statement carries `/* memseek <route or view> */` for pg_stat_statements.
+
+Statements are templates: building one costs 1–8 ms of Python, so each shape is built once and
+reused (`compile_search` keeps the last `TEMPLATE_CACHE` shapes). The values that change from
+request to request — workspace, `now`, the query text and vector, the embedding model, the
+scope's entities — are required named parameters (`REQUEST_VALUES`) supplied at execution
+(`CompiledSearch.params`); everything else a statement depends on is part of its shape key.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from collections.abc import Hashable
 from collections.abc import Mapping
 from collections.abc import Sequence
 from dataclasses import dataclass
+from dataclasses import field
 from datetime import datetime
+from functools import lru_cache
 from functools import singledispatch
 from typing import Any
 from typing import Protocol
@@ -78,6 +87,8 @@ R = records.c
 POSTING_POOL = 2
 """Records read per keyword candidate wanted: the best postings are re-checked and ranked by
 `ts_rank_cd` on at most this many times `candidates` records."""
+TEMPLATE_CACHE = 512
+"""Statement shapes kept built (a shape: everything but the request values)."""
 _TAG = re.compile(r"^[A-Za-z0-9_ /{}.\-]{1,200}$")
 
 
@@ -130,16 +141,23 @@ class Inputs:
 
 @dataclass(frozen=True, slots=True)
 class CompiledSearch:
-    """The statement plus what the executor must set around it."""
+    """The statement (a shared template), this request's values for it, and what the executor
+    must set around it. Execute as `conn.execute(statement, params)`: the template holds no
+    request value, and running it without `params` fails."""
 
     statement: Select[Any]
+    params: Mapping[str, Any]
     scored: bool
     uses_vector: bool
     candidates: int
 
+    def bound(self) -> Select[Any]:
+        """The statement with this request's values bound in (for EXPLAIN and printing)."""
+        return self.statement.params(dict(self.params))
+
 
 class Explain(Executable, ClauseElement):
-    """`EXPLAIN [(ANALYZE, BUFFERS)] <statement>`, executed with the statement's own bound values."""
+    """`EXPLAIN [(ANALYZE, BUFFERS)] <statement>`; execute it with the statement's parameters."""
 
     inherit_cache = False
 
@@ -162,12 +180,77 @@ def tag(label: str) -> str:
 
 
 def compile_search(plan: CompilablePlan, inputs: Inputs, output: Output, label: str) -> CompiledSearch:
-    """The one statement for `plan` (see the module docstring for its shape)."""
+    """The one statement for `plan` (see the module docstring for its shape), built once per shape."""
+    statement = _template(_Shape(shape_key(plan, inputs, output, label), plan, inputs, output, label))
+    uses_vector = plan.mode in ("vector", "hybrid")
+    return CompiledSearch(
+        statement, request_values(plan, inputs), plan.mode != "structured", uses_vector, plan.candidates
+    )
+
+
+def build_statement(plan: CompilablePlan, inputs: Inputs, output: Output, label: str) -> Select[Any]:
+    """Build the statement template for `plan` now (what `compile_search` caches)."""
     ctx = _Context(plan, inputs)
     top = _structured_top(ctx) if plan.mode == "structured" else _scored_top(ctx)
-    statement = _final(ctx, top, output).prefix_with(tag(label))
-    uses_vector = plan.mode in ("vector", "hybrid")
-    return CompiledSearch(statement, plan.mode != "structured", uses_vector, plan.candidates)
+    return _final(ctx, top, output).prefix_with(tag(label))
+
+
+# --- templates and request values -----------------------------------------------------------
+
+REQUEST_VALUES = ("workspace_id", "now", "query_text", "query_vector", "embedding_model", "scope_entities")
+"""The statement parameters whose values come from each request (`request_values`)."""
+
+
+def request_values(plan: CompilablePlan, inputs: Inputs) -> dict[str, Any]:
+    """This request's value for each `REQUEST_VALUES` parameter its statement can contain."""
+    values: dict[str, Any] = {"workspace_id": inputs.workspace_id, "now": inputs.now}
+    values["query_text"] = plan.q or ""
+    if inputs.vector is not None:
+        values["query_vector"] = list(inputs.vector)
+    if inputs.embedding_model:
+        values["embedding_model"] = inputs.embedding_model
+    if plan.scope.entities:
+        values["scope_entities"] = list(plan.scope.entities)
+    return values
+
+
+def shape_key(plan: CompilablePlan, inputs: Inputs, output: Output, label: str) -> Hashable:
+    """Everything a statement depends on except the request values: every `CompilablePlan`
+    attribute but `q`, the scope without its entities (only whether it names any), and which
+    of the vector and embedding model are given. Pydantic parts are keyed by their JSON, which
+    keeps value types apart (1, 1.0, true and "1" differ)."""
+    return (
+        plan.mode,
+        plan.scope.model_dump_json(exclude={"entities"}),
+        bool(plan.scope.entities),
+        tuple((name, condition.model_dump_json()) for name, condition in plan.where.items()),
+        tuple(sorted(plan.field_types.items())),
+        tuple(plan.order_by or ()),
+        tuple((c.name, c.version, c.text_language) for c in plan.collections),
+        plan.rank,
+        plan.k,
+        plan.candidates,
+        inputs.vector is not None,
+        bool(inputs.embedding_model),
+        output,
+        label,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _Shape:
+    """A shape key carrying one request of that shape (compared and hashed by the key only)."""
+
+    key: Hashable
+    plan: CompilablePlan = field(compare=False)
+    inputs: Inputs = field(compare=False)
+    output: Output = field(compare=False)
+    label: str = field(compare=False)
+
+
+@lru_cache(maxsize=TEMPLATE_CACHE)
+def _template(shape: _Shape) -> Select[Any]:
+    return build_statement(shape.plan, shape.inputs, shape.output, shape.label)
 
 
 # --- binding helpers ----------------------------------------------------------------------
@@ -177,24 +260,35 @@ def _float(value: float) -> ColumnElement[float]:
     return sa.literal(float(value), FLOAT)
 
 
+def request_value(name: str, type_: Any, expanding: bool = False) -> ColumnElement[Any]:
+    """A `REQUEST_VALUES` parameter: named, typed, required at execution, no value of its own."""
+    return sa.bindparam(name, type_=type_, required=True, expanding=expanding)
+
+
 class _Context:
-    """Values shared by the parts of one statement."""
+    """What the parts of one statement share: the plan, and the request values as parameters."""
 
     def __init__(self, plan: CompilablePlan, inputs: Inputs) -> None:
         self.plan = plan
         self.inputs = inputs
-        self.ws = sa.bindparam("workspace_id", inputs.workspace_id, type_=records.c.workspace_id.type)
-        self.now = sa.bindparam("now", inputs.now, type_=TS)
+        self.ws = request_value("workspace_id", records.c.workspace_id.type)
+        self.now = request_value("now", TS)
 
     def vector(self) -> ColumnElement[Any]:
         if self.inputs.vector is None:
             raise ValueError("this search needs the query embedding")
-        return sa.bindparam("query_vector", list(self.inputs.vector), type_=R.embedding.type)
+        return request_value("query_vector", R.embedding.type)
+
+    def same_model(self) -> list[ColumnElement[bool]]:
+        """The embedding must come from the query vector's model (when the request names one)."""
+        if not self.inputs.embedding_model:
+            return []
+        return [R.embedding_model == request_value("embedding_model", sa.Text)]
 
     def _per_language(self, build: Callable[[Any, Any], ColumnElement[Any]], kind: Any) -> ColumnElement[Any]:
         """`build(config, q)` for every text configuration of the reachable collections, `||`-joined."""
         languages = sorted({c.text_language for c in self.plan.collections}) or ["english"]
-        q = sa.bindparam("query_text", self.plan.q or "", type_=sa.Text)
+        q = request_value("query_text", sa.Text)
         parts = [build(sa.cast(lang, REGCONFIG), q) for lang in languages]
         joined = parts[0]
         for part in parts[1:]:
@@ -237,7 +331,7 @@ def scope_rules(scope: Scope) -> list[ColumnElement[bool]]:
     """The scope's predicates (collections are resolved into the plan's collection versions)."""
     out: list[ColumnElement[bool]] = []
     if scope.entities:
-        out.append(R.entity.in_(list(scope.entities)))
+        out.append(R.entity.in_(request_value("scope_entities", sa.Text, expanding=True)))
     if scope.types:
         out.append(R.type.in_(list(scope.types)))
     if scope.status != "all":
@@ -372,15 +466,29 @@ def _newest_first(source: Any) -> list[Any]:
 
 
 def _vector_candidates(ctx: _Context) -> CTE:
-    distance = R.embedding.cosine_distance(ctx.vector())
-    model = [R.embedding_model == ctx.inputs.embedding_model] if ctx.inputs.embedding_model else []
+    distance = _proposal_distance(ctx)
     inner = (
-        _eligible(ctx, R.embedding.isnot(None), *model)
+        _eligible(ctx, R.embedding.isnot(None), *ctx.same_model())
         .add_columns(distance.label("distance"))
-        .order_by(distance)  # ORDER BY distance alone: the shape an HNSW index can serve
+        .order_by(distance)
         .limit(ctx.plan.candidates)
     )
     return _numbered(inner, "vector_candidates", lambda sub: [sub.c.distance, sub.c.id])
+
+
+def _proposal_distance(ctx: _Context) -> ColumnElement[float]:
+    """The distance nearest embeddings are proposed by.
+
+    Broad scope: `embedding <=> :q` alone, the shape an HNSW index serves (with an iterative
+    scan past rows the scope filters out). A scope naming entities is read exactly instead:
+    `(embedding <=> :q) + 0` orders identically but no index can serve it, so every in-scope
+    row is measured. An entity's records are not spread evenly around a query (accounts have
+    topics), so the iterative scan can step over `hnsw.max_scan_tuples` rows of other entities
+    and stop short: measured on 100k records, the account holding 13 % of them got 38 of 200
+    candidates after 90–130 ms; the exact scan ranks all 13,457 of its rows in 50–60 ms. The same
+    rule as keyword candidates, which take the exact path for entity scopes."""
+    distance = R.embedding.cosine_distance(ctx.vector())
+    return distance + _float(0.0) if ctx.plan.scope.entities else distance
 
 
 TEXT_MATCH_NORMALIZATION = 1 | 32
@@ -554,8 +662,7 @@ def signal_column(node: Signal, ctx: _Context) -> ColumnElement[float]:
 @signal_column.register
 def _(node: Similarity, ctx: _Context) -> ColumnElement[float]:
     distance = R.embedding.cosine_distance(ctx.vector())
-    same_model = R.embedding_model == ctx.inputs.embedding_model if ctx.inputs.embedding_model else sa.true()
-    usable = sa.and_(R.embedding.isnot(None), same_model)
+    usable = sa.and_(R.embedding.isnot(None), *ctx.same_model())
     # NaN (a zero vector) would outrank everything; it counts as missing.
     similarity = sa.func.nullif(_float(1.0) - distance, _float(float("nan")), type_=FLOAT)
     return sa.case((usable, sa.func.coalesce(similarity, _float(0.0))), else_=_float(0.0))
@@ -619,9 +726,14 @@ def _rank_stages(pool: Any, root: RankNode, labels: Mapping[RankNode, str]) -> A
 
 
 def _pool(ctx: _Context, proposed: CTE, extra: Sequence[ColumnElement[Any]]) -> CTE:
-    """The canonical re-check of the proposed rows, with the columns ranking needs."""
+    """The canonical re-check of the proposed rows, with the columns ranking needs.
+
+    MATERIALIZED: later stages read each signal several times (a normalize window reads its
+    input for min, max and the row); inlined, Postgres would recompute `ts_rank_cd` and the
+    cosine distance at every reference (measured: about 1 ms of a 10 ms hybrid search)."""
     joined = proposed.join(records, sa.and_(R.workspace_id == ctx.ws, R.id == proposed.c.id))
-    return sa.select(R.id, R.occurred_at, R.seq, *extra).select_from(joined).where(*rules(ctx)).cte("pool")
+    pool = sa.select(R.id, R.occurred_at, R.seq, *extra).select_from(joined).where(*rules(ctx))
+    return pool.cte("pool").prefix_with("MATERIALIZED")
 
 
 def _scored_top(ctx: _Context) -> tuple[CTE, CTE]:

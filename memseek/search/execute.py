@@ -56,40 +56,48 @@ class SearchResult:
     high: float | None
 
 
-def pgvector_version(conn: Connection) -> tuple[int, ...]:
+def pgvector_version(engine: Engine) -> tuple[int, ...]:
     """The installed pgvector version, read once per engine."""
-    engine = conn.engine
     if engine not in _VERSIONS:
-        raw = conn.execute(sa.text("SELECT extversion FROM pg_extension WHERE extname = 'vector'")).scalar()
+        query = sa.text("SELECT extversion FROM pg_extension WHERE extname = 'vector'")
+        with engine.connect() as conn:
+            raw = conn.execute(query).scalar()
         _VERSIONS[engine] = tuple(int(part) for part in str(raw or "0").split(".") if part.isdigit())
     return _VERSIONS[engine]
 
 
-def planner_settings(conn: Connection, compiled: CompiledSearch) -> dict[str, str]:
+def planner_settings(engine: Engine, compiled: CompiledSearch) -> dict[str, str]:
     """The transaction-local settings one search runs with (see the module docstring)."""
     # Custom plans only: psycopg prepares a statement after a few executions, and a generic
     # plan can neither fold the query's tsquery into a constant nor use the HNSW ordering.
-    wanted = {"plan_cache_mode": "force_custom_plan"}
+    # No JIT: a scan over a large scope can pass the default jit_above_cost, and compiling
+    # costs tens of milliseconds more than a millisecond statement can gain.
+    wanted = {"plan_cache_mode": "force_custom_plan", "jit": "off"}
     if compiled.uses_vector:
         wanted["hnsw.ef_search"] = str(max(40, compiled.candidates))
-        if pgvector_version(conn) >= ITERATIVE_SCAN_SINCE:
+        if pgvector_version(engine) >= ITERATIVE_SCAN_SINCE:
             wanted["hnsw.iterative_scan"] = "relaxed_order"
     return wanted
 
 
 def prepare_transaction(conn: Connection, compiled: CompiledSearch) -> dict[str, str]:
-    """Apply `planner_settings` in one round trip; returns them."""
-    wanted = planner_settings(conn, compiled)
+    """Apply `planner_settings` to the caller's transaction in one round trip; returns them."""
+    wanted = planner_settings(conn.engine, compiled)
     calls = [sa.func.set_config(name, value, True) for name, value in wanted.items()]
     conn.execute(sa.select(*calls))
     return wanted
 
 
 def run_compiled(conn: Connection, compiled: CompiledSearch) -> SearchResult:
-    """Execute one compiled search in the caller's transaction."""
+    """Apply the planner settings, then execute one compiled search, in the caller's transaction."""
     prepare_transaction(conn, compiled)
+    return execute_compiled(conn, compiled)
+
+
+def execute_compiled(conn: Connection, compiled: CompiledSearch) -> SearchResult:
+    """Execute one compiled search in a transaction that already has its planner settings."""
     try:
-        rows = conn.execute(compiled.statement).mappings().all()
+        rows = conn.execute(compiled.statement, compiled.params).mappings().all()
     except sa.exc.DataError as exc:
         if getattr(exc.orig, "sqlstate", None) == OUT_OF_RANGE:
             raise RequestInvalid(
@@ -121,10 +129,11 @@ def to_result(rows: Sequence[Any]) -> SearchResult:
 def run_searches(
     engine: Engine, workspace_id: UUID, searches: Sequence[CompiledSearch], max_concurrency: int
 ) -> list[SearchResult]:
-    """Run every search, each in its own workspace transaction; results in request order."""
+    """Run every search, each in its own workspace transaction (scope and planner settings in
+    one round trip); results in request order."""
     def one(compiled: CompiledSearch) -> SearchResult:
-        with workspace_transaction(engine, workspace_id) as conn:
-            return run_compiled(conn, compiled)
+        with workspace_transaction(engine, workspace_id, planner_settings(engine, compiled)) as conn:
+            return execute_compiled(conn, compiled)
 
     return run_parallel(one, searches, max_concurrency)
 
@@ -137,13 +146,14 @@ def run_parallel(job: Callable[[T], U], items: Sequence[T], max_concurrency: int
         return list(pool.map(job, items))
 
 
-def literal_sql(conn: Connection, statement: Any) -> str:
-    """The statement with its bound values inlined by the driver, as `memseek explain` prints it."""
-    compiled = statement.compile(dialect=conn.dialect, compile_kwargs={"render_postcompile": True})
+def literal_sql(conn: Connection, compiled: CompiledSearch) -> str:
+    """The statement with this request's values inlined by the driver, as `memseek explain` prints it."""
+    sql = compiled.statement.compile(dialect=conn.dialect)
+    expanded = sql.construct_expanded_state(dict(compiled.params))  # IN lists get one value each
     # The same per-type conversions execution applies (vectors, JSONB, arrays), then psycopg's
     # own client-side quoting: the printed text is exactly what the server would receive.
-    processors = compiled._bind_processors
+    processors = {**sql._bind_processors, **expanded.processors}
     params = {name: processors[name](value) if name in processors else value
-              for name, value in compiled.params.items()}
+              for name, value in expanded.parameters.items()}
     cursor = psycopg.ClientCursor(conn.connection.driver_connection)
-    return cursor.mogrify(compiled.string, params)
+    return cursor.mogrify(expanded.statement, params)

@@ -13,7 +13,7 @@ Token counting (`estimate_tokens`) is a deliberately conservative estimate, not 
 one token per 3 ASCII characters (rounded up) plus one per non-ASCII character. English BPE
 tokenizers average about 4 characters per token, so real counts stay under the estimate. The
 budget is checked on the sum of the parts' estimates (preamble, fence tags, each row with its
-line break, the `[...]` row), which is never smaller than the estimate of the joined block.
+line break, the `[...] truncated` row), which is never smaller than the estimate of the joined block.
 """
 
 from __future__ import annotations
@@ -31,7 +31,8 @@ ROW_TEXT_CHARS = 500
 JSON_TEXT_CHARS = 2000
 ROW_MARKER = " [...] "
 JSON_MARKER = " [...] truncated [...] "
-TRUNCATED_ROW = "[...]"
+TRUNCATED_ROW = "[...] truncated"
+"""The row that closes a block cut short by its budget (spec: "appends a `[...] truncated` row")."""
 _ESCAPES = str.maketrans({"&": "\\u0026", "<": "\\u003c", ">": "\\u003e"})
 
 
@@ -109,7 +110,7 @@ def render_block(rows: Sequence[RenderRow], fence: Fence | None, budget: int) ->
     for index, row in enumerate(rows):
         line = render_row(row)
         cost = estimate_tokens(line + "\n")
-        # Keep room for the `[...]` row whenever a later row might not fit.
+        # Keep room for the `[...] truncated` row whenever a later row might not fit.
         reserve = marker_cost if index < len(rows) - 1 else 0
         if used + cost + reserve > budget:
             return _fit_truncated(head, body, tail, used, marker_cost, budget), True

@@ -5,9 +5,9 @@ sample parameter values). No IO. Every problem becomes one `Detail` with the JSO
 offending key, and all of them are raised together as one 422.
 
 What a search can read is every version of the collections it names (or, with an empty scope,
-of every collection with an active version), narrowed by `scope.collection_versions` — records
-keep the version they were written under, so a field is usable only when every one of those
-versions declares it compatibly.
+of every ordinary collection with an active version: not edges collections), narrowed by
+`scope.collection_versions` — records keep the version they were written under, so a field is
+usable only when every one of those versions declares it compatibly.
 """
 
 from __future__ import annotations
@@ -204,12 +204,23 @@ def _collection_versions(scope: Scope, mode: str, loc: Loc, catalog: Catalog,
 
 
 def _readable(catalog: Catalog, mode: str) -> tuple[str, ...]:
-    """What an empty scope reads: every active collection the mode can search (vector and hybrid
-    skip collections without embeddings, such as graph links)."""
-    names = catalog.active_collection_names()
+    """What an empty scope reads (spec: "everything this workspace can see in ordinary
+    collections"): every active collection the mode can search, except edges collections — their
+    link records are graph data, read by graph views and `graph_boost`, or by naming them in
+    `scope.collections`. Vector and hybrid also skip collections without embeddings."""
+    edges = _edges_collections(catalog)
+    names = tuple(n for n in catalog.active_collection_names() if n not in edges)
     if mode not in EMBEDDING_MODES:
         return names
     return tuple(n for n in names if all(c.embedding is not None for c in catalog.versions(n)))
+
+
+def _edges_collections(catalog: Catalog) -> frozenset[str]:
+    """Collections that hold links: a graph view's `graph.edges` or a node collection's `links` target."""
+    from_views = {view.graph.edges for view in catalog.all_views() if view.graph is not None}
+    every = [c for versions in catalog.collections.values() for c in versions]
+    from_nodes = {link.edges for c in every for link in c.links}
+    return frozenset(from_views | from_nodes)
 
 
 def _pinned(name: str, versions: tuple[Collection, ...], pins: Sequence[int] | None, loc: Loc,

@@ -137,8 +137,9 @@ def prepare(runtime: Runtime, workspace_id: UUID, spec: SearchSpec, label: str =
     embed_ms = _ms(started)
     now = datetime.now(UTC)
     inputs = Inputs(workspace_id, now, vector.values if vector else None, vector.model_id if vector else None)
-    output = Output(text="text" in plan.include or plan.render, content=bool(plan.fields),
-                    annotations=bool(plan.annotations))
+    # The judge reads each record's text, so reranking fetches it even when no hit shows it.
+    output = Output(text="text" in plan.include or plan.render or plan.rerank is not None,
+                    content=bool(plan.fields), annotations=bool(plan.annotations))
     searches = tuple(_effective(p, spec.q, plan) for p in plan.searches)
     compiled = tuple(compile_search(p, inputs, output, label) for p in searches)
     return Prepared(plan, searches, compiled, now, embed_ms)
@@ -371,9 +372,9 @@ def explain_search(runtime: Runtime, workspace_id: UUID, spec: SearchSpec, analy
             applied = prepare_transaction(conn, compiled)
             out.append(f"-- search {search.source or '(single)'}: {search.mode}, profile {search.profile}")
             out += [f"SET LOCAL {name} = '{value}';" for name, value in applied.items()]
-            out.append(literal_sql(conn, compiled.statement) + ";")
+            out.append(literal_sql(conn, compiled) + ";")
             if analyze:
-                plan = conn.execute(Explain(compiled.statement, analyze=True)).scalars()
+                plan = conn.execute(Explain(compiled.statement, analyze=True), compiled.params).scalars()
                 out += ["-- EXPLAIN (ANALYZE, BUFFERS)", *plan]
     return "\n".join(out)
 

@@ -93,7 +93,14 @@ def view_response(
 
 
 def _identity(runtime: Runtime, view: View) -> dict[str, Any]:
-    return {"name": view.name, "version": view.version, "hash": runtime.catalog.view_hash(view)}
+    return {"name": view.name, "version": view.version, "hash": public_hash(runtime.catalog.view_hash(view))}
+
+
+def public_hash(digest: str) -> str:
+    """A stored `sha256:<hex>` definition hash as responses show it, `sha256-<hex>` (the spec's
+    `"hash": "sha256-definition-hash"`); `GET /views` and the view wrapper agree."""
+    algorithm, _, hexdigest = digest.partition(":")
+    return f"{algorithm}-{hexdigest}"
 
 
 def _trimmed_seed(view: View, arguments: Any) -> Any:

@@ -7,12 +7,14 @@ are in `memseek.write.prepare`; existence of `derived_from` ids in `memseek.writ
 
 from __future__ import annotations
 
+from datetime import UTC
 from datetime import datetime
 from typing import Annotated
 from typing import Any
 from typing import Literal
 from uuid import UUID
 
+from pydantic import AfterValidator
 from pydantic import AwareDatetime
 from pydantic import BaseModel
 from pydantic import BeforeValidator
@@ -28,6 +30,8 @@ from pydantic import model_validator
 MAX_RECORDS = 1000
 MAX_DERIVED_FROM = 100
 MAX_EMBEDDING_DIMENSIONS = 16000
+MAX_JSON_DEPTH = 128
+"""How deeply `content` and `annotations` may nest objects and arrays."""
 
 Label = Annotated[StrictStr, StringConstraints(min_length=1, max_length=256, pattern=r"\S")]
 """A short non-blank identifier-like string (entity, key, run id, idempotency key)."""
@@ -45,7 +49,36 @@ def _timestamp_text(value: Any) -> Any:
     raise ValueError("expected an ISO 8601 timestamp string with a timezone")
 
 
-Timestamp = Annotated[AwareDatetime, BeforeValidator(_timestamp_text)]
+def _representable(value: datetime) -> datetime:
+    """The instant must fall within the years 1-9999 in UTC, where every client can read it back."""
+    try:
+        value.astimezone(UTC)
+    except OverflowError:
+        raise ValueError("must fall within the years 1 to 9999 in UTC") from None
+    return value
+
+
+Timestamp = Annotated[AwareDatetime, BeforeValidator(_timestamp_text), AfterValidator(_representable)]
+
+
+def _depth(value: Any) -> int:
+    """How many objects and arrays deep `value` nests (iteratively: no recursion limit to hit)."""
+    deepest, stack = 0, [(value, 0)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, dict | list):
+            deepest = max(deepest, level + 1)
+            stack.extend((child, level + 1) for child in (item.values() if isinstance(item, dict) else item))
+    return deepest
+
+
+def _shallow(value: dict[str, Any]) -> dict[str, Any]:
+    if _depth(value) > MAX_JSON_DEPTH:
+        raise ValueError(f"nested more than {MAX_JSON_DEPTH} levels deep")
+    return value
+
+
+JsonObject = Annotated[dict[str, Any], AfterValidator(_shallow)]
 
 
 class RecordIn(BaseModel):
@@ -62,10 +95,12 @@ class RecordIn(BaseModel):
     type: StrictStr = Field(description="One of the collection version's types.")
     key: Label | None = Field(None, description="Fact-slot name for a keyed fact; null for an event.")
     text: StrictStr = Field(pattern=r"\S", description="Non-blank, at most MAX_RECORD_CHARS characters.")
-    content: dict[str, Any] = Field(default_factory=dict, description="The original JSON payload.")
+    content: JsonObject = Field(default_factory=dict, description="The original JSON payload.")
     occurred_at: Timestamp | None = Field(None, description="When it happened; timezone required.")
     scores: dict[MapKey, Finite] = Field(default_factory=dict, description="Name → finite number.")
-    annotations: dict[MapKey, Any] = Field(default_factory=dict, description="Processor name → JSON value.")
+    annotations: Annotated[dict[MapKey, Any], AfterValidator(_shallow)] = Field(
+        default_factory=dict, description="Processor name → JSON value."
+    )
     status: Literal["active", "draft"] = Field("active", description="draft records are proposals.")
     derived_from: list[UUID] = Field(
         default_factory=list, max_length=MAX_DERIVED_FROM, description="Ids of the records it derives from."
@@ -106,6 +141,13 @@ class ReasonIn(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     reason: StrictStr = Field(min_length=1, max_length=2000, pattern=r"\S", description="Why (non-blank).")
+
+    @field_validator("reason")
+    @classmethod
+    def _storable(cls, value: str) -> str:
+        if "\x00" in value or any("\ud800" <= char <= "\udfff" for char in value):
+            raise ValueError("must not contain NUL characters or unpaired surrogates")
+        return value
 
 
 class EmptyIn(BaseModel):

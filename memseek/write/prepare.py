@@ -80,6 +80,7 @@ def check_record(
     collection, problems = _collection(catalog, record, at)
     if collection is None:
         return None, problems
+    record = _canonical_model(catalog, embedders, collection, record)
     payload, hash_problems = _payload(record, at)
     problems += hash_problems
     problems += _shape(collection, record, max_chars, at)
@@ -106,15 +107,17 @@ def _payload(record: RecordIn, at: Loc) -> tuple[str, list[Detail]]:
     """The idempotency digest of the record as sent (when it has a key), and unstorable strings."""
     try:
         dumped = record.model_dump_json()
-        suspicious = "\\u0000" in dumped or "NaN" in dumped or "Infinity" in dumped
-    except ValueError:  # a lone surrogate inside `content` or `annotations`
+        # U+FFFD: pydantic writes a lone surrogate in an object key as the replacement character
+        suspicious = any(mark in dumped for mark in ("\\u0000", "NaN", "Infinity", "\ufffd"))
+    except ValueError:  # a lone surrogate inside a string value
         suspicious = True
     if not suspicious and record.idempotency_key is None:
         return "", []
-    payload = record.model_dump(mode="json", exclude={"idempotency_key"})
-    problems = list(_unstorable(payload, at)) if suspicious else []
+    # python mode: JSON mode would already have replaced lone surrogates in object keys
+    problems = list(_unstorable(record.model_dump(), at)) if suspicious else []
     if record.idempotency_key is None:
         return "", problems
+    payload = record.model_dump(mode="json", exclude={"idempotency_key"})
     dumped = json.dumps(payload, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(dumped.encode("utf-8", "surrogatepass")).hexdigest(), problems
 
@@ -188,6 +191,22 @@ def label_of(value: Any, labels: tuple[str, ...]) -> str | None:
     return None
 
 
+def _canonical_model(
+    catalog: Catalog, embedders: Embedders, collection: Collection, record: RecordIn
+) -> RecordIn:
+    """A supplied vector named by its `conf/models.yaml` model name carries the embedder's model id.
+
+    Writers know the model by the name the catalog declares (`model: all-MiniLM-L6-v2`); the
+    embedder's own id can be more precise (`all-MiniLM-L6-v2-onnx-int8`). Both name the model the
+    collection embeds with, and the vector is stored under the embedder's id, as computed ones are.
+    """
+    decl = catalog.models.get(collection.embedding) if collection.embedding else None
+    if decl is None or record.embedding_model is None or record.embedding_model != decl.model:
+        return record
+    model_id = embedders.embedder(collection.embedding).model_id  # type: ignore[arg-type]
+    return record.model_copy(update={"embedding_model": model_id})
+
+
 def _embedding_problems(
     embedders: Embedders, collection: Collection, record: RecordIn, at: Loc
 ) -> list[Detail]:
@@ -197,7 +216,8 @@ def _embedding_problems(
         return [Detail((*at, "embedding"), f"collection {collection.name!r} declares no embedding")]
     model = embedders.embedder(collection.embedding)
     if record.embedding_model != model.model_id:
-        msg = f"collection {collection.name!r} embeds with {model.model_id!r}, not {record.embedding_model!r}"
+        msg = (f"collection {collection.name!r} embeds with {model.model_id!r} "
+               f"(alias {collection.embedding!r}), not {record.embedding_model!r}")
         return [Detail((*at, "embedding_model"), msg)]
     if len(record.embedding) != model.dimensions:
         msg = f"expected {model.dimensions} dimensions, got {len(record.embedding)}"

@@ -199,10 +199,10 @@ def fetch(conn: Connection, workspace_id: UUID, record_id: UUID, *, lock: bool =
 
 
 def iso(moment: datetime | None) -> str | None:
-    """RFC 3339 in UTC with a `Z`, microseconds kept."""
+    """ISO 8601 in UTC (`+00:00`, microseconds kept): the form search hits show (spec examples)."""
     if moment is None:
         return None
-    return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
+    return moment.astimezone(UTC).isoformat()
 
 
 def record_json(row: DbRow[Any]) -> dict[str, Any]:

@@ -34,6 +34,7 @@ from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.engine import Connection
 
 from memseek.catalog.models import Collection
+from memseek.db import STATEMENT_LABEL
 from memseek.errors import MemseekError
 from memseek.models import ModelOutputInvalid
 from memseek.runtime import Runtime
@@ -308,6 +309,7 @@ class BackgroundWorker:
 
     def run(self) -> None:
         """Process until stopped; errors are logged and retried after a pause."""
+        STATEMENT_LABEL.set("worker")
         with _Listener(self.runtime) as listener:
             while not self._stop.is_set():
                 try:
@@ -366,6 +368,7 @@ def run_worker(
     if not once:
         BackgroundWorker(runtime, batch, policy).run()
         return 0
+    STATEMENT_LABEL.set("worker")
     total = 0
     while (count := process_batch(runtime, batch, policy)) > 0:
         total += count

@@ -106,7 +106,7 @@ def test_latency_suite(tmp_path: Path) -> None:
     assert all(m["mean_hits"] > 0 for m in result["modes"])
     assert set(result["raw"]) == {"vector", "text", "hybrid", "recent", "structured"}
     assert [level["clients"] for level in result["throughput"]] == [1, 2]
-    assert result["index_sizes"]["records_embedding"] > 0 and result["service_rss_bytes"] > 0
+    assert result["relation_sizes"]["index records_embedding"] > 0 and result["service_rss_bytes"] > 0
 
 
 @pytest.mark.parametrize("dataset", ["scifact", "locomo"])

@@ -6,6 +6,7 @@ import json
 import os
 import re
 import uuid
+from dataclasses import replace
 from datetime import UTC
 from datetime import datetime
 from pathlib import Path
@@ -23,9 +24,15 @@ from memseek.search.rank import Signal
 from memseek.search.rank import parse_rank
 from memseek.search.request import CONDITION_OPERATORS
 from memseek.search.request import Condition
+from memseek.search.request import OrderBy
 from memseek.search.request import Scope
+from tests.integration.searchdata import NOW
+from tests.integration.searchdata import TEXT_OUTPUT
 from tests.integration.searchdata import catalog
+from tests.integration.searchdata import collection
 from tests.integration.searchdata import compiled
+from tests.integration.searchdata import plans
+from tests.integration.searchdata import unit
 
 GOLDEN = Path(__file__).resolve().parents[1] / "fixtures" / "rank"
 WS = uuid.UUID("00000000-0000-4000-8000-000000000001")
@@ -84,9 +91,9 @@ def test_every_condition_operator_has_a_rule() -> None:
         ),
         pytest.param(
             {"entities": ["a", "b"], "status": "draft", "versions": "all", "depth_lte": 0},
-            "records.entity IN (__[POSTCOMPILE_entity_1]) AND records.status = %(status_1)s::VARCHAR "
+            "records.entity IN (__[POSTCOMPILE_scope_entities]) AND records.status = %(status_1)s::VARCHAR "
             "AND records.depth <= %(depth_1)s::INTEGER",
-            {"entity_1": ["a", "b"], "status_1": "draft", "depth_1": 0},
+            {"scope_entities": None, "status_1": "draft", "depth_1": 0},  # entities: a request value
             id="entities-draft-depth",
         ),
         pytest.param(
@@ -158,7 +165,9 @@ def test_values_are_bound_never_inlined() -> None:
         {"mode": "text", "q": evil, "scope": {"entities": [evil]}, "where": {"channel": {"eq": evil}}}, WS
     )
     sql, params = render(search.statement)
-    assert "DROP TABLE" not in sql and evil in params.values()
+    assert "DROP TABLE" not in sql and evil in params.values()  # the where value, part of the shape
+    assert search.params["query_text"] == evil and search.params["scope_entities"] == [evil]
+    assert "DROP TABLE" not in render(search.bound())[0]
 
 
 # --- the statement --------------------------------------------------------------------------------
@@ -198,8 +207,9 @@ def test_unsafe_labels_are_refused(label: str) -> None:
 )
 def test_statement_shape(body: dict[str, Any], ctes: list[str]) -> None:
     sql, _ = render(compiled(body, WS, vector=[0.0] * 384).statement)
-    positions = [sql.index(f"{name} AS (") for name in ctes]
+    positions = [re.search(rf"\b{name} AS (MATERIALIZED )?\(", sql).start() for name in ctes]  # type: ignore[union-attr]
     assert positions == sorted(positions)
+    assert "pool AS MATERIALIZED (" in sql  # signals are computed once, not at every reference
 
 
 def test_vector_proposal_orders_by_distance_alone() -> None:
@@ -253,3 +263,80 @@ def test_golden_covers_the_shipped_defaults() -> None:
     golden = {meta["id"]: tree for meta, tree, _ in (case for _, case in CASES)}
     for mode, node in shipped.variants.items():
         assert parse_rank(json.loads(golden[f"default-{mode}"])) == node
+
+
+# --- statement templates (one build per shape) -------------------------------------------------------
+
+OTHER_WS = uuid.UUID("00000000-0000-4000-8000-000000000002")
+SAME_SHAPE = [
+    pytest.param({"mode": "recent", "scope": {"entities": ["a"]}},
+                 {"mode": "recent", "scope": {"entities": ["b", "c"]}}, id="recent-entities"),
+    pytest.param({"mode": "text", "q": "budget"}, {"mode": "text", "q": "refund outage"}, id="text-q"),
+    pytest.param({"mode": "hybrid", "q": "budget", "scope": {"entities": ["a"]}},
+                 {"mode": "hybrid", "q": "other words", "scope": {"entities": ["b"]}}, id="hybrid"),
+    pytest.param({"mode": "structured", "order_by": [{"field": "amount"}], "scope": {"entities": ["a"]}},
+                 {"mode": "structured", "order_by": [{"field": "amount"}], "scope": {"entities": ["z"]}},
+                 id="structured"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("body", "other"), SAME_SHAPE)
+def test_requests_of_one_shape_share_a_template(body: dict[str, Any], other: dict[str, Any]) -> None:
+    first = compiled(body, WS, vector=unit(1.0))
+    second = compiled(other, OTHER_WS, vector=unit(0.0, 1.0))
+    assert second.statement is first.statement and second.params != first.params
+    (plan,) = plans(other)
+    inputs = comp.Inputs(OTHER_WS, NOW, unit(0.0, 1.0), "test-model")
+    fresh = comp.build_statement(plan, inputs, TEXT_OUTPUT, "test")
+    assert repr(render(second.statement)) == repr(render(fresh))  # repr: the NaN literal equals itself
+    assert repr(render(second.bound())) == repr(render(fresh.params(dict(second.params))))
+
+
+def test_templates_hold_no_request_value() -> None:
+    search = compiled({"mode": "hybrid", "q": "budget", "scope": {"entities": ["a"]}}, WS, vector=unit(1.0))
+    _, params = render(search.statement)
+    assert set(search.params) == set(comp.REQUEST_VALUES)
+    assert all(params[name] is None for name in comp.REQUEST_VALUES)
+
+
+def test_shapes_that_differ_get_their_own_template() -> None:
+    base = {"mode": "text", "q": "x"}
+    bodies = [
+        base,
+        {**base, "k": 5},
+        {**base, "params": {"candidates": 150}},
+        {**base, "where": {"channel": {"eq": "a"}}},
+        {**base, "where": {"channel": {"eq": "b"}}},
+        {**base, "where": {"amount": {"eq": 1}}},
+        {**base, "where": {"amount": {"eq": 1.0}}},
+        {**base, "scope": {"status": "draft"}},
+        {**base, "scope": {"entities": ["a"]}},
+        {**base, "rank": ["const", 1]},
+    ]
+    searches = [compiled(body, WS) for body in bodies]
+    searches.append(comp.compile_search(plans(base)[0], comp.Inputs(WS, NOW), TEXT_OUTPUT, "other label"))
+    searches.append(comp.compile_search(plans(base)[0], comp.Inputs(WS, NOW), comp.Output(), "test"))
+    assert len({id(search.statement) for search in searches}) == len(searches)
+
+
+def test_shape_key_covers_every_attribute_compilation_reads() -> None:
+    (plan,) = plans({"mode": "text", "q": "x"})
+    inputs = comp.Inputs(WS, NOW)
+    base = comp.shape_key(plan, inputs, TEXT_OUTPUT, "test")
+    changes: dict[str, Any] = {
+        "mode": "recent",
+        "scope": Scope(status="draft"),
+        "where": {"channel": Condition(eq="a")},
+        "field_types": {"channel": "string"},
+        "order_by": (OrderBy(field="amount"),),
+        "collections": (collection(version=2),),
+        "rank": Const(1.0),
+        "k": 7,
+        "candidates": 150,
+    }
+    assert set(changes) == set(comp.CompilablePlan.__annotations__) - {"q"}
+    for name, value in changes.items():
+        assert comp.shape_key(replace(plan, **{name: value}), inputs, TEXT_OUTPUT, "test") != base, name
+    assert comp.shape_key(replace(plan, q="other"), inputs, TEXT_OUTPUT, "test") == base
+    with_vector = comp.Inputs(WS, NOW, unit(1.0), "test-model")
+    assert comp.shape_key(plan, with_vector, TEXT_OUTPUT, "test") != base

@@ -17,6 +17,7 @@ from memseek.schema import definitions
 from memseek.search.rank import OPERATORS
 from memseek.search.rank import rank_hash
 from memseek.search.rank import to_tree
+from memseek.search.views import public_hash
 from tests.conftest import Client
 from tests.unit.test_catalog_load import MINIMAL
 from tests.unit.test_catalog_load import build
@@ -38,7 +39,7 @@ def test_get_views_lists_every_version_as_the_spec_shows(client: Client, runtime
     assert first == {
         "name": "customer_context",
         "version": 1,
-        "hash": runtime.catalog.view_hash(runtime.catalog.view("customer_context")),
+        "hash": public_hash(runtime.catalog.view_hash(runtime.catalog.view("customer_context"))),
         "active": True,
         "kind": "search",
         "parameters": {
@@ -56,7 +57,7 @@ def test_get_views_lists_every_version_as_the_spec_shows(client: Client, runtime
         "required_capabilities": [],
         "profiles": ["pg_default"],
     }
-    assert first["hash"].startswith("sha256:")
+    assert first["hash"].startswith("sha256-")
 
 
 def test_get_views_graph_and_constrained_contracts(client: Client) -> None:
@@ -141,11 +142,19 @@ def test_rank_schema(client: Client, runtime: Runtime) -> None:
         assert defaults["variants"][mode] == to_tree(rank_default.variants[mode])
     assert defaults["variants"]["text"][1][2] == ["product", 1.0, ["normalize", ["score", "importance"]]]
     assert body["engines"] == {
+        "memory_tpuf": {
+            "backend": "turbopuffer",
+            "layout": "shared",
+            "consistency": "strong",
+            "enabled_if_credentials": True,
+            "capabilities": ["text", "vector"],
+            "modes": ["vector", "text", "hybrid"],
+        },
         "pg_default": {
             "backend": "pg",
             "capabilities": ["recent", "structured", "text", "vector"],
             "modes": ["vector", "text", "hybrid", "recent", "structured"],
-        }
+        },
     }
 
 

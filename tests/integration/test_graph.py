@@ -8,6 +8,7 @@ import pytest
 from flask import Flask
 
 from memseek.runtime import Runtime
+from memseek.search.views import public_hash
 from tests.conftest import Client
 from tests.conftest import Tenant
 from tests.integration.view_support import EDGES
@@ -74,7 +75,9 @@ def test_the_spec_example(vclient: Client, view_runtime: Runtime) -> None:
         },
     }
     assert body == {
-        "view": {"name": "g_walk", "version": 1, "hash": catalog.view_hash(catalog.view("g_walk"))},
+        "view": {
+            "name": "g_walk", "version": 1, "hash": public_hash(catalog.view_hash(catalog.view("g_walk"))),
+        },  # fmt: skip
         "parameters": parameters,
         "hits": [citation],
         "input_record_ids": [advises],
@@ -294,9 +297,10 @@ def test_a_package_pins_the_version_that_runs(
     assert body["view"] == {
         "name": "g_walk",
         "version": 2,
-        "hash": pinned.catalog.view_hash(pinned.catalog.view("g_walk")),
+        "hash": public_hash(pinned.catalog.view_hash(pinned.catalog.view("g_walk"))),
     }
-    assert body["view"]["hash"] != view_runtime.catalog.view_hash(view_runtime.catalog.view("g_walk"))
+    active = view_runtime.catalog
+    assert body["view"]["hash"] != public_hash(active.view_hash(active.view("g_walk")))
     assert errors(query(client, "g_walk", {"seed": "s", "depth": 4}))  # v2 narrows depth to 3
     assert query(client, "g_note_listing", {}).status_code == 404  # not in the package
 

@@ -8,6 +8,7 @@ import pytest
 from flask import Flask
 
 from memseek.runtime import Runtime
+from memseek.search.views import public_hash
 from tests.conftest import Client
 from tests.conftest import Tenant
 from tests.integration.view_support import NODES
@@ -39,7 +40,11 @@ def test_the_response(vclient: Client, view_runtime: Runtime) -> None:
     orphan = {"id": lonely, "entity": "svc", "key": "lonely", "text": "component lonely", "content": {}}
     body = ok(vclient.post("/views/g_orphans/query"))  # no body: every parameter takes its default
     assert body == {
-        "view": {"name": "g_orphans", "version": 1, "hash": catalog.view_hash(catalog.view("g_orphans"))},
+        "view": {
+            "name": "g_orphans",
+            "version": 1,
+            "hash": public_hash(catalog.view_hash(catalog.view("g_orphans"))),
+        },
         "parameters": {"limit": 50},
         "hits": [orphan],
         "orphans": [orphan],

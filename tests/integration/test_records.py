@@ -189,7 +189,7 @@ def test_written_record_reads_back_whole(wclient: Client, db: Any) -> None:
     ]
     assert record["collection_version"] == 2 and record["content"] == body["content"]
     assert record["scores"] == {"importance": 3} and record["annotations"] == body["annotations"]
-    assert record["occurred_at"] == "2025-12-31T22:00:00Z"
+    assert record["occurred_at"] == "2025-12-31T22:00:00+00:00"
     assert record["last_accessed"] == record["created_at"]
     lineage = (record["status"], record["depth"], record["derived_from"], record["run_id"])
     assert lineage == ("active", 0, [], "run-1")

@@ -355,7 +355,7 @@ def test_render_budget_truncates(settings: Settings, db: Engine, tenant: Tenant)
     body = search(client, {"mode": "recent", "render": True, "fence": {}})
     lines = body["rendered"].split("\n")
     assert lines[0] == '<records untrusted="true">' and lines[-1] == "</records>"
-    assert lines[-2] == "[...]" and 1 <= len(lines) - 3 < 5
+    assert lines[-2] == "[...] truncated" and 1 <= len(lines) - 3 < 5
     assert body["truncated"] is True and len(body["hits"]) == 5
 
 

@@ -1,9 +1,11 @@
-"""Results do not depend on the access path the planner picks (HNSW, GIN, B-tree or exact scan)."""
+"""Results do not depend on the access path the planner picks (HNSW, GIN, B-tree or exact scan),
+nor on whether a statement template was built for this request or reused from an earlier one."""
 
 from __future__ import annotations
 
 import random
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -13,14 +15,19 @@ from sqlalchemy.engine import Engine
 
 from memseek.db import workspace_transaction
 from memseek.search.compile import Explain
+from memseek.search.compile import Inputs
+from memseek.search.compile import build_statement
 from memseek.search.execute import prepare_transaction
 from memseek.search.execute import run_compiled
 from tests.conftest import Tenant
 from tests.conftest import make_tenant
+from tests.integration.searchdata import NOW
+from tests.integration.searchdata import TEXT_OUTPUT
 from tests.integration.searchdata import Rec
 from tests.integration.searchdata import compiled
 from tests.integration.searchdata import hours_ago
 from tests.integration.searchdata import insert
+from tests.integration.searchdata import plans
 from tests.integration.searchdata import unit
 
 WORDS = [
@@ -70,7 +77,7 @@ def run_on(conn: Connection, path: str, body: dict[str, Any], tenant: Tenant, ve
     for name, value in PATHS[path].items():
         conn.execute(sa.text("SELECT set_config(:n, :v, true)"), {"n": name, "v": value})
     search = compiled(body, tenant.id, vector=vector)
-    plan = "\n".join(conn.execute(Explain(search.statement)).scalars())
+    plan = "\n".join(conn.execute(Explain(search.statement), search.params).scalars())
     result = run_compiled(conn, search)
     return plan, [(h.id, round(h.value or 0, 9)) for h in result.hits], result.candidate_count
 
@@ -100,7 +107,9 @@ def test_every_access_path_gives_the_same_results(
     plans = {path: outcome[0] for path, outcome in outcomes.items()}
     assert "records_embedding" not in plans["exact"]
     if body["mode"] in ("vector", "hybrid"):
-        assert "records_embedding" in plans["indexes"]  # the HNSW index really served a path
+        # Broad scopes: the HNSW index really served a path. Entity scopes are always read exactly.
+        entity_scope = "entities" in body.get("scope", {})
+        assert ("records_embedding" in plans["indexes"]) is not entity_scope
     results = {path: outcome[1:] for path, outcome in outcomes.items()}
     assert results["planner"] == results["indexes"] == results["exact"]
     assert results["planner"][0]  # not vacuous
@@ -111,9 +120,23 @@ def test_selective_scope_still_fills_k_through_hnsw(
 ) -> None:
     """ef_search follows the candidate count and the scan iterates past filtered-out rows."""
     tenant, vector = corpus
+    after = hours_ago(80)
+    body = {"mode": "vector", "q": "x", "k": 20, "scope": {"occurred_after": after.isoformat()}}
+    with workspace_transaction(engine, tenant.id) as conn:
+        plan, hits, proposed = run_on(conn, "indexes", body, tenant, vector)
+        recent = sa.text("SELECT count(*) FROM records WHERE workspace_id = :ws AND occurred_at > :after")
+        in_scope = conn.execute(recent, {"ws": tenant.id, "after": after}).scalar()
+    assert "records_embedding" in plan
+    assert 20 < in_scope < ROWS // 2 and len(hits) == 20 and proposed == in_scope
+
+
+def test_an_entity_scope_is_read_exactly(corpus: tuple[Tenant, list[float]], engine: Engine) -> None:
+    """Whatever the planner would prefer, an entity scope never proposes through HNSW."""
+    tenant, vector = corpus
     body = {"mode": "vector", "q": "x", "k": 20, "scope": {"entities": ["e5"]}}
     with workspace_transaction(engine, tenant.id) as conn:
-        _, hits, proposed = run_on(conn, "indexes", body, tenant, vector)
+        plan, hits, proposed = run_on(conn, "indexes", body, tenant, vector)
+    assert "records_embedding" not in plan
     assert len(hits) == 20 and proposed == ROWS // 12
 
 
@@ -124,6 +147,49 @@ def test_ef_search_follows_the_candidate_count(corpus: tuple[Tenant, list[float]
         prepare_transaction(conn, search)
         assert conn.execute(sa.text("SHOW hnsw.ef_search")).scalar() == "321"
         assert conn.execute(sa.text("SHOW hnsw.iterative_scan")).scalar() == "relaxed_order"
+        assert conn.execute(sa.text("SHOW jit")).scalar() == "off"
+
+
+# --- statement templates -------------------------------------------------------------------------------
+
+
+def _another_request(body: dict[str, Any]) -> dict[str, Any]:
+    """The same shape with other request values: other words, other entities."""
+    other = {**body, "q": "contract upgrade"} if "q" in body else dict(body)
+    if "scope" in body:
+        other["scope"] = {**body["scope"], "entities": ["e7", "e8"]}
+    return other
+
+
+@pytest.mark.parametrize("body", BODIES)
+def test_a_reused_template_gives_the_results_of_a_fresh_statement(
+    corpus: tuple[Tenant, list[float]], engine: Engine, body: dict[str, Any]
+) -> None:
+    tenant, vector = corpus
+    other_vector = unit(*reversed(vector[:16]))
+    first = compiled(body, tenant.id, vector=vector)
+    other = _another_request(body)
+    reused = compiled(other, tenant.id, vector=other_vector)
+    assert reused.statement is first.statement
+    (plan,) = plans(other)
+    inputs = Inputs(tenant.id, NOW, other_vector, "test-model")
+    fresh = replace(reused, statement=build_statement(plan, inputs, TEXT_OUTPUT, "test"))
+    with workspace_transaction(engine, tenant.id) as conn:
+        outcomes = [run_compiled(conn, search) for search in (reused, fresh, first)]
+    ranked = [[(h.id, h.value) for h in outcome.hits] for outcome in outcomes]
+    assert ranked[0] == ranked[1] and ranked[0]
+    assert outcomes[0].candidate_count == outcomes[1].candidate_count
+    if body["mode"] != "recent" or "scope" in body:
+        assert ranked[0] != ranked[2]  # the request values really changed the outcome
+
+
+def test_a_template_never_runs_without_its_request_values(
+    corpus: tuple[Tenant, list[float]], engine: Engine
+) -> None:
+    tenant, vector = corpus
+    search = compiled({"mode": "hybrid", "q": "budget", "k": 5}, tenant.id, vector=vector)
+    with workspace_transaction(engine, tenant.id) as conn, pytest.raises(sa.exc.StatementError):
+        conn.execute(search.statement)
 
 
 # --- lexeme postings (bounded keyword candidates) ------------------------------------------------------
@@ -174,3 +240,4 @@ def test_postings_follow_the_records_table(engine: Engine, db: Engine, tenant: T
     with db.begin() as conn:
         conn.execute(sa.text("DELETE FROM records WHERE id = :id"), {"id": record})
     assert postings(db, record) == {}
+

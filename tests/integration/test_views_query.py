@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from memseek.runtime import Runtime
+from memseek.search.views import public_hash
 from tests.conftest import Client
 from tests.conftest import Tenant
 from tests.integration.view_support import Statements
@@ -52,7 +53,8 @@ def test_a_search_view_runs_the_same_engine_as_post_search(vclient: Client, view
     catalog = view_runtime.catalog
     assert list(body) == WRAPPER_KEYS
     assert body["view"] == {
-        "name": "g_note_search", "version": 1, "hash": catalog.view_hash(catalog.view("g_note_search")),
+        "name": "g_note_search", "version": 1,
+        "hash": public_hash(catalog.view_hash(catalog.view("g_note_search"))),
     }  # fmt: skip
     assert body["parameters"] == {"entity": "maria", "task": "budget", "k": 10}  # kinds omitted: absent
     assert [h["entity"] for h in body["hits"]] == ["maria", "maria"]

@@ -170,13 +170,12 @@ def test_request_problems(
     assert any(d.loc == loc and fragment in d.msg for d in caught.value.details), caught.value.details
 
 
-def test_empty_scope_reads_every_active_collection_the_mode_can(catalog: Catalog) -> None:
+def test_empty_scope_reads_every_ordinary_collection_the_mode_can(catalog: Catalog) -> None:
     text = plan_of({"q": "budget", "mode": "text"}, catalog).searches[0]
-    assert [c.name for c in text.collections] == [
+    assert [c.name for c in text.collections] == [  # not the edges collection `dependencies`
         "calendar_events",
         "components",
         "customer_events",
-        "dependencies",
         "memories",
         "reflections",
     ]

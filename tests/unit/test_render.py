@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from memseek.search.render import TRUNCATED_ROW
 from memseek.search.render import RenderRow
 from memseek.search.render import estimate_tokens
 from memseek.search.render import json_text
@@ -102,9 +103,9 @@ def test_budget_stops_at_the_next_full_row() -> None:
     one_row = estimate_tokens(render_row(row()) + "\n")
     fence = Fence()
     overhead = estimate_tokens('<records untrusted="true">\n') + estimate_tokens("</records>")
-    marker = estimate_tokens("[...]\n")
+    marker = estimate_tokens(TRUNCATED_ROW + "\n")
     text, truncated = render_block([row()] * 3, fence, overhead + 2 * one_row + marker)
-    assert truncated and text.split("\n")[1:-1] == [render_row(row())] * 2 + ["[...]"]
+    assert truncated and text.split("\n")[1:-1] == [render_row(row())] * 2 + [TRUNCATED_ROW]
     text, truncated = render_block([row()] * 3, fence, overhead + 3 * one_row)
     assert not truncated and text.count("[id=") == 3
 

@@ -1,0 +1,246 @@
+"""Spec "Errors" (422 / 404 / 503 / 409) in the one error shape, and one search = one profile.
+
+A second small catalog (`sx2_`) spreads collections over three search profiles: two PostgreSQL
+profiles and a turbopuffer one whose engine is not available here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+from flask import Flask
+
+from memseek.models.registry import ModelRegistry
+from memseek.runtime import Runtime
+from tests.blackbox.conftest import ClientFactory
+from tests.blackbox.conftest import environ
+from tests.blackbox.support import error
+from tests.blackbox.support import ids
+from tests.blackbox.support import invalid
+from tests.blackbox.support import note
+from tests.blackbox.support import rejects
+from tests.blackbox.support import search
+from tests.blackbox.support import vec
+from tests.blackbox.support import write
+from tests.blackbox.support import write_files
+from tests.conftest import Client
+from tests.conftest import Tenant
+from tests.integration.view_support import app_for
+from tests.integration.view_support import runtime_for
+from tests.openai_server import OpenAIServer
+
+PROFILES = """
+profiles:
+  sx_pg2: {backend: pg}
+  sx_tpuf: {backend: turbopuffer, layout: per_collection, consistency: eventual}
+"""
+COLLECTIONS = """
+collections:
+  - {name: sx2_here, version: 1, active: true, types: [note]}
+  - {name: sx2_there, version: 1, active: true, types: [note], search_profile: sx_pg2}
+  - {name: sx2_remote, version: 1, active: true, types: [note], search_profile: sx_tpuf}
+"""
+VIEWS = """
+views:
+  - name: sx2_both
+    version: 1
+    active: true
+    parameters: {}
+    query:
+      sources:
+        - {name: here, mode: recent, scope: {collections: [sx2_here]}}
+        - {name: there, mode: recent, scope: {collections: [sx2_there]}}
+      fuse: {kind: rrf}
+"""
+
+
+def write_catalog(root: Path) -> Path:
+    # no rank_default.yaml: the shipped default formulas apply
+    files = {
+        "conf/search_profiles.yaml": PROFILES,
+        "collections/sx2.yaml": COLLECTIONS,
+        "views/sx2.yaml": VIEWS,
+    }
+    return write_files(root, files)
+
+
+@pytest.fixture(scope="module")
+def profiles_app(
+    runtime: Runtime, sx_server: OpenAIServer, tmp_path_factory: pytest.TempPathFactory
+) -> Flask:
+    built = runtime_for(runtime, write_catalog(tmp_path_factory.mktemp("sx2-catalog")))
+    return app_for(replace(built, models=ModelRegistry(built.catalog.models, environ=environ(sx_server))))
+
+
+@pytest.fixture
+def spread(profiles_app: Flask, tenant: Tenant) -> Client:
+    return Client(profiles_app.test_client(), tenant)
+
+
+def one(collection: str) -> dict[str, Any]:
+    return {"collection": collection, "entity": "e", "type": "note", "text": "budget"}
+
+
+def test_a_single_search_must_resolve_to_one_profile(spread: Client) -> None:
+    rejects(
+        spread,
+        {"mode": "recent", "scope": {"collections": ["sx2_here", "sx2_there"]}},
+        "scope",
+        "collections",
+    )
+    rejects(spread, {"mode": "recent"}, "scope", "collections")  # an empty scope spans them too
+    assert search(spread, {"mode": "recent", "scope": {"collections": ["sx2_there"]}})["profiles"] == [
+        "sx_pg2"
+    ]
+
+
+def test_each_source_resolves_on_its_own_and_profiles_are_sorted(spread: Client) -> None:
+    here, there = write(spread, one("sx2_here"), one("sx2_there"))
+    body = search(
+        spread,
+        {
+            "sources": [
+                {"name": "b", "mode": "recent", "scope": {"collections": ["sx2_there"]}},
+                {"name": "a", "mode": "recent", "scope": {"collections": ["sx2_here"]}},
+                {"name": "c", "mode": "recent", "scope": {"collections": ["sx2_there"]}},
+            ],
+            "fuse": {"kind": "rrf"},
+        },
+    )
+    assert body["profiles"] == ["pg_default", "sx_pg2"]
+    assert set(ids(body)) == {here, there}
+    assert [b["source"] for b in body["backend"]] == ["b", "a", "c"]
+
+
+def test_views_list_every_profile_they_resolved_to(spread: Client) -> None:
+    (entry,) = [v for v in spread.get("/views").get_json()["views"] if v["name"] == "sx2_both"]
+    assert entry["profiles"] == ["pg_default", "sx_pg2"]
+    body = spread.post("/views/sx2_both/query", json={}).get_json()
+    assert body["profiles"] == ["pg_default", "sx_pg2"] and body["parameters"] == {}
+
+
+def test_a_profile_whose_engine_is_unavailable_is_503(spread: Client) -> None:
+    error(
+        spread.post("/search", json={"mode": "text", "q": "x", "scope": {"collections": ["sx2_remote"]}}), 503
+    )
+
+
+def test_an_engine_that_cannot_run_the_mode_is_422(spread: Client) -> None:
+    rejects(spread, {"mode": "recent", "scope": {"collections": ["sx2_remote"]}}, "mode")
+
+
+# --- the errors table ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("body", "status"),
+    [
+        pytest.param({"mode": "recent", "k": 0}, 422, id="invalid-request"),
+        pytest.param(
+            {"mode": "recent", "scope": {"collections": ["sx_missing"]}}, 422, id="catalog-reference"
+        ),
+        pytest.param({"mode": "recent", "where": {"missing": {"eq": 1}}}, 422, id="undeclared-field"),
+        pytest.param(
+            {"mode": "vector", "q": "x", "scope": {"collections": ["sx_notes"]}},
+            422,
+            id="mode-needs-embeddings",
+        ),
+    ],
+)
+def test_invalid_requests_are_422(sx: Client, body: dict[str, Any], status: int) -> None:
+    invalid(sx.post("/search", json=body))
+
+
+def test_no_active_view_is_404(sx: Client) -> None:
+    err = error(sx.post("/views/sx_missing/query", json={}), 404, "not_found")
+    assert err["details"] == [] or all("loc" in d for d in err["details"])
+
+
+def test_unavailable_embeddings_are_503(sx: Client, sx_with: ClientFactory) -> None:
+    write(sx, vec("budget"))
+    offline = sx_with(environ={})
+    body = {"mode": "vector", "q": "unembedded query 503", "scope": {"collections": ["sx_vec"]}}
+    error(offline.post("/search", json=body), 503)
+    error(offline.post("/search", json={**body, "mode": "hybrid"}), 503)
+    error(offline.get("/search?q=another%20unembedded%20query"), 503)
+    assert offline.post("/search", json={"mode": "text", "q": "budget"}).status_code == 200  # never embeds
+
+
+def test_a_failing_embedding_provider_is_503(sx: Client, server: OpenAIServer) -> None:
+    server.fail_next(500)
+    error(
+        sx.post("/search", json={"mode": "vector", "q": "fails 503", "scope": {"collections": ["sx_vec"]}}),
+        503,
+    )
+
+
+def test_text_recent_and_structured_never_call_the_embedding_provider(
+    sx: Client, server: OpenAIServer
+) -> None:
+    write(sx, note("budget", content={"amount": 1}))
+    search(sx, {"mode": "text", "q": "budget"})
+    search(sx, {"mode": "recent", "q": "budget"})
+    search(
+        sx,
+        {
+            "mode": "structured",
+            "q": "budget",
+            "scope": {"collections": ["sx_notes"]},
+            "order_by": [{"field": "amount"}],
+        },
+    )
+    assert not server.requests
+
+
+def test_the_query_is_embedded_once_per_request(sx: Client, server: OpenAIServer) -> None:
+    write(sx, vec("budget"))
+    search(
+        sx,
+        {
+            "q": "embedded once",
+            "sources": [
+                {"name": "a", "mode": "vector", "scope": {"collections": ["sx_vec"]}},
+                {"name": "b", "mode": "hybrid", "scope": {"collections": ["sx_vec"]}},
+            ],
+            "fuse": {"kind": "rrf"},
+        },
+    )
+    assert len([r for r in server.requests if r.path == "/v1/embeddings"]) == 1
+
+
+def test_too_large_is_409(sx: Client, sx_with: ClientFactory) -> None:
+    write(sx, *(note("y" * 1000) for _ in range(5)))
+    error(
+        sx_with(max_response_bytes=1000).post("/search", json={"mode": "recent", "include": ["text"]}),
+        409,
+        "response_too_large",
+    )
+
+
+def test_unknown_routes_and_methods_keep_the_error_shape(sx: Client) -> None:
+    error(sx.get("/nowhere"), 404)
+    error(sx.get("/views/sx_context/query"), 405)
+    error(sx.post("/views"), 405)
+
+
+def test_a_view_whose_parameter_breaks_the_query_blames_the_parameter(sx_with: ClientFactory) -> None:
+    client = sx_with(max_query_chars=5)
+    invalid(
+        client.post("/views/sx_context/query", json={"entity": "e", "task": "far too long"}),
+        "parameters",
+        "task",
+    )
+
+
+def test_one_source_must_resolve_to_one_profile(spread: Client) -> None:
+    err = rejects(
+        spread,
+        {
+            "sources": [{"name": "s", "mode": "recent", "scope": {"collections": ["sx2_here", "sx2_there"]}}],
+            "fuse": {"kind": "rrf"},
+        },
+    )
+    assert ["sources", 0, "scope", "collections"] in [d["loc"] for d in err["details"]]
