@@ -6,8 +6,9 @@ Model aliases (`conf/models.yaml`) use `memseek.models.config.ModelDecl`; the ra
 How a catalog's conf files combine with the shipped ones (`conf/*.yaml` of the project):
 `search_profiles.yaml`, `models.yaml` and `enrichments.yaml` MERGE over the shipped files — an
 entry the catalog declares replaces the shipped entry of the same name, every other shipped
-entry stays available. `rank_default.yaml` REPLACES the shipped file as a whole, because a
-formula is one reviewed unit, not a set of independent names.
+entry stays available. `rank_default.yaml` REPLACES the shipped formula of each mode it
+defines (a formula is one reviewed unit, never merged node by node); a mode it leaves out keeps
+the shipped formula, and `candidates` falls back to the shipped value.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 Layout (design §2):
 
     catalog/
-      conf/rank_default.yaml      optional: REPLACES the shipped default formulas
+      conf/rank_default.yaml      optional: replaces the shipped formula of each mode it defines
       conf/search_profiles.yaml   optional: MERGED over the shipped profiles (catalog wins per name)
       conf/models.yaml            optional: MERGED over the shipped model aliases
       conf/enrichments.yaml       optional: MERGED over the shipped enrichments
@@ -247,8 +247,7 @@ class Reader:
             merged = {e.name: e for e in self._conf_file(shipped / spec.name, spec)}
             merged |= {e.name: e for e in self._conf_file(own / spec.name, spec)}
             entries += merged.values()
-        rank_file = own / RANK_DEFAULT if (own / RANK_DEFAULT).is_file() else shipped / RANK_DEFAULT
-        return entries + self._rank_default(rank_file)
+        return entries + self._rank_default(shipped / RANK_DEFAULT, own / RANK_DEFAULT)
 
     def _conf_file(self, file: Path, spec: _ConfFile) -> list[Entry]:
         if not file.is_file():
@@ -263,13 +262,29 @@ class Reader:
             entries += [entry] if entry else []
         return entries
 
-    def _rank_default(self, file: Path) -> list[Entry]:
-        """The one rank default: the catalog's own file, else the shipped one."""
-        data = self._yaml(file)
-        if data is _UNREADABLE:
-            return []
+    def _rank_default(self, shipped: Path, own: Path) -> list[Entry]:
+        """The one rank default: the catalog's own file replaces the shipped formula of every
+        mode it defines (and `candidates` if given); modes it leaves out keep the shipped one."""
+        data = self._yaml(shipped)
+        file = shipped
+        if own.is_file():
+            file, mine = own, self._yaml(own)
+            if mine is _UNREADABLE:
+                return []
+            data = _overlay(data, mine)
         entry = self._entry(file, (), "rank_default", "rank_default", 1, data, RankDefault.model_validate)
         return [entry] if entry else []
+
+
+def _overlay(shipped: Any, own: Any) -> Any:
+    """`own` over `shipped`, per key and per mode under `variants`; anything malformed is left
+    to validation, which then reports it against the catalog's own file."""
+    if not isinstance(own, dict) or not isinstance(shipped, dict):
+        return own
+    variants = own.get("variants")
+    if isinstance(variants, dict):
+        variants = {**shipped.get("variants", {}), **variants}
+    return {**shipped, **own, **({"variants": variants} if variants is not None else {})}
 
 
 def _message(msg: str) -> str:

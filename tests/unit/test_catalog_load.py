@@ -22,6 +22,7 @@ from memseek.catalog.problems import Problem
 from memseek.catalog.problems import format_loc
 from memseek.paths import reference_catalog
 from memseek.schema import EMBEDDING_DIM
+from memseek.search.rank import to_tree
 
 MINIMAL = Path(__file__).resolve().parents[1] / "fixtures" / "catalogs" / "minimal"
 SEARCH = "{mode: recent, scope: {collections: [notes]}}"
@@ -349,9 +350,9 @@ CASES = [
                  "enrichment x v1", "enrichments.x", "kind must be one of", id="enrichment-unknown-kind"),
     pytest.param(conf("settings.yaml", "a: 1\n"), "conf/settings.yaml", "", "", "unknown conf file",
                  id="conf-unknown-file"),
-    pytest.param(conf("rank_default.yaml", "candidates: 200\nvariants: {text: [text_match]}\n"),
-                 "conf/rank_default.yaml", "rank_default rank_default v1", "variants.hybrid", "Field required",
-                 id="rank-default-incomplete"),
+    pytest.param(conf("rank_default.yaml", "candidates: 200\nvariants: {text: [similarity]}\n"),
+                 "conf/rank_default.yaml", "rank_default rank_default v1", "variants.text", "similarity",
+                 id="rank-default-wrong-signal-for-mode"),
     pytest.param(conf("rank_default.yaml", "candidates: 200\nvariants: {text: [score, imp], vector: "
                       "[similarity], hybrid: [similarity], recent: [const, 1]}\n"),
                  "conf/rank_default.yaml", "rank_default rank_default v1", "variants.text[1]", "score named 'imp'",
@@ -486,6 +487,20 @@ def test_conf_merges_over_shipped_and_rank_default_replaces(tmp_path: Path) -> N
     files = {d.name: d.file for d in catalog.definitions if d.kind == "model"}
     assert files == {"default": "(shipped) conf/models.yaml", "cheap": "(shipped) conf/models.yaml",
                      "remote": "conf/models.yaml", "extra": "conf/models.yaml"}
+
+
+def test_rank_default_replaces_only_the_modes_it_defines(tmp_path: Path) -> None:
+    spec_snippet = (
+        "candidates: 200\nvariants:\n  text:\n    - sum\n"
+        "    - - [product, 1.0, [normalize, [text_match]]]\n"
+        "      - [product, 1.0, [decay, [age_hours, occurred_at], {midpoint: 24, exponent: 1}]]\n"
+    )
+    own = load_catalog(build(tmp_path, conf("rank_default.yaml", spec_snippet)))
+    shipped = load_catalog(build(tmp_path / "plain", {}))
+    assert own.rank_default is not None and shipped.rank_default is not None
+    assert to_tree(own.default_rank("text"))[1][1][2][1] == ["age_hours", "occurred_at"]
+    for mode in ("vector", "hybrid", "recent"):
+        assert own.default_rank(mode) == shipped.default_rank(mode)
 
 
 def _hashes(root: Path) -> tuple[str, dict[tuple[str, str, int], str]]:
