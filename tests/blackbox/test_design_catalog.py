@@ -407,9 +407,9 @@ def test_valid_collection_declarations_load(
         ),
         pytest.param(
             "rank_default.yaml",
-            "candidates: 200\nvariants:\n  text: [const, 1]\n",
-            "variants",
-            id="rank-default-missing-modes",
+            "candidates: 200\nvariants:\n  text: [similarity]\n",
+            "variants.text",
+            id="rank-default-signal-outside-its-mode",
         ),
         pytest.param(
             "rank_default.yaml",
