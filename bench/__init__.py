@@ -14,4 +14,11 @@ from pathlib import Path
 BENCH_DIR = Path(__file__).resolve().parent
 CATALOG_DIR = BENCH_DIR / "catalog"
 RESULTS_DIR = Path(os.environ.get("MEMSEEK_BENCH_RESULTS", BENCH_DIR / "results"))
-DATA_DIR = Path(os.environ.get("MEMSEEK_BENCH_DATA", BENCH_DIR.parent.parent / "shared" / "data"))
+SHARED_DATA = (BENCH_DIR.parent.parent / "shared" / "data", Path("/work/shared/data"))
+
+
+def data_dir() -> Path:
+    """The evaluation data: `MEMSEEK_BENCH_DATA`, else the workplace's shared data folder."""
+    if os.environ.get("MEMSEEK_BENCH_DATA"):
+        return Path(os.environ["MEMSEEK_BENCH_DATA"])
+    return next((p for p in SHARED_DATA if p.is_dir()), SHARED_DATA[0])

@@ -16,7 +16,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from bench import DATA_DIR
+from bench import data_dir
 from bench.corpus import record_body
 
 
@@ -65,9 +65,16 @@ def _jsonl(path: Path) -> list[dict[str, Any]]:
         return [json.loads(line) for line in handle if line.strip()]
 
 
-def load_scifact(root: Path | None = None) -> Dataset:
-    """The 5,183 abstracts (title + text) and the train queries that have judgments."""
-    base = (root or DATA_DIR) / "scifact"
+def scifact_split(base: Path) -> str:
+    """`train` when judged, else the one split with judgments (a held-out copy may hold `test`)."""
+    splits = sorted(p.stem for p in (base / "qrels").glob("*.tsv"))
+    return "train" if "train" in splits or not splits else splits[0]
+
+
+def load_scifact(root: Path | None = None, split: str | None = None) -> Dataset:
+    """The abstracts (title + text) and the queries of `split` that have judgments."""
+    base = (root or data_dir()) / "scifact"
+    split = split or scifact_split(base)
     docs = tuple(
         Doc(
             row["_id"],
@@ -80,16 +87,20 @@ def load_scifact(root: Path | None = None) -> Dataset:
         for row in _jsonl(base / "corpus.jsonl")
     )
     qrels: dict[str, dict[str, int]] = {}
-    lines = (base / "qrels" / "train.tsv").read_text(encoding="utf-8").splitlines()
+    lines = (base / "qrels" / f"{split}.tsv").read_text(encoding="utf-8").splitlines()
     for line in lines[1:]:  # header line first
         qid, doc_id, score = line.split("\t")
         qrels.setdefault(qid, {})[doc_id] = int(score)
     queries = tuple(
         Query(row["_id"], row["text"], qrels[row["_id"]])
-        for row in _jsonl(base / "queries-train.jsonl")
+        for row in _jsonl(_first(base / f"queries-{split}.jsonl", base / "queries.jsonl"))
         if row["_id"] in qrels
     )
     return Dataset("scifact", docs, queries)
+
+
+def _first(*paths: Path) -> Path:
+    return next((p for p in paths if p.is_file()), paths[0])
 
 
 _SESSION = re.compile(r"^session_(\d+)$")
@@ -154,7 +165,10 @@ def load_locomo(root: Path | None = None) -> Dataset:
     Doc ids are `conv-26/D1:3`. Evidence ids that resolve to no turn are skipped (counted in
     `skipped_evidence`); a question left with no evidence is dropped.
     """
-    samples = json.loads(((root or DATA_DIR) / "locomo" / "locomo-dev.json").read_text(encoding="utf-8"))
+    files = sorted(((root or data_dir()) / "locomo").glob("*.json"))  # dev here; held-out copies may differ
+    if not files:
+        raise FileNotFoundError(f"no LoCoMo *.json under {(root or data_dir()) / 'locomo'}")
+    samples = [s for f in files for s in json.loads(f.read_text(encoding="utf-8"))]
     docs: list[Doc] = []
     queries: list[Query] = []
     skipped = 0

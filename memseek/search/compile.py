@@ -24,7 +24,7 @@ names only. The statement carries `/* memseek <route or view> */` for pg_stat_st
 Statements are templates: building one costs 1–8 ms of Python, so each shape is built once and
 reused (`compile_search` keeps the last `TEMPLATE_CACHE` shapes). The values that change from
 request to request — workspace, `now`, the query text and vector, the embedding model, the
-scope's entities — are required named parameters (`REQUEST_VALUES`) supplied at execution
+scope's entities and time bounds — are required named parameters (`REQUEST_VALUES`) supplied at execution
 (`CompiledSearch.params`); everything else a statement depends on is part of its shape key.
 """
 
@@ -87,8 +87,9 @@ R = records.c
 POSTING_POOL = 2
 """Records read per keyword candidate wanted: the best postings are re-checked and ranked by
 `ts_rank_cd` on at most this many times `candidates` records."""
-TEMPLATE_CACHE = 512
-"""Statement shapes kept built (a shape: everything but the request values)."""
+TEMPLATE_CACHE = 128
+"""Statement shapes kept built (a shape: everything but the request values); a hybrid template
+holds ~0.3 MB of SQLAlchemy objects, a structured one ~0.1 MB."""
 _TAG = re.compile(r"^[A-Za-z0-9_ /{}.\-]{1,200}$")
 
 
@@ -197,7 +198,8 @@ def build_statement(plan: CompilablePlan, inputs: Inputs, output: Output, label:
 
 # --- templates and request values -----------------------------------------------------------
 
-REQUEST_VALUES = ("workspace_id", "now", "query_text", "query_vector", "embedding_model", "scope_entities")
+REQUEST_VALUES = ("workspace_id", "now", "query_text", "query_vector", "embedding_model", "scope_entities",
+                  "occurred_after", "occurred_before")
 """The statement parameters whose values come from each request (`request_values`)."""
 
 
@@ -209,20 +211,24 @@ def request_values(plan: CompilablePlan, inputs: Inputs) -> dict[str, Any]:
         values["query_vector"] = list(inputs.vector)
     if inputs.embedding_model:
         values["embedding_model"] = inputs.embedding_model
-    if plan.scope.entities:
-        values["scope_entities"] = list(plan.scope.entities)
+    scope = plan.scope
+    if scope.entities:
+        values["scope_entities"] = list(scope.entities)
+    bounds = {"occurred_after": scope.occurred_after, "occurred_before": scope.occurred_before}
+    values.update({name: bound for name, bound in bounds.items() if bound is not None})
     return values
 
 
 def shape_key(plan: CompilablePlan, inputs: Inputs, output: Output, label: str) -> Hashable:
     """Everything a statement depends on except the request values: every `CompilablePlan`
-    attribute but `q`, the scope without its entities (only whether it names any), and which
-    of the vector and embedding model are given. Pydantic parts are keyed by their JSON, which
-    keeps value types apart (1, 1.0, true and "1" differ)."""
+    attribute but `q`, the scope without its entities and time bounds (only whether it has
+    them), and which of the vector and embedding model are given. Pydantic parts are keyed by
+    their JSON, which keeps value types apart (1, 1.0, true and "1" differ)."""
+    scope = plan.scope
     return (
         plan.mode,
-        plan.scope.model_dump_json(exclude={"entities"}),
-        bool(plan.scope.entities),
+        scope.model_dump_json(exclude={"entities", "occurred_after", "occurred_before"}),
+        (bool(scope.entities), scope.occurred_after is not None, scope.occurred_before is not None),
         tuple((name, condition.model_dump_json()) for name, condition in plan.where.items()),
         tuple(sorted(plan.field_types.items())),
         tuple(plan.order_by or ()),
@@ -341,9 +347,9 @@ def scope_rules(scope: Scope) -> list[ColumnElement[bool]]:
     if scope.versions == "current":
         out.append(R.is_current.is_(True))
     if scope.occurred_after is not None:
-        out.append(R.occurred_at > sa.bindparam("occurred_after", scope.occurred_after, type_=TS))
+        out.append(R.occurred_at > request_value("occurred_after", TS))
     if scope.occurred_before is not None:
-        out.append(R.occurred_at < sa.bindparam("occurred_before", scope.occurred_before, type_=TS))
+        out.append(R.occurred_at < request_value("occurred_before", TS))
     if scope.depth_lte is not None:
         out.append(R.depth <= scope.depth_lte)
     return out

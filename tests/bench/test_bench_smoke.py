@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from bench import data_dir
 from bench.__main__ import main
 from bench.baselines import parse_tsvector
 from bench.corpus import CorpusSpec
@@ -21,6 +22,16 @@ from bench.corpus import generate
 from bench.datasets import normalise_evidence
 from bench.datasets import session_time
 from bench.metrics import evaluate
+
+
+def test_mini_data_reads_like_the_shared_data(tmp_path: Path) -> None:
+    from bench.datasets import load_locomo
+    from bench.datasets import load_scifact
+
+    root = write_mini_data(tmp_path)
+    scifact, locomo = load_scifact(root), load_locomo(root)
+    assert (len(scifact.docs), len(scifact.queries)) == (20, 10)
+    assert (len(locomo.docs), len(locomo.queries)) == (10, 10)
 
 
 def run_suite(tmp_path: Path, *argv: str) -> dict[str, Any]:
@@ -109,6 +120,44 @@ def test_latency_suite(tmp_path: Path) -> None:
     assert result["relation_sizes"]["index records_embedding"] > 0 and result["service_rss_bytes"] > 0
 
 
+TOPICS = ["vitamin d deficiency and bone density", "insulin resistance in adipose tissue",
+          "tumour suppressor genes in colon cancer", "antibiotic resistance of staphylococcus",
+          "sleep deprivation and memory consolidation", "statins lower cholesterol levels",
+          "malaria transmission by mosquitoes", "gut microbiome and obesity",
+          "hypertension treated with diuretics", "stem cells regenerate heart muscle"]
+
+
+def write_mini_data(root: Path) -> Path:
+    """A dataset in the shared data's formats, for machines (CI) without `../shared/data`."""
+    scifact = root / "scifact"
+    (scifact / "qrels").mkdir(parents=True)
+    docs = [{"_id": f"d{i}", "title": t.title(), "text": f"We study {t}. Results on {t} in {n} patients.",
+             "metadata": {}} for i, (t, n) in enumerate((t, n) for n in (40, 90) for t in TOPICS)]
+    (scifact / "corpus.jsonl").write_text("".join(json.dumps(d) + "\n" for d in docs))
+    queries = [{"_id": f"q{i}", "text": f"Does {t} matter?", "metadata": {}} for i, t in enumerate(TOPICS)]
+    (scifact / "queries-train.jsonl").write_text("".join(json.dumps(q) + "\n" for q in queries))
+    qrels = "".join(f"q{i}\td{i}\t1\n" for i in range(len(TOPICS)))
+    (scifact / "qrels" / "train.tsv").write_text("query-id\tcorpus-id\tscore\n" + qrels)
+    turns = [{"speaker": "Ann" if i % 2 else "Bo", "dia_id": f"D1:{i + 1}", "text": f"I read about {t}."}
+             for i, t in enumerate(TOPICS)]
+    qa = [{"question": f"Who read about {t}?", "answer": "x", "evidence": [f"D1:{i + 1}"],
+           "category": 1 + i % 4} for i, t in enumerate(TOPICS)]
+    sample = {"sample_id": "conv-1", "qa": qa, "conversation": {
+        "speaker_a": "Ann", "speaker_b": "Bo", "session_1": turns,
+        "session_1_date_time": "1:56 pm on 8 May, 2023"}}
+    (root / "locomo").mkdir()
+    (root / "locomo" / "locomo-dev.json").write_text(json.dumps([sample]))
+    return root
+
+
+@pytest.fixture
+def evaluation_data(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The real shared data where it exists, else a small copy in the same formats."""
+    if not (data_dir() / "scifact").is_dir() or not (data_dir() / "locomo").is_dir():
+        monkeypatch.setenv("MEMSEEK_BENCH_DATA", str(write_mini_data(tmp_path_factory.mktemp("data"))))
+
+
+@pytest.mark.usefixtures("evaluation_data")
 @pytest.mark.parametrize("dataset", ["scifact", "locomo"])
 def test_quality_suite(tmp_path: Path, dataset: str) -> None:
     result = run_suite(tmp_path, "quality", dataset, "--queries", "8", "--corpus", "20")

@@ -99,7 +99,7 @@ def test_every_condition_operator_has_a_rule() -> None:
         pytest.param(
             {"occurred_after": "2026-01-01T00:00:00Z", "status": "all", "versions": "all"},
             "records.occurred_at > %(occurred_after)s::TIMESTAMP WITH TIME ZONE",
-            {"occurred_after": datetime(2026, 1, 1, tzinfo=UTC)},
+            {"occurred_after": None},  # a request value
             id="strict-time-bound",
         ),
     ],
@@ -272,6 +272,8 @@ SAME_SHAPE = [
     pytest.param({"mode": "recent", "scope": {"entities": ["a"]}},
                  {"mode": "recent", "scope": {"entities": ["b", "c"]}}, id="recent-entities"),
     pytest.param({"mode": "text", "q": "budget"}, {"mode": "text", "q": "refund outage"}, id="text-q"),
+    pytest.param({"mode": "recent", "scope": {"occurred_after": "2026-06-30T12:00:00Z"}},
+                 {"mode": "recent", "scope": {"occurred_after": "2026-06-30T13:00:00Z"}}, id="recent-since"),
     pytest.param({"mode": "hybrid", "q": "budget", "scope": {"entities": ["a"]}},
                  {"mode": "hybrid", "q": "other words", "scope": {"entities": ["b"]}}, id="hybrid"),
     pytest.param({"mode": "structured", "order_by": [{"field": "amount"}], "scope": {"entities": ["a"]}},
@@ -293,10 +295,14 @@ def test_requests_of_one_shape_share_a_template(body: dict[str, Any], other: dic
 
 
 def test_templates_hold_no_request_value() -> None:
-    search = compiled({"mode": "hybrid", "q": "budget", "scope": {"entities": ["a"]}}, WS, vector=unit(1.0))
+    bounds = {"occurred_after": "2026-01-01T00:00:00Z", "occurred_before": "2026-02-01T00:00:00+01:00"}
+    search = compiled({"mode": "hybrid", "q": "budget", "scope": {"entities": ["a"], **bounds}}, WS,
+                      vector=unit(1.0))
     _, params = render(search.statement)
     assert set(search.params) == set(comp.REQUEST_VALUES)
     assert all(params[name] is None for name in comp.REQUEST_VALUES)
+    assert search.params["occurred_after"] == datetime(2026, 1, 1, tzinfo=UTC)
+    assert search.params["occurred_before"] == datetime(2026, 1, 31, 23, tzinfo=UTC)
 
 
 def test_shapes_that_differ_get_their_own_template() -> None:
@@ -311,6 +317,8 @@ def test_shapes_that_differ_get_their_own_template() -> None:
         {**base, "where": {"amount": {"eq": 1.0}}},
         {**base, "scope": {"status": "draft"}},
         {**base, "scope": {"entities": ["a"]}},
+        {**base, "scope": {"occurred_after": "2026-06-30T12:00:00Z"}},
+        {**base, "scope": {"occurred_before": "2026-06-30T12:00:00Z"}},
         {**base, "rank": ["const", 1]},
     ]
     searches = [compiled(body, WS) for body in bodies]

@@ -92,6 +92,10 @@ BODIES = [
         {"mode": "hybrid", "q": "pricing", "k": 5, "scope": {"entities": ["e1", "e2"]}}, id="hybrid-selective"
     ),
     pytest.param({"mode": "recent", "k": 20, "where": {}}, id="recent"),
+    pytest.param(
+        {"mode": "hybrid", "q": "refund", "k": 10, "scope": {"occurred_after": hours_ago(200).isoformat()}},
+        id="hybrid-since",
+    ),
 ]
 
 
@@ -154,10 +158,13 @@ def test_ef_search_follows_the_candidate_count(corpus: tuple[Tenant, list[float]
 
 
 def _another_request(body: dict[str, Any]) -> dict[str, Any]:
-    """The same shape with other request values: other words, other entities."""
+    """The same shape with other request values: other words, entities, time bound."""
     other = {**body, "q": "contract upgrade"} if "q" in body else dict(body)
-    if "scope" in body:
-        other["scope"] = {**body["scope"], "entities": ["e7", "e8"]}
+    scope = body.get("scope", {})
+    if "entities" in scope:
+        other["scope"] = {**scope, "entities": ["e7", "e8"]}
+    if "occurred_after" in scope:
+        other["scope"] = {**scope, "occurred_after": hours_ago(100).isoformat()}
     return other
 
 
