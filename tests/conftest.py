@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import tempfile
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,11 +24,11 @@ from sqlalchemy.engine import Engine
 
 from memseek import auth
 from memseek import migrate
-from memseek.app import create_app
 from memseek.db import create_db_engine
 from memseek.runtime import Runtime
 from memseek.runtime import build_runtime
 from memseek.settings import Settings
+from tests.helpers import app_for
 from tests.openai_server import OpenAIServer
 from tests.openai_server import running_server
 
@@ -69,12 +70,19 @@ def settings(database_url: str) -> Settings:
     return Settings(database_url=database_url, run_worker=False)
 
 
-@pytest.fixture(scope="session")
-def engine(settings: Settings) -> Iterator[Engine]:
+@contextmanager
+def migrated_engine(settings: Settings) -> Iterator[Engine]:
+    """An engine of `settings.database_url`, upgraded to head, disposed on exit."""
     engine = create_db_engine(settings)
     migrate.upgrade(engine)
     yield engine
     engine.dispose()
+
+
+@pytest.fixture(scope="session")
+def engine(settings: Settings) -> Iterator[Engine]:
+    with migrated_engine(settings) as engine:
+        yield engine
 
 
 @pytest.fixture(scope="session")
@@ -84,17 +92,20 @@ def runtime(settings: Settings, engine: Engine) -> Runtime:
 
 @pytest.fixture(scope="session")
 def app(runtime: Runtime) -> Flask:
-    app = create_app(shared=runtime)
-    app.testing = True
-    return app
+    return app_for(runtime)
+
+
+def empty_tenant_tables(engine: Engine) -> None:
+    """Remove every workspace and everything in it (definitions stay)."""
+    with engine.begin() as conn:
+        conn.execute(sa.text(f"TRUNCATE {TENANT_TABLES} CASCADE"))
 
 
 @pytest.fixture
 def db(engine: Engine) -> Iterator[Engine]:
     """The session engine; tenant tables are emptied after the test."""
     yield engine
-    with engine.begin() as conn:
-        conn.execute(sa.text(f"TRUNCATE {TENANT_TABLES} CASCADE"))
+    empty_tenant_tables(engine)
 
 
 @dataclass(frozen=True)
@@ -108,6 +119,7 @@ class Tenant:
 
 
 def make_tenant(engine: Engine, name: str) -> Tenant:
+    """A new workspace named `name` and its first key."""
     with engine.begin() as conn:
         workspace_id, key = auth.create_workspace(conn, name)
     return Tenant(workspace_id, key)
@@ -139,6 +151,11 @@ class Client:
 
     def post(self, path: str, json: Any = None, **kw: Any) -> Any:
         return self.request("POST", path, json=json, **kw)
+
+
+def client_for(runtime: Runtime, tenant: Tenant) -> Client:
+    """A client of a new app over `runtime` (see `tests.helpers.runtime_for`) for `tenant`."""
+    return Client(app_for(runtime).test_client(), tenant)
 
 
 @pytest.fixture

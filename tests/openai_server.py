@@ -85,6 +85,10 @@ class OpenAIServer:
         host, port = self._http.server_address[:2]
         return f"http://{host}:{port}"
 
+    def environ(self, api_key: str = "test") -> dict[str, str]:
+        """The variables the shipped `openai` model aliases read, pointing at this server."""
+        return {"OPENAI_BASE_URL": self.base_url, "OPENAI_API_KEY": api_key}
+
     def start(self) -> OpenAIServer:
         self._thread.start()
         return self
@@ -92,6 +96,13 @@ class OpenAIServer:
     def stop(self) -> None:
         self._http.shutdown()
         self._http.server_close()
+
+    def reset(self) -> None:
+        """Forget the recorded requests and everything scripted (between tests sharing the server)."""
+        with self._lock:
+            self.requests.clear()
+            self._replies.clear()
+            self._scripted.clear()
 
     def reply_with(self, *replies: Reply) -> None:
         """Queue chat message contents (a string, or a callable of the messages returning one)."""

@@ -1,36 +1,44 @@
-"""Fixtures of the black-box conformance tests: the `sx_` app over HTTP (see `support`)."""
+"""Fixtures of the black-box conformance tests, all over HTTP.
+
+`sx_*`, `sx`, `server`: the spec (read side) suite's app over the `sx_` catalog (see `support`) in
+the session database. `bw_*`, `bw`, `bw_other`: the design suite's app over the `bw` catalog (see
+`design_support`) in a database of its own.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from collections.abc import Iterator
-from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import pytest
 from flask import Flask
+from sqlalchemy.engine import Engine
 
-from memseek.models.registry import ModelRegistry
 from memseek.runtime import Runtime
+from memseek.runtime import build_runtime
 from memseek.search import embed
-from tests.blackbox.design_support import bw  # noqa: F401 (test_design_* fixtures)
-from tests.blackbox.design_support import bw_app  # noqa: F401 (test_design_* fixtures)
-from tests.blackbox.design_support import bw_catalog  # noqa: F401 (test_design_* fixtures)
-from tests.blackbox.design_support import bw_db  # noqa: F401 (test_design_* fixtures)
-from tests.blackbox.design_support import bw_engine  # noqa: F401 (test_design_* fixtures)
-from tests.blackbox.design_support import bw_other  # noqa: F401 (test_design_* fixtures)
-from tests.blackbox.design_support import bw_runtime  # noqa: F401 (test_design_* fixtures)
-from tests.blackbox.design_support import bw_url  # noqa: F401 (test_design_* fixtures)
-from tests.blackbox.design_support import bw_ws  # noqa: F401 (test_design_* fixtures)
-from tests.blackbox.design_support import bw_ws_other  # noqa: F401 (test_design_* fixtures)
+from memseek.settings import Settings
+from tests.blackbox.design_support import CATALOG
 from tests.blackbox.support import EMBED_ENV
 from tests.blackbox.support import write_catalog
 from tests.conftest import Client
 from tests.conftest import Tenant
-from tests.integration.view_support import app_for
-from tests.integration.view_support import runtime_for
+from tests.conftest import client_for
+from tests.conftest import empty_tenant_tables
+from tests.conftest import make_database
+from tests.conftest import make_tenant
+from tests.conftest import migrated_engine
+from tests.helpers import app_for
+from tests.helpers import runtime_for
+from tests.helpers import with_models
+from tests.helpers import with_settings
+from tests.helpers import write_files
 from tests.openai_server import OpenAIServer
 from tests.openai_server import running_server
+
+# --- the spec suite: the `sx_` app ----------------------------------------------------------------
 
 
 @pytest.fixture(scope="session")
@@ -41,15 +49,14 @@ def sx_server() -> Iterator[OpenAIServer]:
 
 
 def environ(server: OpenAIServer) -> dict[str, str]:
-    return {EMBED_ENV: server.base_url, "OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "sx-key"}
+    return {EMBED_ENV: server.base_url, **server.environ(api_key="sx-key")}
 
 
 @pytest.fixture(scope="session")
 def sx_runtime(
     runtime: Runtime, sx_server: OpenAIServer, tmp_path_factory: pytest.TempPathFactory
 ) -> Runtime:
-    built = runtime_for(runtime, write_catalog(tmp_path_factory.mktemp("sx-catalog")))
-    return replace(built, models=ModelRegistry(built.catalog.models, environ=environ(sx_server)))
+    return runtime_for(runtime, write_catalog(tmp_path_factory.mktemp("sx-catalog")), environ(sx_server))
 
 
 @pytest.fixture(scope="session")
@@ -62,9 +69,7 @@ def server(sx_server: OpenAIServer) -> Iterator[OpenAIServer]:
     """The session's server with no recorded requests and nothing scripted."""
     embed.CACHE.clear()
     yield sx_server
-    sx_server.requests.clear()
-    sx_server._replies.clear()
-    sx_server._scripted.clear()
+    sx_server.reset()
 
 
 @pytest.fixture
@@ -82,9 +87,65 @@ def sx_with(sx_runtime: Runtime, tenant: Tenant, server: OpenAIServer) -> Client
     overridden; `environ={...}` replaces the model providers' environment."""
 
     def make(environ: dict[str, str] | None = None, **settings: Any) -> Client:
-        runtime = replace(sx_runtime, settings=sx_runtime.settings.with_overrides(**settings))
-        if environ is not None:
-            runtime = replace(runtime, models=ModelRegistry(runtime.catalog.models, environ=environ))
-        return Client(app_for(runtime).test_client(), tenant)
+        runtime = with_settings(sx_runtime, **settings)
+        return client_for(runtime if environ is None else with_models(runtime, environ), tenant)
 
     return make
+
+
+# --- the design suite: the `bw` app in the `memseek_bw` database ----------------------------------
+
+
+@pytest.fixture(scope="session")
+def bw_url(pg_server_url: str) -> str:
+    return make_database(pg_server_url, "memseek_bw")
+
+
+@pytest.fixture(scope="session")
+def bw_engine(bw_url: str) -> Iterator[Engine]:
+    with migrated_engine(Settings(database_url=bw_url)) as engine:
+        yield engine
+
+
+@pytest.fixture(scope="session")
+def bw_catalog(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return write_files(tmp_path_factory.mktemp("bw-catalog"), CATALOG)
+
+
+@pytest.fixture(scope="session")
+def bw_runtime(bw_url: str, bw_engine: Engine, bw_catalog: Path) -> Runtime:
+    settings = Settings(database_url=bw_url, memseek_catalog=bw_catalog, run_worker=False)
+    return build_runtime(settings, engine=bw_engine)
+
+
+@pytest.fixture(scope="session")
+def bw_app(bw_runtime: Runtime) -> Flask:
+    return app_for(bw_runtime)
+
+
+@pytest.fixture
+def bw_db(bw_engine: Engine) -> Iterator[Engine]:
+    """The `bw` engine; its tenant tables are emptied after the test."""
+    yield bw_engine
+    empty_tenant_tables(bw_engine)
+
+
+@pytest.fixture
+def bw_ws(bw_db: Engine) -> Tenant:
+    return make_tenant(bw_db, "bw-a")
+
+
+@pytest.fixture
+def bw_ws_other(bw_db: Engine) -> Tenant:
+    return make_tenant(bw_db, "bw-b")
+
+
+@pytest.fixture
+def bw(bw_app: Flask, bw_ws: Tenant) -> Client:
+    """A client of the `bw` app for the `bw_ws` workspace."""
+    return Client(bw_app.test_client(), bw_ws)
+
+
+@pytest.fixture
+def bw_other(bw_app: Flask, bw_ws_other: Tenant) -> Client:
+    return Client(bw_app.test_client(), bw_ws_other)

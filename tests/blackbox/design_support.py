@@ -4,38 +4,23 @@ Everything runs over HTTP (Flask test client) or the `memseek` command in a subp
 database of its own (`memseek_bw`), so the design's examples can be loaded verbatim — the
 `customer_events` v2 collection, the spec's `customer_context` and `upcoming_calendar` views, the
 `support_agent` package — without clashing with the other suites' definitions. Conf files are the
-design's and the spec's examples exactly as written.
+design's and the spec's examples exactly as written. The `bw_*` fixtures are in this folder's
+conftest; requests go through `tests.helpers`.
 """
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-from collections.abc import Iterator
-from dataclasses import dataclass
-from dataclasses import replace
-from pathlib import Path
 from typing import Any
-from uuid import UUID
 
-import pytest
 import sqlalchemy as sa
-from flask import Flask
 from sqlalchemy.engine import Engine
 
-from memseek import auth
-from memseek import migrate
-from memseek.app import create_app
-from memseek.db import create_db_engine
-from memseek.models.registry import ModelRegistry
 from memseek.runtime import Runtime
-from memseek.runtime import build_runtime
-from memseek.settings import Settings
 from memseek.write.worker import RetryPolicy
 from memseek.write.worker import process_batch
 from tests.conftest import Client
-from tests.conftest import make_database
+from tests.conftest import Tenant
+from tests.helpers import ok
 
 SEARCH_PROFILES = """\
 profiles:
@@ -264,106 +249,6 @@ CATALOG = {
 }
 
 
-def write_files(root: Path, files: dict[str, str]) -> Path:
-    """Write `files` (relative path → text) under `root`; returns `root`."""
-    for name, text in files.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    return root
-
-
-@dataclass(frozen=True)
-class Workspace:
-    """A workspace of the `bw` database and one of its keys."""
-
-    id: UUID
-    key: str
-
-    @property
-    def headers(self) -> dict[str, str]:
-        return {"Authorization": f"Bearer {self.key}"}
-
-
-@pytest.fixture(scope="session")
-def bw_url(pg_server_url: str) -> str:
-    return make_database(pg_server_url, "memseek_bw")
-
-
-@pytest.fixture(scope="session")
-def bw_engine(bw_url: str) -> Iterator[Engine]:
-    engine = create_db_engine(Settings(database_url=bw_url))
-    migrate.upgrade(engine)
-    yield engine
-    engine.dispose()
-
-
-@pytest.fixture(scope="session")
-def bw_catalog(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return write_files(tmp_path_factory.mktemp("bw-catalog"), CATALOG)
-
-
-@pytest.fixture(scope="session")
-def bw_runtime(bw_url: str, bw_engine: Engine, bw_catalog: Path) -> Runtime:
-    settings = Settings(database_url=bw_url, memseek_catalog=bw_catalog, run_worker=False)
-    return build_runtime(settings, engine=bw_engine)
-
-
-def with_models(runtime: Runtime, environ: dict[str, str]) -> Runtime:
-    """`runtime` whose HTTP model providers read `environ` (e.g. the local OpenAI-protocol server)."""
-    return replace(runtime, models=ModelRegistry(runtime.catalog.models, environ=environ))
-
-
-def app_of(runtime: Runtime) -> Flask:
-    app = create_app(shared=runtime)
-    app.testing = True
-    return app
-
-
-@pytest.fixture(scope="session")
-def bw_app(bw_runtime: Runtime) -> Flask:
-    return app_of(bw_runtime)
-
-
-def new_workspace(engine: Engine, name: str) -> Workspace:
-    with engine.begin() as conn:
-        workspace_id, key = auth.create_workspace(conn, name)
-    return Workspace(workspace_id, key)
-
-
-@pytest.fixture
-def bw_db(bw_engine: Engine) -> Iterator[Engine]:
-    """The `bw` engine; its tenant tables are emptied after the test."""
-    yield bw_engine
-    with bw_engine.begin() as conn:
-        conn.execute(sa.text("TRUNCATE processing_queue, records, api_keys, workspaces CASCADE"))
-
-
-@pytest.fixture
-def bw_ws(bw_db: Engine) -> Workspace:
-    return new_workspace(bw_db, "bw-a")
-
-
-@pytest.fixture
-def bw_ws_other(bw_db: Engine) -> Workspace:
-    return new_workspace(bw_db, "bw-b")
-
-
-def client_of(app: Flask, workspace: Workspace) -> Client:
-    return Client(app.test_client(), workspace)  # type: ignore[arg-type]
-
-
-@pytest.fixture
-def bw(bw_app: Flask, bw_ws: Workspace) -> Client:
-    """A client of the `bw` app for the `bw_ws` workspace."""
-    return client_of(bw_app, bw_ws)
-
-
-@pytest.fixture
-def bw_other(bw_app: Flask, bw_ws_other: Workspace) -> Client:
-    return client_of(bw_app, bw_ws_other)
-
-
 # --- request helpers ----------------------------------------------------------------------------
 
 
@@ -389,52 +274,7 @@ def rec(collection: str = "bw_plain", text: str = "a note", **values: Any) -> di
     return body
 
 
-def post(client: Client, *records: dict[str, Any], query: str = "") -> Any:
-    return client.post(f"/records{query}", json={"records": list(records)})
-
-
-def write(client: Client, *records: dict[str, Any], query: str = "") -> list[dict[str, Any]]:
-    """POST the records; expect 201; the per-record results."""
-    response = post(client, *records, query=query)
-    assert response.status_code == 201, response.get_data(as_text=True)
-    return response.get_json()["records"]  # type: ignore[no-any-return]
-
-
-def ids(client: Client, *records: dict[str, Any]) -> list[str]:
-    return [r["id"] for r in write(client, *records)]
-
-
-def get(client: Client, record_id: str) -> dict[str, Any]:
-    response = client.get(f"/records/{record_id}")
-    assert response.status_code == 200, response.get_data(as_text=True)
-    return response.get_json()  # type: ignore[no-any-return]
-
-
-def error(response: Any, status: int, code: str | None = None) -> dict[str, Any]:
-    """Assert the one error shape and `status` (and `code`); the `error` object."""
-    assert response.status_code == status, response.get_data(as_text=True)
-    assert response.mimetype == "application/json"
-    body = response.get_json()
-    assert set(body) == {"error"}, body
-    err = body["error"]
-    assert set(err) == {"code", "message", "details"}, err
-    assert isinstance(err["code"], str) and err["code"]
-    assert isinstance(err["message"], str) and err["message"]
-    assert isinstance(err["details"], list)
-    for detail in err["details"]:
-        assert set(detail) == {"loc", "msg"}, detail
-        assert isinstance(detail["loc"], list) and isinstance(detail["msg"], str)
-    if code is not None:
-        assert err["code"] == code, err
-    return err  # type: ignore[no-any-return]
-
-
-def locs(response: Any, status: int = 422) -> list[list[Any]]:
-    """The `loc` of every detail of an error response."""
-    return [d["loc"] for d in error(response, status)["details"]]
-
-
-def count_records(engine: Engine, workspace: Workspace) -> int:
+def count_records(engine: Engine, workspace: Tenant) -> int:
     with engine.connect() as conn:
         query = sa.text("SELECT count(*) FROM records WHERE workspace_id = :ws")
         return int(conn.execute(query, {"ws": workspace.id}).scalar_one())
@@ -457,29 +297,4 @@ def recent(client: Client, collection: str, **scope: Any) -> list[dict[str, Any]
         "k": 100,
         "include": ["text", "key", "entity", "status"],
     }
-    response = client.post("/search", json=body)
-    assert response.status_code == 200, response.get_data(as_text=True)
-    return response.get_json()["hits"]  # type: ignore[no-any-return]
-
-
-# --- the `memseek` command ----------------------------------------------------------------------
-
-
-def memseek(
-    env: dict[str, str], *args: str, stdin: str | None = None, timeout: float = 180
-) -> subprocess.CompletedProcess[str]:
-    """Run `python -m memseek ARGS` with `env`."""
-    return subprocess.run(
-        [sys.executable, "-m", "memseek", *args],
-        env=env,
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
-
-
-def cli_env(**values: str) -> dict[str, str]:
-    """The test process's environment without Memseek's own variables, plus `values`."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMSEEK_", "DATABASE_URL"))}
-    return {**env, **values}
+    return ok(client.post("/search", json=body))["hits"]  # type: ignore[no-any-return]

@@ -12,15 +12,17 @@ here carries the `sx_` prefix and must never change content: add a new version i
 
 from __future__ import annotations
 
-import shutil
 from datetime import UTC
 from datetime import datetime
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from memseek.paths import reference_catalog
+from tests import helpers
 from tests.conftest import Client
+from tests.helpers import error
+from tests.helpers import ok
+from tests.helpers import written
 from tests.openai_server import hashed_embedding
 
 EMBED_ENV = "SX_EMBED_URL"
@@ -247,14 +249,6 @@ package:
 """
 
 
-def write_files(root: Path, files: dict[str, str]) -> Path:
-    """Write each `relative path: text` under `root`; returns `root`."""
-    for name, text in files.items():
-        (root / name).parent.mkdir(parents=True, exist_ok=True)
-        (root / name).write_text(text)
-    return root
-
-
 def write_catalog(root: Path) -> Path:
     """The `sx_` catalog under `root` (the reference rank default, adding N(importance))."""
     files = {
@@ -264,9 +258,7 @@ def write_catalog(root: Path) -> Path:
         "conf/enrichments.yaml": ENRICHMENTS,
         "packages/sx.yaml": PACKAGES,
     }
-    write_files(root, files)
-    shutil.copy(reference_catalog() / "conf" / "rank_default.yaml", root / "conf" / "rank_default.yaml")
-    return root
+    return helpers.write_catalog(root, files)
 
 
 SCORED_RANKING = {
@@ -350,38 +342,20 @@ def part(key: str, needs: list[str] | None = None, entity: str = "parts") -> dic
 
 def write(client: Client, *items: dict[str, Any], ready: bool = True) -> list[str]:
     """`POST /records?wait=true`; returns the ids in order (all ready unless `ready` is False)."""
-    response = client.post("/records?wait=true", json={"records": list(items)})
-    assert response.status_code == 201, response.get_data(as_text=True)
-    written = response.get_json()["records"]
+    results = written(client, *items, query="?wait=true")
     if ready:
-        assert all(r["processing"] == "ready" for r in written), written
-    return [r["id"] for r in written]
+        assert all(r["processing"] == "ready" for r in results), results
+    return [r["id"] for r in results]
 
 
 def search(client: Client, body: dict[str, Any]) -> dict[str, Any]:
     """`POST /search`, expecting 200."""
-    response = client.post("/search", json=body)
-    assert response.status_code == 200, response.get_data(as_text=True)
-    return response.get_json()  # type: ignore[no-any-return]
+    return ok(client.post("/search", json=body))
 
 
 def ids(body: dict[str, Any]) -> list[str]:
+    """The ids of a search response's hits, in order."""
     return [hit["id"] for hit in body["hits"]]
-
-
-def error(response: Any, status: int, code: str | None = None) -> dict[str, Any]:
-    """The error object of a response, after checking its status and the one error shape."""
-    assert response.status_code == status, response.get_data(as_text=True)
-    body = response.get_json()
-    assert body.keys() == {"error"}
-    err = body["error"]
-    assert err.keys() == {"code", "message", "details"}
-    assert isinstance(err["code"], str) and isinstance(err["message"], str) and err["message"]
-    for detail in err["details"]:
-        assert detail.keys() == {"loc", "msg"} and isinstance(detail["loc"], list)
-    if code is not None:
-        assert err["code"] == code
-    return err  # type: ignore[no-any-return]
 
 
 def invalid(response: Any, *loc: str | int) -> dict[str, Any]:

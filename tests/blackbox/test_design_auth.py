@@ -17,17 +17,20 @@ from sqlalchemy.engine import Engine
 from memseek.db import create_db_engine
 from memseek.runtime import Runtime
 from memseek.settings import Settings
-from tests.blackbox.design_support import Workspace
-from tests.blackbox.design_support import app_of
-from tests.blackbox.design_support import cli_env
-from tests.blackbox.design_support import client_of
-from tests.blackbox.design_support import error
-from tests.blackbox.design_support import get
-from tests.blackbox.design_support import ids
-from tests.blackbox.design_support import memseek
-from tests.blackbox.design_support import post
 from tests.blackbox.design_support import rec
 from tests.conftest import Client
+from tests.conftest import Tenant
+from tests.conftest import client_for
+from tests.conftest import make_tenant
+from tests.helpers import app_for
+from tests.helpers import cli_env
+from tests.helpers import error
+from tests.helpers import fetch
+from tests.helpers import last_line
+from tests.helpers import memseek
+from tests.helpers import post_records
+from tests.helpers import with_settings
+from tests.helpers import written_ids
 
 ID = "0190a4f2-7b1c-7def-8abc-0123456789ab"
 # every route of the design and the spec, with a body that would be valid
@@ -70,12 +73,12 @@ def raw(app: Flask, method: str, path: str, body: Any = None, headers: dict[str,
     ],
 )
 def test_every_route_but_health_needs_a_bearer_key(
-    bw_app: Flask, bw_ws: Workspace, method: str, path: str, body: Any, headers: dict[str, str]
+    bw_app: Flask, bw_ws: Tenant, method: str, path: str, body: Any, headers: dict[str, str]
 ) -> None:
     error(raw(bw_app, method, path, body, headers), 401)
 
 
-def test_every_route_in_the_app_is_authenticated_except_health(bw_app: Flask, bw_ws: Workspace) -> None:
+def test_every_route_in_the_app_is_authenticated_except_health(bw_app: Flask, bw_ws: Tenant) -> None:
     """Routes nobody listed above are found from the app itself."""
     for rule in bw_app.url_map.iter_rules():
         path = re.sub(r"<[^>]+>", ID, rule.rule)
@@ -87,7 +90,7 @@ def test_every_route_in_the_app_is_authenticated_except_health(bw_app: Flask, bw
                 error(response, 401)
 
 
-def test_a_known_key_is_accepted_on_every_route(bw_app: Flask, bw_ws: Workspace) -> None:
+def test_a_known_key_is_accepted_on_every_route(bw_app: Flask, bw_ws: Tenant) -> None:
     for method, path, body in ROUTES:
         response = raw(
             bw_app, method, path, body, {**bw_ws.headers, "Accept": "application/json, text/event-stream"}
@@ -95,23 +98,21 @@ def test_a_known_key_is_accepted_on_every_route(bw_app: Flask, bw_ws: Workspace)
         assert response.status_code != 401, (method, path)
 
 
-def test_the_bearer_scheme_is_case_insensitive(bw_app: Flask, bw_ws: Workspace) -> None:
+def test_the_bearer_scheme_is_case_insensitive(bw_app: Flask, bw_ws: Tenant) -> None:
     response = raw(bw_app, "GET", "/views", headers={"Authorization": f"bearer {bw_ws.key}"})
     assert response.status_code == 200
 
 
-def test_401_has_the_one_error_shape(bw_app: Flask, bw_ws: Workspace) -> None:
+def test_401_has_the_one_error_shape(bw_app: Flask, bw_ws: Tenant) -> None:
     err = error(raw(bw_app, "GET", "/views"), 401, "unauthorized")
     assert "Bearer" in err["message"]
 
 
 def test_a_revoked_key_is_401_and_other_keys_keep_working(
-    bw_app: Flask, bw_url: str, bw_ws: Workspace
+    bw_app: Flask, bw_url: str, bw_ws: Tenant
 ) -> None:
     env = cli_env(DATABASE_URL=bw_url)
-    created = memseek(env, "key", "create", "bw-a")
-    assert created.returncode == 0, created.stderr
-    second = created.stdout.strip().splitlines()[-1]
+    second = last_line(memseek(env, "key", "create", "bw-a"))
     revoked = memseek(env, "key", "revoke", bw_ws.key[:16])
     assert revoked.returncode == 0, revoked.stderr
     assert bw_ws.key not in revoked.stdout
@@ -119,13 +120,11 @@ def test_a_revoked_key_is_401_and_other_keys_keep_working(
     assert raw(bw_app, "GET", "/views", headers={"Authorization": f"Bearer {second}"}).status_code == 200
 
 
-def test_keys_carry_at_least_32_bytes_of_entropy_and_are_unique(bw_url: str, bw_ws: Workspace) -> None:
+def test_keys_carry_at_least_32_bytes_of_entropy_and_are_unique(bw_url: str, bw_ws: Tenant) -> None:
     env = cli_env(DATABASE_URL=bw_url)
     keys = {bw_ws.key}
     for _ in range(3):
-        result = memseek(env, "key", "create", "bw-a")
-        assert result.returncode == 0, result.stderr
-        keys.add(result.stdout.strip().splitlines()[-1])
+        keys.add(last_line(memseek(env, "key", "create", "bw-a")))
     assert len(keys) == 4
     for key in keys:
         secret = key.split("_", 1)[-1]
@@ -133,7 +132,7 @@ def test_keys_carry_at_least_32_bytes_of_entropy_and_are_unique(bw_url: str, bw_
         assert len(secret) * 6 >= 256, key  # base64url characters carry 6 bits each
 
 
-def test_keys_are_stored_only_as_a_digest(bw_db: Engine, bw_ws: Workspace) -> None:
+def test_keys_are_stored_only_as_a_digest(bw_db: Engine, bw_ws: Tenant) -> None:
     with bw_db.connect() as conn:
         rows = conn.execute(sa.text("SELECT * FROM api_keys")).mappings().all()
     assert rows
@@ -146,17 +145,15 @@ def test_keys_are_stored_only_as_a_digest(bw_db: Engine, bw_ws: Workspace) -> No
 
 
 def test_records_of_one_workspace_are_invisible_to_another(bw_app: Flask, bw_db: Engine) -> None:
-    from tests.blackbox.design_support import new_workspace
-
-    a, b = new_workspace(bw_db, "bw-x"), new_workspace(bw_db, "bw-y")
-    client_a, client_b = client_of(bw_app, a), client_of(bw_app, b)
-    (record_id,) = ids(client_a, rec(text="secret plans", idempotency_key="k"))
+    a, b = make_tenant(bw_db, "bw-x"), make_tenant(bw_db, "bw-y")
+    client_a, client_b = Client(bw_app.test_client(), a), Client(bw_app.test_client(), b)
+    (record_id,) = written_ids(client_a, rec(text="secret plans", idempotency_key="k"))
     error(client_b.get(f"/records/{record_id}"), 404, "not_found")
     body = {"mode": "recent", "scope": {"collections": ["bw_plain"]}}
     assert client_b.post("/search", json=body).get_json()["hits"] == []
     assert [h["id"] for h in client_a.post("/search", json=body).get_json()["hits"]] == [record_id]
     # the same idempotency key in the other workspace is a new record, not a replay or a conflict
-    (other,) = ids(client_b, rec(text="different", idempotency_key="k"))
+    (other,) = written_ids(client_b, rec(text="different", idempotency_key="k"))
     assert other != record_id
 
 
@@ -186,16 +183,16 @@ def test_the_catalog_hash_changes_with_the_catalog(bw_runtime: Runtime) -> None:
 
 def test_health_reports_an_unreachable_database(bw_runtime: Runtime) -> None:
     dead = create_db_engine(Settings(database_url="postgresql://memseek@127.0.0.1:9/nothing"))
-    app = app_of(replace(bw_runtime, engine=dead))
+    app = app_for(replace(bw_runtime, engine=dead))
     response = raw(app, "GET", "/health")
     assert response.status_code == 503
     body = response.get_json()
     assert body["database"] != "ok" and body["catalog_hash"] == bw_runtime.catalog.hash
 
 
-def test_an_unreachable_database_is_503_not_500(bw_runtime: Runtime, bw_ws: Workspace) -> None:
+def test_an_unreachable_database_is_503_not_500(bw_runtime: Runtime, bw_ws: Tenant) -> None:
     dead = create_db_engine(Settings(database_url="postgresql://memseek@127.0.0.1:9/nothing"))
-    app = app_of(replace(bw_runtime, engine=dead))
+    app = app_for(replace(bw_runtime, engine=dead))
     err = error(raw(app, "GET", "/views", headers=bw_ws.headers), 503)
     assert "127.0.0.1" not in err["message"] and "psycopg" not in err["message"]
 
@@ -344,11 +341,10 @@ def test_a_wrong_method_is_405_with_the_error_shape(bw: Client, method: str, pat
     assert response.headers.get("Allow")
 
 
-def test_a_body_over_the_limit_is_413(bw_runtime: Runtime, bw_ws: Workspace) -> None:
-    settings = bw_runtime.settings.with_overrides(max_request_bytes=2000)
-    client = client_of(app_of(replace(bw_runtime, settings=settings)), bw_ws)
-    error(post(client, rec(text="x" * 3000)), 413, "payload_too_large")
-    assert post(client, rec(text="x" * 100)).status_code == 201
+def test_a_body_over_the_limit_is_413(bw_runtime: Runtime, bw_ws: Tenant) -> None:
+    client = client_for(with_settings(bw_runtime, max_request_bytes=2000), bw_ws)
+    error(post_records(client, rec(text="x" * 3000)), 413, "payload_too_large")
+    assert post_records(client, rec(text="x" * 100)).status_code == 201
 
 
 def test_an_internal_error_is_500_with_the_error_shape_and_no_internals(
@@ -360,7 +356,7 @@ def test_an_internal_error_is_500_with_the_error_shape_and_no_internals(
         raise RuntimeError("password=hunter2 at /srv/secret.py line 3")
 
     monkeypatch.setattr(records_api, "write_records", explode)
-    err = error(post(bw, rec()), 500, "internal_error")
+    err = error(post_records(bw, rec()), 500, "internal_error")
     assert "hunter2" not in err["message"] and "secret" not in err["message"]
     assert err["details"] == []
 
@@ -401,21 +397,21 @@ def test_deeply_nested_content_is_stored_or_refused_never_a_500(bw: Client, dept
         error(response, 422)
         return
     assert response.status_code == 201, response.get_data(as_text=True)[:500]
-    stored = get(bw, response.get_json()["records"][0]["id"])["content"]
+    stored = fetch(bw, response.get_json()["records"][0]["id"])["content"]
     for _ in range(depth):
         stored = stored["a"]
     assert stored == 1
 
 
 def test_errors_name_problems_with_a_json_path(bw: Client) -> None:
-    err = error(post(bw, rec(), rec(entity="")), 422)
+    err = error(post_records(bw, rec(), rec(entity="")), 422)
     assert err["code"] == "invalid_request"
     assert [d["loc"][:3] for d in err["details"]] == [["records", 1, "entity"]]
 
 
 def test_record_routes_accept_the_canonical_uuid_in_any_case(bw: Client) -> None:
-    (record_id,) = ids(bw, rec())
-    assert get(bw, record_id.upper())["id"] == record_id
+    (record_id,) = written_ids(bw, rec())
+    assert fetch(bw, record_id.upper())["id"] == record_id
     assert UUID(record_id)
 
 
@@ -428,13 +424,13 @@ def test_cli_admin_commands_print_the_key_alone_on_the_last_line(
     key = created.stdout.rstrip("\n").splitlines()[-1]
     assert key == key.strip() and " " not in key and len(key) >= 43
     assert created.stdout.count(key) == 1
-    client = Client(bw_app.test_client(), Workspace(uuid4(), key))  # type: ignore[arg-type]
-    assert post(client, rec()).status_code == 201
+    client = Client(bw_app.test_client(), Tenant(uuid4(), key))
+    assert post_records(client, rec()).status_code == 201
     more = memseek(env, "key", "create", "acme")
     assert more.returncode == 0, more.stderr
     second = more.stdout.rstrip("\n").splitlines()[-1]
     assert second != key and len(second) >= 43
-    second_client = Client(bw_app.test_client(), Workspace(uuid4(), second))  # type: ignore[arg-type]
+    second_client = Client(bw_app.test_client(), Tenant(uuid4(), second))
     assert second_client.post("/search", json={"mode": "recent"}).status_code == 200
     assert (
         len(
@@ -446,8 +442,8 @@ def test_cli_admin_commands_print_the_key_alone_on_the_last_line(
     )  # the same workspace
     revoked = memseek(env, "key", "revoke", key[:12])
     assert revoked.returncode == 0, revoked.stderr
-    error(post(client, rec()), 401)
-    assert post(second_client, rec()).status_code == 201
+    error(post_records(client, rec()), 401)
+    assert post_records(second_client, rec()).status_code == 201
 
 
 @pytest.mark.parametrize(
@@ -470,22 +466,21 @@ def test_cli_admin_errors_exit_non_zero_with_a_message(
 
 
 def test_row_level_security_hides_other_workspaces_from_a_statement_without_a_predicate(
-    bw: Client, bw_engine: Engine, bw_ws: Workspace
+    bw: Client, bw_app: Flask, bw_engine: Engine, bw_ws: Tenant
 ) -> None:
     from memseek.db import workspace_transaction
-    from tests.blackbox.design_support import new_workspace
 
-    other = new_workspace(bw_engine, "bw-rls")
-    ids(bw, rec(text="mine"))
-    ids(client_of(bw.raw.application, other), rec(text="theirs"), rec(text="theirs too"))  # type: ignore[arg-type]
+    other = make_tenant(bw_engine, "bw-rls")
+    written_ids(bw, rec(text="mine"))
+    written_ids(Client(bw_app.test_client(), other), rec(text="theirs"), rec(text="theirs too"))
     with workspace_transaction(bw_engine, bw_ws.id) as conn:
         texts = conn.execute(sa.text("SELECT text FROM records")).scalars().all()
     assert texts == ["mine"]
 
 
 def test_a_graph_walk_never_crosses_workspaces(bw: Client, bw_other: Client) -> None:
-    ids(bw_other, rec("bw_nodes", key="api", content={"depends_on": ["secret-db"]}))
-    ids(bw, rec("bw_nodes", key="api", content={"depends_on": ["db"]}))
+    written_ids(bw_other, rec("bw_nodes", key="api", content={"depends_on": ["secret-db"]}))
+    written_ids(bw, rec("bw_nodes", key="api", content={"depends_on": ["db"]}))
     response = bw.post("/views/bw_graph/query", json={"seed": "api", "depth": 3})
     assert response.status_code == 200
     assert response.get_json()["nodes"] == ["api", "db"]

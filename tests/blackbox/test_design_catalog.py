@@ -17,21 +17,23 @@ from memseek.cli import main
 from memseek.errors import StartupError
 from memseek.paths import reference_catalog
 from memseek.runtime import Runtime
-from memseek.runtime import build_runtime
 from memseek.settings import Settings
 from tests.blackbox.design_support import CATALOG
 from tests.blackbox.design_support import DESIGN_COLLECTION
 from tests.blackbox.design_support import ENRICHMENTS
 from tests.blackbox.design_support import MODELS
 from tests.blackbox.design_support import SEARCH_PROFILES
-from tests.blackbox.design_support import Workspace
-from tests.blackbox.design_support import app_of
-from tests.blackbox.design_support import cli_env
-from tests.blackbox.design_support import client_of
-from tests.blackbox.design_support import error
-from tests.blackbox.design_support import memseek
-from tests.blackbox.design_support import write_files
 from tests.conftest import Client
+from tests.conftest import Tenant
+from tests.conftest import client_for
+from tests.helpers import cli_env
+from tests.helpers import error
+from tests.helpers import listed_views
+from tests.helpers import memseek
+from tests.helpers import ok
+from tests.helpers import runtime_for
+from tests.helpers import view_query
+from tests.helpers import write_files
 
 
 def check(
@@ -505,48 +507,36 @@ def test_memseek_package_must_name_a_loaded_package(
 
 
 @pytest.fixture
-def packaged(bw_runtime: Runtime, bw_ws: Workspace) -> Client:
+def packaged(bw_runtime: Runtime, bw_ws: Tenant) -> Client:
     """A client of the `bw` catalog served with MEMSEEK_PACKAGE=support_agent."""
-    settings = bw_runtime.settings.with_overrides(memseek_package="support_agent")
-    return client_of(app_of(build_runtime(settings, engine=bw_runtime.engine)), bw_ws)
-
-
-def views_by_version(client: Client) -> dict[tuple[str, int], dict[str, Any]]:
-    response = client.get("/views")
-    assert response.status_code == 200
-    return {(v["name"], v["version"]): v for v in response.get_json()["views"]}
+    return client_for(runtime_for(bw_runtime, memseek_package="support_agent"), bw_ws)
 
 
 CALENDAR = {"entity": "maria", "start": "2026-07-01T00:00:00Z", "end": "2026-08-01T00:00:00Z"}
 
 
 def test_without_a_package_active_true_decides(bw: Client) -> None:
-    listed = views_by_version(bw)
+    listed = listed_views(bw)
     assert listed[("upcoming_calendar", 1)]["active"] is True
     assert listed[("upcoming_calendar", 2)]["active"] is False
     assert listed[("bw_graph", 1)]["active"] is True
-    response = bw.post("/views/upcoming_calendar/query", json=CALENDAR)
-    assert response.status_code == 200
-    assert response.get_json()["view"]["version"] == 1
+    assert ok(view_query(bw, "upcoming_calendar", CALENDAR))["view"]["version"] == 1
 
 
 def test_a_package_pins_the_versions_that_answer(packaged: Client) -> None:
-    listed = views_by_version(packaged)
+    listed = listed_views(packaged)
     assert listed[("upcoming_calendar", 2)]["active"] is True
     assert listed[("upcoming_calendar", 1)]["active"] is False
     assert listed[("customer_context", 1)]["active"] is True
     assert listed[("bw_graph", 1)]["active"] is False  # not in the package
-    response = packaged.post("/views/upcoming_calendar/query", json=CALENDAR)
-    assert response.status_code == 200
-    assert response.get_json()["view"]["version"] == 2
+    assert ok(view_query(packaged, "upcoming_calendar", CALENDAR))["view"]["version"] == 2
     error(packaged.post("/views/bw_graph/query", json={"seed": "x"}), 404)
 
 
 def mcp_tools(client: Client) -> list[str]:
     request = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
     response = client.post("/mcp", json=request, headers={"Accept": "application/json, text/event-stream"})
-    assert response.status_code == 200, response.get_data(as_text=True)
-    return sorted(tool["name"] for tool in response.get_json()["result"]["tools"])
+    return sorted(tool["name"] for tool in ok(response)["result"]["tools"])
 
 
 def test_the_packages_mcp_tools_are_the_agent_tools(packaged: Client) -> None:
@@ -567,9 +557,8 @@ def test_changing_a_loaded_version_is_refused(bw_runtime: Runtime, tmp_path: Pat
             "types: [event, note, reflection]", "types: [event, note, reflection, call]"
         ),
     }
-    settings = bw_runtime.settings.with_overrides(memseek_catalog=write_files(tmp_path, changed))
     with pytest.raises(StartupError) as raised:
-        build_runtime(settings, engine=bw_runtime.engine)
+        runtime_for(bw_runtime, write_files(tmp_path, changed))
     message = str(raised.value)
     assert "customer_events" in message and "v2" in message
     assert "new version" in message
@@ -588,8 +577,7 @@ def test_comments_order_and_active_flags_are_not_changes(bw_runtime: Runtime, tm
     )
     assert swapped != views
     files = {**CATALOG, "views/views.yaml": "# reordered and re-commented\n" + swapped}
-    settings = bw_runtime.settings.with_overrides(memseek_catalog=write_files(tmp_path, files))
-    runtime = build_runtime(settings, engine=bw_runtime.engine)
+    runtime = runtime_for(bw_runtime, write_files(tmp_path, files))
     assert runtime.catalog.view("upcoming_calendar").version == 2
 
 

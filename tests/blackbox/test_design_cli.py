@@ -3,15 +3,10 @@
 from __future__ import annotations
 
 import json
-import socket
 import subprocess
 import sys
-import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -23,16 +18,21 @@ from memseek.errors import ConfigError
 from memseek.paths import reference_catalog
 from memseek.runtime import Runtime
 from memseek.settings import Settings
-from tests.blackbox.design_support import Workspace
-from tests.blackbox.design_support import app_of
-from tests.blackbox.design_support import cli_env
-from tests.blackbox.design_support import client_of
-from tests.blackbox.design_support import error
-from tests.blackbox.design_support import get
-from tests.blackbox.design_support import ids
-from tests.blackbox.design_support import memseek
 from tests.blackbox.design_support import rec
 from tests.conftest import Client
+from tests.conftest import Tenant
+from tests.conftest import client_for
+from tests.helpers import cli_env
+from tests.helpers import error
+from tests.helpers import fetch
+from tests.helpers import free_port
+from tests.helpers import http_call
+from tests.helpers import memseek
+from tests.helpers import start_memseek
+from tests.helpers import statements_sent
+from tests.helpers import wait_healthy
+from tests.helpers import with_settings
+from tests.helpers import written_ids
 
 # --- the configuration variables -------------------------------------------------------------------
 
@@ -101,42 +101,35 @@ def test_an_invalid_variable_stops_the_command_naming_it(variable: str, raw: str
 
 
 def test_touch_on_read_updates_last_accessed_of_returned_records(bw: Client) -> None:
-    (record_id,) = ids(bw, rec(text="touch me"))
-    before = get(bw, record_id)
+    (record_id,) = written_ids(bw, rec(text="touch me"))
+    before = fetch(bw, record_id)
     body = {"mode": "recent", "scope": {"collections": ["bw_plain"]}}
     assert [h["id"] for h in bw.post("/search", json=body).get_json()["hits"]] == [record_id]
-    after = get(bw, record_id)
+    after = fetch(bw, record_id)
     assert after["last_accessed"] > before["last_accessed"]
     assert after["created_at"] == before["created_at"]
 
 
-def test_touch_on_read_false_leaves_last_accessed(bw_runtime: Runtime, bw_ws: Workspace) -> None:
-    settings = bw_runtime.settings.with_overrides(touch_on_read=False)
-    client = client_of(app_of(replace(bw_runtime, settings=settings)), bw_ws)
-    (record_id,) = ids(client, rec(text="leave me"))
-    before = get(client, record_id)
+def test_touch_on_read_false_leaves_last_accessed(bw_runtime: Runtime, bw_ws: Tenant) -> None:
+    client = client_for(with_settings(bw_runtime, touch_on_read=False), bw_ws)
+    (record_id,) = written_ids(client, rec(text="leave me"))
+    before = fetch(client, record_id)
     body = {"mode": "recent", "scope": {"collections": ["bw_plain"]}}
     assert len(client.post("/search", json=body).get_json()["hits"]) == 1
-    assert get(client, record_id)["last_accessed"] == before["last_accessed"]
+    assert fetch(client, record_id)["last_accessed"] == before["last_accessed"]
 
 
 def test_a_record_returned_by_a_view_is_touched_too(bw: Client) -> None:
-    (record_id,) = ids(
+    (record_id,) = written_ids(
         bw, rec("calendar_events", entity="maria", content={"starts_at": "2026-07-02T09:00:00Z"})
     )
-    before = get(bw, record_id)["last_accessed"]
+    before = fetch(bw, record_id)["last_accessed"]
     response = bw.post("/views/upcoming_calendar/query", json=CALENDAR)
     assert [h["id"] for h in response.get_json()["hits"]] == [record_id]
-    assert get(bw, record_id)["last_accessed"] > before
+    assert fetch(bw, record_id)["last_accessed"] > before
 
 
 # --- `memseek serve` over HTTP ----------------------------------------------------------------------
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @dataclass
@@ -147,30 +140,9 @@ class Served:
     proc: subprocess.Popen[str]
     printed: list[str]
 
-    def call(
-        self,
-        method: str,
-        path: str,
-        key: str | None = None,
-        body: Any = None,
-        raw: bytes | None = None,
-        headers: dict[str, str] | None = None,
-    ) -> tuple[int, Any]:
-        data = raw if raw is not None else (json.dumps(body).encode() if body is not None else None)
-        request = urllib.request.Request(f"http://127.0.0.1:{self.port}{path}", data=data, method=method)
-        request.add_header("Content-Type", "application/json")
-        for name, value in (headers or {}).items():
-            request.add_header(name, value)
-        if key:
-            request.add_header("Authorization", f"Bearer {key}")
-        try:
-            with urllib.request.urlopen(request, timeout=60) as response:
-                text = response.read().decode()
-                return response.status, json.loads(text) if "json" in response.headers[
-                    "Content-Type"
-                ] else text
-        except urllib.error.HTTPError as exc:
-            return exc.code, json.loads(exc.read().decode())
+    def call(self, method: str, path: str, *args: Any, **kwargs: Any) -> tuple[int, Any]:
+        """`tests.helpers.http_call` to this server."""
+        return http_call(self.port, method, path, *args, **kwargs)
 
     @property
     def key(self) -> str:
@@ -185,33 +157,14 @@ def serve() -> Iterator[Any]:
 
     def start(env: dict[str, str], *args: str) -> Served:
         port = free_port()
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "memseek", "serve", "--port", str(port), *args],
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        served = Served(port, proc, [])
+        served = Served(port, start_memseek(env, "serve", "--port", str(port), *args), [])
         started.append(served)
-        deadline = time.monotonic() + 180
-        while time.monotonic() < deadline:
-            if proc.poll() is not None:
-                raise AssertionError(f"serve exited: {proc.stderr.read() if proc.stderr else ''}")
-            try:
-                if served.call("GET", "/health")[0] == 200:
-                    break
-            except OSError:
-                time.sleep(0.2)
-        else:
-            raise AssertionError("serve never became healthy")
+        wait_healthy(port, served.proc)
         return served
 
     yield start
     for served in started:
-        served.proc.terminate()
-        out, _ = served.proc.communicate(timeout=30)
-        served.printed.extend(out.splitlines())
+        stop(served)
 
 
 def stop(served: Served) -> list[str]:
@@ -292,7 +245,7 @@ def test_the_embedded_default_starts_with_one_command(serve: Any, tmp_path: Path
 
 
 @pytest.fixture
-def explain_env(bw_url: str, bw_catalog: Path, bw_ws: Workspace) -> dict[str, str]:
+def explain_env(bw_url: str, bw_catalog: Path, bw_ws: Tenant) -> dict[str, str]:
     return cli_env(DATABASE_URL=bw_url, MEMSEEK_CATALOG=str(bw_catalog))
 
 
@@ -353,7 +306,7 @@ def test_memseek_mcp_serves_the_tools_over_stdio(bw_url: str, bw_catalog: Path, 
     from mcp import Client as McpClient
     from mcp.client.stdio import StdioServerParameters
 
-    (record_id,) = ids(
+    (record_id,) = written_ids(
         bw,
         rec(
             "calendar_events",
@@ -400,18 +353,10 @@ def test_mcp_over_http_needs_a_key(bw: Client) -> None:
 
 
 def test_every_statement_carries_a_comment_naming_the_route_or_view(bw: Client, bw_engine: Engine) -> None:
-    from sqlalchemy import event
-
-    seen: list[str] = []
-
-    def record(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
-        seen.append(statement)
-
-    event.listen(bw_engine, "before_cursor_execute", record)
-    try:
-        (first,) = ids(bw, rec("bw_facts", text="one", idempotency_key="i-1"))
-        (draft,) = ids(bw, rec("bw_facts", text="two", status="draft"))
-        get(bw, first)
+    with statements_sent(bw_engine) as seen:
+        (first,) = written_ids(bw, rec("bw_facts", text="one", idempotency_key="i-1"))
+        (draft,) = written_ids(bw, rec("bw_facts", text="two", status="draft"))
+        fetch(bw, first)
         assert bw.post(f"/records/{draft}/approve").status_code == 200
         assert bw.post(f"/records/{first}/retract", json={"reason": "r"}).status_code == 200
         assert (
@@ -419,8 +364,6 @@ def test_every_statement_carries_a_comment_naming_the_route_or_view(bw: Client, 
             == 200
         )
         assert bw.post("/views/bw_graph/query", json={"seed": "slot"}).status_code == 200
-    finally:
-        event.remove(bw_engine, "before_cursor_execute", record)
     assert seen and all("/* memseek " in statement for statement in seen), [
         s for s in seen if "/* memseek " not in s
     ]

@@ -11,16 +11,17 @@ from flask import Flask
 
 from memseek.models.local import MODEL_ID
 from memseek.runtime import Runtime
-from tests.blackbox.design_support import Workspace
-from tests.blackbox.design_support import client_of
-from tests.blackbox.design_support import error
-from tests.blackbox.design_support import get
-from tests.blackbox.design_support import ids
 from tests.blackbox.design_support import process
 from tests.blackbox.design_support import rec
 from tests.blackbox.design_support import recent
-from tests.blackbox.design_support import write
 from tests.conftest import Client
+from tests.conftest import Tenant
+from tests.helpers import error
+from tests.helpers import fetch
+from tests.helpers import ok
+from tests.helpers import view_query
+from tests.helpers import written
+from tests.helpers import written_ids
 
 RECORD_FIELDS = {
     "id",
@@ -54,7 +55,7 @@ def fact(text: str, key: str = "plan", **values: Any) -> dict[str, Any]:
 
 
 def current_flags(client: Client, *record_ids: str) -> list[bool]:
-    return [get(client, i)["current"] for i in record_ids]
+    return [fetch(client, i)["current"] for i in record_ids]
 
 
 def retract(client: Client, record_id: str, reason: str = "wrong") -> Any:
@@ -65,7 +66,7 @@ def retract(client: Client, record_id: str, reason: str = "wrong") -> Any:
 
 
 def test_get_record_shows_exactly_the_designed_fields(bw: Client) -> None:
-    (record_id,) = ids(
+    (record_id,) = written_ids(
         bw,
         rec(
             text="hello",
@@ -77,7 +78,7 @@ def test_get_record_shows_exactly_the_designed_fields(bw: Client) -> None:
             occurred_at="2026-01-01T00:00:00Z",
         ),
     )
-    record = get(bw, record_id)
+    record = fetch(bw, record_id)
     assert set(record) == RECORD_FIELDS
     assert record["id"] == record_id
     assert (record["collection"], record["collection_version"], record["entity"], record["type"]) == (
@@ -103,7 +104,7 @@ def test_get_record_shows_exactly_the_designed_fields(bw: Client) -> None:
 def test_another_workspaces_record_is_404_exactly_like_an_unknown_one(
     bw: Client, bw_other: Client, suffix: str
 ) -> None:
-    (foreign,) = ids(bw_other, rec(status="draft"))
+    (foreign,) = written_ids(bw_other, rec(status="draft"))
     unknown = str(uuid4())
     method = bw.get if not suffix else bw.post
     kwargs: dict[str, Any] = {"json": {"reason": "no"}} if suffix in ("/retract", "/reject") else {}
@@ -112,8 +113,8 @@ def test_another_workspaces_record_is_404_exactly_like_an_unknown_one(
     assert foreign_err["message"].replace(foreign, "ID") == unknown_err["message"].replace(unknown, "ID")
     assert foreign_err["details"] == unknown_err["details"]
     # and nothing happened to the foreign record
-    assert get(bw_other, foreign)["retracted_at"] is None
-    assert get(bw_other, foreign)["status"] == "draft"
+    assert fetch(bw_other, foreign)["retracted_at"] is None
+    assert fetch(bw_other, foreign)["status"] == "draft"
 
 
 def test_a_malformed_record_id_is_404(bw: Client) -> None:
@@ -121,14 +122,14 @@ def test_a_malformed_record_id_is_404(bw: Client) -> None:
 
 
 def test_the_search_hit_and_the_record_show_the_same_timestamps(bw: Client) -> None:
-    (record_id,) = ids(bw, rec(text="stamp", occurred_at="2026-07-01T10:22:00Z"))
+    (record_id,) = written_ids(bw, rec(text="stamp", occurred_at="2026-07-01T10:22:00Z"))
     body = {
         "mode": "recent",
         "scope": {"collections": ["bw_plain"]},
         "include": ["occurred_at", "created_at"],
     }
     (hit,) = bw.post("/search", json=body).get_json()["hits"]
-    record = get(bw, record_id)
+    record = fetch(bw, record_id)
     assert (hit["occurred_at"], hit["created_at"]) == (record["occurred_at"], record["created_at"])
 
 
@@ -136,8 +137,8 @@ def test_the_search_hit_and_the_record_show_the_same_timestamps(bw: Client) -> N
 
 
 def test_the_newest_write_into_a_slot_is_current(bw: Client) -> None:
-    (old,) = ids(bw, fact("plan A"))
-    (new,) = ids(bw, fact("plan B"))
+    (old,) = written_ids(bw, fact("plan A"))
+    (new,) = written_ids(bw, fact("plan B"))
     assert current_flags(bw, old, new) == [False, True]
     assert [h["text"] for h in recent(bw, "bw_facts")] == ["plan B"]
     history = recent(bw, "bw_facts", versions="all")
@@ -145,7 +146,7 @@ def test_the_newest_write_into_a_slot_is_current(bw: Client) -> None:
 
 
 def test_inside_one_request_the_later_record_wins(bw: Client) -> None:
-    first, second = write(bw, fact("one"), fact("two"))
+    first, second = written(bw, fact("one"), fact("two"))
     assert (first["current"], second["current"]) == (False, True)
     assert current_flags(bw, first["id"], second["id"]) == [False, True]
 
@@ -159,27 +160,29 @@ def test_inside_one_request_the_later_record_wins(bw: Client) -> None:
     ],
 )
 def test_a_slot_is_collection_entity_key_and_status(bw: Client, other: dict[str, Any]) -> None:
-    (a,) = ids(bw, fact("a"))
-    (b,) = ids(bw, fact("b", **other))
+    (a,) = written_ids(bw, fact("a"))
+    (b,) = written_ids(bw, fact("b", **other))
     assert current_flags(bw, a, b) == [True, True]
 
 
 def test_the_same_key_in_another_collection_is_another_slot(bw: Client) -> None:
-    (a,) = ids(bw, fact("a"))
-    (b,) = ids(bw, rec("bw_plain", key="plan"))
+    (a,) = written_ids(bw, fact("a"))
+    (b,) = written_ids(bw, rec("bw_plain", key="plan"))
     assert current_flags(bw, a, b) == [True, True]
 
 
 def test_events_are_always_current(bw: Client) -> None:
-    event_ids = ids(bw, rec("bw_events", text="1"), rec("bw_events", text="2"))
-    event_ids += ids(bw, rec("bw_events", text="3"))
+    event_ids = written_ids(bw, rec("bw_events", text="1"), rec("bw_events", text="2"))
+    event_ids += written_ids(bw, rec("bw_events", text="3"))
     assert current_flags(bw, *event_ids) == [True, True, True]
 
 
 def test_a_newer_value_still_processing_hides_the_older_one(bw: Client, bw_runtime: Runtime) -> None:
     """Spec "Scopes": which record is current is decided before readiness — no stale fallback."""
-    (old,) = ids(bw, rec("bw_vec", key="tier", text="tier gold", embedding=VECTOR, embedding_model=MODEL_ID))
-    (new,) = write(bw, rec("bw_vec", key="tier", text="tier platinum"))
+    (old,) = written_ids(
+        bw, rec("bw_vec", key="tier", text="tier gold", embedding=VECTOR, embedding_model=MODEL_ID)
+    )
+    (new,) = written(bw, rec("bw_vec", key="tier", text="tier platinum"))
     assert new["processing"] == "pending" and new["current"] is True
     assert current_flags(bw, old, new["id"]) == [False, True]
     assert recent(bw, "bw_vec") == []  # neither the pending new value nor the stale old one
@@ -188,11 +191,11 @@ def test_a_newer_value_still_processing_hides_the_older_one(bw: Client, bw_runti
 
 
 def test_retracting_the_current_value_restores_the_newest_earlier_one(bw: Client) -> None:
-    a, b, c = (ids(bw, fact(text))[0] for text in ("a", "b", "c"))
+    a, b, c = (written_ids(bw, fact(text))[0] for text in ("a", "b", "c"))
     response = retract(bw, c, "typo")
     assert response.status_code == 200
     assert current_flags(bw, a, b, c) == [False, True, False]
-    record = get(bw, c)
+    record = fetch(bw, c)
     assert record["retraction_reason"] == "typo" and record["retracted_at"] is not None
     assert [h["text"] for h in recent(bw, "bw_facts")] == ["b"]
     assert retract(bw, b).status_code == 200
@@ -200,58 +203,58 @@ def test_retracting_the_current_value_restores_the_newest_earlier_one(bw: Client
 
 
 def test_retracting_a_superseded_value_leaves_the_current_one(bw: Client) -> None:
-    a, b = (ids(bw, fact(text))[0] for text in ("a", "b"))
+    a, b = (written_ids(bw, fact(text))[0] for text in ("a", "b"))
     assert retract(bw, a).status_code == 200
     assert current_flags(bw, a, b) == [False, True]
 
 
 def test_a_retracted_record_is_never_returned_by_a_read(bw: Client) -> None:
-    (event,) = ids(bw, rec("bw_events", text="forget me"))
+    (event,) = written_ids(bw, rec("bw_events", text="forget me"))
     assert retract(bw, event).status_code == 200
     assert recent(bw, "bw_events") == []
     assert recent(bw, "bw_events", versions="all", status="all") == []
-    assert get(bw, event)["current"] is False
+    assert fetch(bw, event)["current"] is False
 
 
 def test_retract_needs_a_reason_and_cannot_repeat(bw: Client) -> None:
-    (event,) = ids(bw, rec("bw_events"))
+    (event,) = written_ids(bw, rec("bw_events"))
     error(bw.post(f"/records/{event}/retract", json={}), 422)
     error(bw.post(f"/records/{event}/retract", json={"reason": "   "}), 422)
     error(bw.post(f"/records/{event}/retract"), 422)
     error(bw.post(f"/records/{event}/retract", json={"reason": "x", "extra": 1}), 422)
-    assert get(bw, event)["retracted_at"] is None
+    assert fetch(bw, event)["retracted_at"] is None
     assert retract(bw, event).status_code == 200
     error(retract(bw, event), 409, "conflict")
 
 
 def test_retract_answers_with_the_retracted_record(bw: Client) -> None:
-    (event,) = ids(bw, rec("bw_events"))
+    (event,) = written_ids(bw, rec("bw_events"))
     body = retract(bw, event, "duplicate").get_json()
     assert set(body) == RECORD_FIELDS
     assert body["id"] == event and body["retraction_reason"] == "duplicate"
 
 
 def test_concurrent_writers_to_one_slot_end_with_exactly_one_current_record(
-    bw_app: Flask, bw_ws: Workspace
+    bw_app: Flask, bw_ws: Tenant
 ) -> None:
-    written: list[str] = []
+    record_ids: list[str] = []
     lock = threading.Lock()
 
     def writer(n: int) -> None:
-        client = client_of(bw_app, bw_ws)
+        client = Client(bw_app.test_client(), bw_ws)
         for i in range(5):
-            (record_id,) = ids(client, fact(f"writer {n} value {i}"))
+            (record_id,) = written_ids(client, fact(f"writer {n} value {i}"))
             with lock:
-                written.append(record_id)
+                record_ids.append(record_id)
 
     threads = [threading.Thread(target=writer, args=(n,)) for n in range(4)]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
-    client = client_of(bw_app, bw_ws)
-    assert len(written) == 20
-    assert sum(current_flags(client, *written)) == 1
+    client = Client(bw_app.test_client(), bw_ws)
+    assert len(record_ids) == 20
+    assert sum(current_flags(client, *record_ids)) == 1
     assert len(recent(client, "bw_facts")) == 1
 
 
@@ -259,8 +262,8 @@ def test_concurrent_writers_to_one_slot_end_with_exactly_one_current_record(
 
 
 def test_approving_a_draft_makes_it_the_current_active_value(bw: Client) -> None:
-    (live,) = ids(bw, fact("profile v1"))
-    (draft,) = ids(bw, fact("profile v2 proposed", status="draft"))
+    (live,) = written_ids(bw, fact("profile v1"))
+    (draft,) = written_ids(bw, fact("profile v2 proposed", status="draft"))
     assert current_flags(bw, live, draft) == [True, True]
     assert [h["text"] for h in recent(bw, "bw_facts")] == ["profile v1"]
     assert [h["text"] for h in recent(bw, "bw_facts", status="draft")] == ["profile v2 proposed"]
@@ -275,13 +278,13 @@ def test_approving_a_draft_makes_it_the_current_active_value(bw: Client) -> None
 
 
 def test_approve_takes_an_empty_object_and_nothing_else(bw: Client) -> None:
-    (draft,) = ids(bw, fact("d", status="draft"))
+    (draft,) = written_ids(bw, fact("d", status="draft"))
     error(bw.post(f"/records/{draft}/approve", json={"force": True}), 422)
     assert bw.post(f"/records/{draft}/approve", json={}).status_code == 200
 
 
 def test_after_approval_the_newest_remaining_draft_is_current(bw: Client) -> None:
-    first, second = (ids(bw, fact(text, status="draft"))[0] for text in ("d1", "d2"))
+    first, second = (written_ids(bw, fact(text, status="draft"))[0] for text in ("d1", "d2"))
     assert current_flags(bw, first, second) == [False, True]
     assert bw.post(f"/records/{second}/approve").status_code == 200
     assert current_flags(bw, first, second) == [True, True]
@@ -289,16 +292,16 @@ def test_after_approval_the_newest_remaining_draft_is_current(bw: Client) -> Non
 
 
 def test_only_live_drafts_can_be_approved(bw: Client) -> None:
-    (active,) = ids(bw, fact("live"))
+    (active,) = written_ids(bw, fact("live"))
     error(bw.post(f"/records/{active}/approve"), 409, "conflict")
-    (draft,) = ids(bw, fact("d", key="other", status="draft"))
+    (draft,) = written_ids(bw, fact("d", key="other", status="draft"))
     assert bw.post(f"/records/{draft}/reject", json={"reason": "no"}).status_code == 200
     error(bw.post(f"/records/{draft}/approve"), 409, "conflict")
 
 
 def test_rejecting_a_draft_retracts_it_with_the_reason(bw: Client) -> None:
-    (live,) = ids(bw, fact("live"))
-    (draft,) = ids(bw, fact("proposal", status="draft"))
+    (live,) = written_ids(bw, fact("live"))
+    (draft,) = written_ids(bw, fact("proposal", status="draft"))
     response = bw.post(f"/records/{draft}/reject", json={"reason": "not accurate"})
     assert response.status_code == 200
     record = response.get_json()
@@ -309,15 +312,15 @@ def test_rejecting_a_draft_retracts_it_with_the_reason(bw: Client) -> None:
 
 
 def test_reject_needs_a_reason_and_a_draft(bw: Client) -> None:
-    (draft,) = ids(bw, fact("proposal", status="draft"))
+    (draft,) = written_ids(bw, fact("proposal", status="draft"))
     error(bw.post(f"/records/{draft}/reject", json={}), 422)
-    (active,) = ids(bw, fact("live", key="x"))
+    (active,) = written_ids(bw, fact("live", key="x"))
     error(bw.post(f"/records/{active}/reject", json={"reason": "no"}), 409, "conflict")
-    assert get(bw, active)["retracted_at"] is None
+    assert fetch(bw, active)["retracted_at"] is None
 
 
 def test_draft_events_are_proposals_too(bw: Client) -> None:
-    (draft,) = ids(bw, rec("bw_events", text="maybe happened", status="draft"))
+    (draft,) = written_ids(bw, rec("bw_events", text="maybe happened", status="draft"))
     assert recent(bw, "bw_events") == []
     assert [h["text"] for h in recent(bw, "bw_events", status="draft")] == ["maybe happened"]
     assert bw.post(f"/records/{draft}/approve").status_code == 200
@@ -328,20 +331,20 @@ def test_draft_events_are_proposals_too(bw: Client) -> None:
 
 
 def walk(client: Client, seed: str, **parameters: Any) -> dict[str, Any]:
-    response = client.post("/views/bw_graph/query", json={"seed": seed, **parameters})
-    assert response.status_code == 200, response.get_data(as_text=True)
-    return response.get_json()  # type: ignore[no-any-return]
+    return ok(view_query(client, "bw_graph", {"seed": seed, **parameters}))
 
 
 def test_writing_a_node_writes_one_link_per_value(bw: Client) -> None:
-    (node,) = ids(bw, rec("bw_nodes", key="api", text="the api", content={"depends_on": ["db", "cache"]}))
+    (node,) = written_ids(
+        bw, rec("bw_nodes", key="api", text="the api", content={"depends_on": ["db", "cache"]})
+    )
     result = walk(bw, "api")
     assert result["nodes"] == ["api", "cache", "db"]
     links = {(h["subject"], h["predicate"], h["object"]): h for h in result["hits"]}
     assert set(links) == {("api", "depends_on", "db"), ("api", "depends_on", "cache")}
-    node_record = get(bw, node)
+    node_record = fetch(bw, node)
     for hit in links.values():
-        link = get(bw, hit["id"])
+        link = fetch(bw, hit["id"])
         assert link["collection"] == "bw_edges" and link["key"] is None
         assert link["derived_from"] == [node]
         assert link["depth"] == node_record["depth"] + 1
@@ -350,15 +353,17 @@ def test_writing_a_node_writes_one_link_per_value(bw: Client) -> None:
 
 
 def test_a_derived_nodes_links_are_one_deeper(bw: Client) -> None:
-    (evidence,) = ids(bw, rec(text="evidence"))
-    (node,) = ids(bw, rec("bw_nodes", key="svc", derived_from=[evidence], content={"depends_on": ["x"]}))
+    (evidence,) = written_ids(bw, rec(text="evidence"))
+    (node,) = written_ids(
+        bw, rec("bw_nodes", key="svc", derived_from=[evidence], content={"depends_on": ["x"]})
+    )
     (hit,) = walk(bw, "svc")["hits"]
-    assert (get(bw, node)["depth"], get(bw, hit["id"])["depth"]) == (1, 2)
+    assert (fetch(bw, node)["depth"], fetch(bw, hit["id"])["depth"]) == (1, 2)
 
 
 def test_a_nodes_links_are_live_only_while_it_is_current(bw: Client) -> None:
-    (v1,) = ids(bw, rec("bw_nodes", key="api", content={"depends_on": ["db"]}))
-    (v2,) = ids(bw, rec("bw_nodes", key="api", content={"depends_on": ["queue"]}))
+    (v1,) = written_ids(bw, rec("bw_nodes", key="api", content={"depends_on": ["db"]}))
+    (v2,) = written_ids(bw, rec("bw_nodes", key="api", content={"depends_on": ["queue"]}))
     assert walk(bw, "api")["nodes"] == ["api", "queue"]
     assert retract(bw, v2).status_code == 200
     assert walk(bw, "api")["nodes"] == ["api", "db"]
@@ -366,7 +371,7 @@ def test_a_nodes_links_are_live_only_while_it_is_current(bw: Client) -> None:
 
 
 def test_a_link_written_directly_is_live_at_once(bw: Client) -> None:
-    ids(bw, rec("bw_edges", text="a uses b", content={"src": "a", "dst": "b", "rel": "uses"}))
+    written_ids(bw, rec("bw_edges", text="a uses b", content={"src": "a", "dst": "b", "rel": "uses"}))
     result = walk(bw, "a")
     assert result["nodes"] == ["a", "b"]
     assert [(h["subject"], h["object"], h["predicate"]) for h in result["hits"]] == [("a", "b", "uses")]

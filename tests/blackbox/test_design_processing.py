@@ -16,22 +16,23 @@ from flask import Flask
 from memseek.runtime import Runtime
 from memseek.write.worker import RetryPolicy
 from memseek.write.worker import process_batch
-from tests.blackbox.design_support import Workspace
-from tests.blackbox.design_support import app_of
-from tests.blackbox.design_support import cli_env
-from tests.blackbox.design_support import client_of
-from tests.blackbox.design_support import error
-from tests.blackbox.design_support import get
-from tests.blackbox.design_support import ids
-from tests.blackbox.design_support import locs
-from tests.blackbox.design_support import memseek
-from tests.blackbox.design_support import post
 from tests.blackbox.design_support import process
 from tests.blackbox.design_support import rec
 from tests.blackbox.design_support import recent
-from tests.blackbox.design_support import with_models
-from tests.blackbox.design_support import write
 from tests.conftest import Client
+from tests.conftest import Tenant
+from tests.conftest import client_for
+from tests.helpers import cli_env
+from tests.helpers import error
+from tests.helpers import fetch
+from tests.helpers import locs
+from tests.helpers import memseek
+from tests.helpers import ok
+from tests.helpers import post_records
+from tests.helpers import view_query
+from tests.helpers import with_models
+from tests.helpers import written
+from tests.helpers import written_ids
 from tests.openai_server import OpenAIServer
 
 Messages = list[dict[str, Any]]
@@ -50,13 +51,12 @@ def answer(score: Any = 7, label: Any = "positive") -> Any:
 @pytest.fixture
 def served(bw_runtime: Runtime, openai_server: OpenAIServer) -> Runtime:
     """The `bw` runtime with the `cheap` and `remote` models served by the local OpenAI-protocol server."""
-    environ = {"OPENAI_BASE_URL": openai_server.base_url, "OPENAI_API_KEY": "test-key"}
-    return with_models(bw_runtime, environ)
+    return with_models(bw_runtime, openai_server.environ(api_key="test-key"))
 
 
 @pytest.fixture
-def sclient(served: Runtime, bw_ws: Workspace) -> Client:
-    return client_of(app_of(served), bw_ws)
+def sclient(served: Runtime, bw_ws: Tenant) -> Client:
+    return client_for(served, bw_ws)
 
 
 def replies(server: OpenAIServer, n: int, **values: Any) -> None:
@@ -67,7 +67,7 @@ def replies(server: OpenAIServer, n: int, **values: Any) -> None:
 
 
 def test_a_record_with_nothing_to_compute_is_ready_at_once(bw: Client) -> None:
-    (result,) = write(bw, rec("bw_plain"))
+    (result,) = written(bw, rec("bw_plain"))
     assert result["processing"] == "ready"
     assert (recent(bw, "bw_plain")[0]["id"]) == result["id"]
 
@@ -75,12 +75,12 @@ def test_a_record_with_nothing_to_compute_is_ready_at_once(bw: Client) -> None:
 def test_a_record_to_embed_is_pending_and_unsearchable_until_processed(
     bw: Client, bw_runtime: Runtime
 ) -> None:
-    (result,) = write(bw, rec("bw_vec", text="needs a vector"))
+    (result,) = written(bw, rec("bw_vec", text="needs a vector"))
     assert result["processing"] == "pending"
-    assert get(bw, result["id"])["processing"] == "pending"
+    assert fetch(bw, result["id"])["processing"] == "pending"
     assert recent(bw, "bw_vec") == []
     assert process(bw_runtime) == 1
-    record = get(bw, result["id"])
+    record = fetch(bw, result["id"])
     assert (record["processing"], record["processing_error"]) == ("ready", None)
     assert [h["id"] for h in recent(bw, "bw_vec")] == [result["id"]]
     body = {"q": "needs a vector", "mode": "vector", "scope": {"collections": ["bw_vec"]}}
@@ -92,10 +92,10 @@ def test_enrichments_run_through_the_cheap_model(
     sclient: Client, served: Runtime, openai_server: OpenAIServer
 ) -> None:
     replies(openai_server, 2, score=7, label="positive")
-    (result,) = write(sclient, rec("bw_enriched", text="Maria confirmed the Q3 budget."))
+    (result,) = written(sclient, rec("bw_enriched", text="Maria confirmed the Q3 budget."))
     assert result["processing"] == "pending"
     process(served)
-    record = get(sclient, result["id"])
+    record = fetch(sclient, result["id"])
     assert record["processing"] == "ready"
     assert record["scores"] == {"importance": 7}
     assert record["annotations"] == {"sentiment": {"label": "positive"}}
@@ -109,7 +109,7 @@ def test_the_design_collection_processes_end_to_end(
     sclient: Client, served: Runtime, openai_server: OpenAIServer
 ) -> None:
     replies(openai_server, 2, score=9, label="neutral")
-    (result,) = write(
+    (result,) = written(
         sclient,
         rec(
             "customer_events",
@@ -120,21 +120,17 @@ def test_the_design_collection_processes_end_to_end(
     )
     assert result["processing"] == "pending"
     process(served)
-    record = get(sclient, result["id"])
+    record = fetch(sclient, result["id"])
     assert (record["processing"], record["scores"]) == ("ready", {"importance": 9})
     assert record["annotations"] == {"sentiment": {"label": "neutral"}}
     assert record["collection_version"] == 2
-    response = sclient.post(
-        "/views/customer_context/query", json={"entity": "contact.maria", "task": "Q3 budget"}
-    )
-    assert response.status_code == 200, response.get_data(as_text=True)
-    body = response.get_json()
+    body = ok(view_query(sclient, "customer_context", {"entity": "contact.maria", "task": "Q3 budget"}))
     assert [h["id"] for h in body["hits"]] == [result["id"]]
     assert "importance 9" in body["rendered"]  # scores: importance: {display: true}
 
 
 def test_supplied_enrichment_values_are_not_computed(sclient: Client, openai_server: OpenAIServer) -> None:
-    (result,) = write(
+    (result,) = written(
         sclient,
         rec("bw_enriched", scores={"importance": 3}, annotations={"sentiment": {"label": "negative"}}),
     )
@@ -146,10 +142,10 @@ def test_only_the_missing_enrichment_is_computed(
     sclient: Client, served: Runtime, openai_server: OpenAIServer
 ) -> None:
     replies(openai_server, 1, label="neutral")
-    (result,) = write(sclient, rec("bw_enriched", scores={"importance": 3}))
+    (result,) = written(sclient, rec("bw_enriched", scores={"importance": 3}))
     assert result["processing"] == "pending"
     process(served)
-    record = get(sclient, result["id"])
+    record = fetch(sclient, result["id"])
     assert record["scores"] == {"importance": 3}
     assert record["annotations"] == {"sentiment": {"label": "neutral"}}
     assert len(openai_server.requests) == 1
@@ -185,13 +181,13 @@ def test_only_the_missing_enrichment_is_computed(
 def test_invalid_or_missing_enrichment_values_are_422(
     bw: Client, record: dict[str, Any], loc: list[str]
 ) -> None:
-    assert locs(post(bw, record)) == [["records", 0, *loc]]
+    assert locs(post_records(bw, record)) == [["records", 0, *loc]]
 
 
 def test_a_client_enrichment_supplied_by_the_writer_is_ready_at_once(bw: Client) -> None:
-    (result,) = write(bw, rec("bw_client", annotations={"region": "eu-west"}))
+    (result,) = written(bw, rec("bw_client", annotations={"region": "eu-west"}))
     assert result["processing"] == "ready"
-    assert get(bw, result["id"])["annotations"] == {"region": "eu-west"}
+    assert fetch(bw, result["id"])["annotations"] == {"region": "eu-west"}
 
 
 # --- failures: retried, then failed; never guessed ------------------------------------------------
@@ -210,9 +206,9 @@ def test_invalid_model_output_fails_the_record_and_is_never_guessed(
     sclient: Client, served: Runtime, openai_server: OpenAIServer, bad: dict[str, Any]
 ) -> None:
     openai_server.reply_with(*[json.dumps(bad)] * 20)
-    (result,) = write(sclient, rec("bw_enriched", text="rate me"))
+    (result,) = written(sclient, rec("bw_enriched", text="rate me"))
     process(served, max_attempts=3)
-    record = get(sclient, result["id"])
+    record = fetch(sclient, result["id"])
     assert record["processing"] == "failed"
     assert record["processing_error"] and (
         "importance" in record["processing_error"] or "sentiment" in record["processing_error"]
@@ -225,9 +221,9 @@ def test_non_json_model_output_fails_the_record(
     sclient: Client, served: Runtime, openai_server: OpenAIServer
 ) -> None:
     openai_server.reply_with(*["about seven, I think"] * 20)
-    (result,) = write(sclient, rec("bw_enriched"))
+    (result,) = written(sclient, rec("bw_enriched"))
     process(served, max_attempts=2)
-    record = get(sclient, result["id"])
+    record = fetch(sclient, result["id"])
     assert (record["processing"], record["scores"], record["annotations"]) == ("failed", {}, {})
     assert record["processing_error"]
 
@@ -236,18 +232,18 @@ def test_a_failure_is_retried_and_a_later_success_makes_the_record_ready(
     sclient: Client, served: Runtime, openai_server: OpenAIServer
 ) -> None:
     openai_server.reply_with("not json", "not json", answer(), answer())
-    (result,) = write(sclient, rec("bw_enriched"))
+    (result,) = written(sclient, rec("bw_enriched"))
     policy = RetryPolicy(max_attempts=5, base_delay=0.0)
     assert process_batch(served, 64, policy) == 1
-    assert get(sclient, result["id"])["processing"] == "pending"
+    assert fetch(sclient, result["id"])["processing"] == "pending"
     assert process_batch(served, 64, policy) == 1
-    record = get(sclient, result["id"])
+    record = fetch(sclient, result["id"])
     assert (record["processing"], record["scores"]) == ("ready", {"importance": 7})
 
 
 def test_retries_back_off(sclient: Client, served: Runtime, openai_server: OpenAIServer) -> None:
     openai_server.reply_with(*["not json"] * 4)
-    write(sclient, rec("bw_enriched"))
+    written(sclient, rec("bw_enriched"))
     assert process_batch(served, 64, RetryPolicy(max_attempts=5)) == 1
     # the next attempt is scheduled seconds ahead, so nothing is due right now
     assert process_batch(served, 64, RetryPolicy(max_attempts=5)) == 0
@@ -255,18 +251,18 @@ def test_retries_back_off(sclient: Client, served: Runtime, openai_server: OpenA
 
 def test_an_unconfigured_provider_leaves_records_pending_then_failed(bw: Client, bw_runtime: Runtime) -> None:
     unconfigured = with_models(bw_runtime, {})
-    (result,) = write(bw, rec("bw_remote", text="needs the remote model"))
+    (result,) = written(bw, rec("bw_remote", text="needs the remote model"))
     assert result["processing"] == "pending"
     assert process_batch(unconfigured, 64, RetryPolicy(max_attempts=2, base_delay=0.0)) == 1
-    assert get(bw, result["id"])["processing"] == "pending"
+    assert fetch(bw, result["id"])["processing"] == "pending"
     process(unconfigured, max_attempts=2)
-    record = get(bw, result["id"])
+    record = fetch(bw, result["id"])
     assert record["processing"] == "failed"
     assert "OPENAI_BASE_URL" in record["processing_error"]
 
 
-def test_reads_that_need_an_unavailable_provider_are_503(bw_runtime: Runtime, bw_ws: Workspace) -> None:
-    client = client_of(app_of(with_models(bw_runtime, {})), bw_ws)
+def test_reads_that_need_an_unavailable_provider_are_503(bw_runtime: Runtime, bw_ws: Tenant) -> None:
+    client = client_for(with_models(bw_runtime, {}), bw_ws)
     body = {"q": "anything", "mode": "vector", "scope": {"collections": ["bw_remote"]}}
     error(client.post("/search", json=body), 503)
     # reads that do not need it still work
@@ -279,9 +275,9 @@ def test_reads_that_need_an_unavailable_provider_are_503(bw_runtime: Runtime, bw
 def test_remote_embeddings_come_from_the_openai_protocol(
     sclient: Client, served: Runtime, openai_server: OpenAIServer
 ) -> None:
-    (result,) = write(sclient, rec("bw_remote", text="remote vector"))
+    (result,) = written(sclient, rec("bw_remote", text="remote vector"))
     process(served)
-    assert get(sclient, result["id"])["processing"] == "ready"
+    assert fetch(sclient, result["id"])["processing"] == "ready"
     calls = [r for r in openai_server.requests if r.path.endswith("/embeddings")]
     assert calls and calls[0].body["model"] == "text-embedding-3-small"
     body = {"q": "remote vector", "mode": "vector", "scope": {"collections": ["bw_remote"]}}
@@ -289,21 +285,21 @@ def test_remote_embeddings_come_from_the_openai_protocol(
 
 
 def test_memseek_worker_processes_pending_records(bw: Client, bw_url: str, bw_catalog: Any) -> None:
-    pending = ids(bw, rec("bw_vec", text="one"), rec("bw_vec", text="two"))
+    pending = written_ids(bw, rec("bw_vec", text="one"), rec("bw_vec", text="two"))
     env = cli_env(DATABASE_URL=bw_url, MEMSEEK_CATALOG=str(bw_catalog))
     result = memseek(env, "worker", "--once")
     assert result.returncode == 0, result.stderr
-    assert [get(bw, i)["processing"] for i in pending] == ["ready", "ready"]
+    assert [fetch(bw, i)["processing"] for i in pending] == ["ready", "ready"]
 
 
 def test_the_in_process_worker_of_serve_processes_records(
-    bw_runtime: Runtime, bw_app: Flask, bw_ws: Workspace
+    bw_runtime: Runtime, bw_app: Flask, bw_ws: Tenant
 ) -> None:
     from memseek.write.worker import start_background_worker
 
     worker = start_background_worker(bw_runtime)
     try:
-        (result,) = write(client_of(bw_app, bw_ws), rec("bw_vec"), query="?wait=true&timeout=30")
+        (result,) = written(Client(bw_app.test_client(), bw_ws), rec("bw_vec"), query="?wait=true&timeout=30")
     finally:
         worker.stop()
     assert result["processing"] == "ready"

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import replace
 from datetime import datetime
 from decimal import Decimal
 from typing import Any
@@ -18,18 +17,18 @@ from sqlalchemy.engine import Engine
 from memseek.models.local import MODEL_ID
 from memseek.runtime import Runtime
 from memseek.write.worker import start_background_worker
-from tests.blackbox.design_support import Workspace
-from tests.blackbox.design_support import app_of
-from tests.blackbox.design_support import client_of
 from tests.blackbox.design_support import count_records
-from tests.blackbox.design_support import error
-from tests.blackbox.design_support import get
-from tests.blackbox.design_support import ids
-from tests.blackbox.design_support import locs
-from tests.blackbox.design_support import post
 from tests.blackbox.design_support import rec
-from tests.blackbox.design_support import write
 from tests.conftest import Client
+from tests.conftest import Tenant
+from tests.conftest import client_for
+from tests.helpers import error
+from tests.helpers import fetch
+from tests.helpers import locs
+from tests.helpers import post_records
+from tests.helpers import with_settings
+from tests.helpers import written
+from tests.helpers import written_ids
 
 VECTOR = [0.05] * 384
 
@@ -37,20 +36,20 @@ VECTOR = [0.05] * 384
 
 
 def test_201_lists_id_processing_current_per_record_in_input_order(bw: Client) -> None:
-    response = post(bw, rec(text="first"), rec("bw_vec", text="second"), rec(text="third"))
+    response = post_records(bw, rec(text="first"), rec("bw_vec", text="second"), rec(text="third"))
     assert response.status_code == 201
     results = response.get_json()
     assert list(results) == ["records"]
     assert [set(r) for r in results["records"]] == [{"id", "processing", "current"}] * 3
     assert [r["processing"] for r in results["records"]] == ["ready", "pending", "ready"]
     assert all(r["current"] is True for r in results["records"])
-    texts = [get(bw, r["id"])["text"] for r in results["records"]]
+    texts = [fetch(bw, r["id"])["text"] for r in results["records"]]
     assert texts == ["first", "second", "third"]
 
 
 def test_ids_are_server_generated_time_ordered_uuids(bw: Client) -> None:
-    first = ids(bw, rec(), rec())
-    (later,) = ids(bw, rec())
+    first = written_ids(bw, rec(), rec())
+    (later,) = written_ids(bw, rec())
     parsed = [UUID(i) for i in [*first, later]]
     assert all(u.version == 7 for u in parsed)
     assert len(set(parsed)) == 3
@@ -74,22 +73,22 @@ def test_ids_are_server_generated_time_ordered_uuids(bw: Client) -> None:
         pytest.param({"records": ["a string"]}, id="record-not-an-object"),
     ],
 )
-def test_an_invalid_envelope_is_422(bw: Client, bw_db: Engine, bw_ws: Workspace, body: Any) -> None:
+def test_an_invalid_envelope_is_422(bw: Client, bw_db: Engine, bw_ws: Tenant, body: Any) -> None:
     error(bw.post("/records", json=body), 422)
     assert count_records(bw_db, bw_ws) == 0
 
 
-def test_at_most_1000_records_per_request(bw: Client, bw_db: Engine, bw_ws: Workspace) -> None:
-    error(post(bw, *[rec(text=f"r{i}") for i in range(1001)]), 422)
+def test_at_most_1000_records_per_request(bw: Client, bw_db: Engine, bw_ws: Tenant) -> None:
+    error(post_records(bw, *[rec(text=f"r{i}") for i in range(1001)]), 422)
     assert count_records(bw_db, bw_ws) == 0
-    assert len(write(bw, *[rec(text=f"r{i}") for i in range(1000)])) == 1000
+    assert len(written(bw, *[rec(text=f"r{i}") for i in range(1000)])) == 1000
     assert count_records(bw_db, bw_ws) == 1000
 
 
-def test_the_largest_valid_request_is_not_too_large(bw: Client, bw_db: Engine, bw_ws: Workspace) -> None:
+def test_the_largest_valid_request_is_not_too_large(bw: Client, bw_db: Engine, bw_ws: Tenant) -> None:
     """1,000 records of MAX_RECORD_CHARS characters each fit the default request limit."""
     text = ("memory " * 4682)[:32768]
-    assert len(write(bw, *[rec(text=text, content={"n": i}) for i in range(1000)])) == 1000
+    assert len(written(bw, *[rec(text=text, content={"n": i}) for i in range(1000)])) == 1000
     assert count_records(bw_db, bw_ws) == 1000
 
 
@@ -100,7 +99,7 @@ def test_a_body_that_is_not_json_is_422(bw: Client) -> None:
     error(response, 422)
 
 
-def test_non_finite_numbers_in_the_body_are_422(bw: Client, bw_db: Engine, bw_ws: Workspace) -> None:
+def test_non_finite_numbers_in_the_body_are_422(bw: Client, bw_db: Engine, bw_ws: Tenant) -> None:
     for literal in ("NaN", "Infinity", "-Infinity", "1e999"):
         raw = (
             '{"records": [{"collection": "bw_plain", "entity": "e", "type": "note", "text": "t", '
@@ -114,6 +113,16 @@ def test_non_finite_numbers_in_the_body_are_422(bw: Client, bw_db: Engine, bw_ws
 
 
 # --- RecordIn: one rule at a time ---------------------------------------------------------------
+
+
+def refused_at(
+    client: Client, engine: Engine, workspace: Tenant, record: dict[str, Any], loc: list[Any]
+) -> None:
+    """Writing `record` alone is a 422 with a detail at `records[0].<loc>`, and nothing is written."""
+    found = locs(post_records(client, record))
+    assert any(found_loc[: 2 + len(loc)] == ["records", 0, *loc] for found_loc in found), found
+    assert count_records(engine, workspace) == 0
+
 
 LONG = "x" * 257
 
@@ -165,15 +174,13 @@ LONG = "x" * 257
     ],
 )
 def test_each_recordin_rule_is_a_422_at_the_record_and_field(
-    bw: Client, bw_db: Engine, bw_ws: Workspace, record: dict[str, Any], loc: list[Any]
+    bw: Client, bw_db: Engine, bw_ws: Tenant, record: dict[str, Any], loc: list[Any]
 ) -> None:
-    found = locs(post(bw, record))
-    assert any(found_loc[: 2 + len(loc)] == ["records", 0, *loc] for found_loc in found), found
-    assert count_records(bw_db, bw_ws) == 0
+    refused_at(bw, bw_db, bw_ws, record, loc)
 
 
 def test_entity_of_256_characters_and_every_optional_field_are_accepted(bw: Client) -> None:
-    (parent,) = ids(bw, rec())
+    (parent,) = written_ids(bw, rec())
     full = rec(
         "bw_plain",
         entity="e" * 256,
@@ -190,8 +197,8 @@ def test_entity_of_256_characters_and_every_optional_field_are_accepted(bw: Clie
         run_id="run-1",
         idempotency_key="idem-1",
     )
-    (record_id,) = ids(bw, full)
-    record = get(bw, record_id)
+    (record_id,) = written_ids(bw, full)
+    record = fetch(bw, record_id)
     assert record["entity"] == "e" * 256 and record["key"] == "k" * 256
     assert record["scores"] == {"importance": 7, "urgency": -1.5}
     assert record["annotations"] == {"region": {"code": "eu"}, "n": 1}
@@ -202,24 +209,23 @@ def test_entity_of_256_characters_and_every_optional_field_are_accepted(bw: Clie
 
 
 def test_keyed_any_takes_records_with_and_without_a_key(bw: Client) -> None:
-    fact, event = write(bw, rec(key="k"), rec(key=None))
-    assert get(bw, fact["id"])["key"] == "k"
-    assert get(bw, event["id"])["key"] is None
+    fact, event = written(bw, rec(key="k"), rec(key=None))
+    assert fetch(bw, fact["id"])["key"] == "k"
+    assert fetch(bw, event["id"])["key"] is None
 
 
 # --- text length: MAX_RECORD_CHARS --------------------------------------------------------------
 
 
 def test_text_is_at_most_32768_characters_by_default(bw: Client) -> None:
-    assert get(bw, ids(bw, rec(text="é" * 32768))[0])["text"] == "é" * 32768
-    assert locs(post(bw, rec(text="é" * 32769))) == [["records", 0, "text"]]
+    assert fetch(bw, written_ids(bw, rec(text="é" * 32768))[0])["text"] == "é" * 32768
+    assert locs(post_records(bw, rec(text="é" * 32769))) == [["records", 0, "text"]]
 
 
-def test_max_record_chars_is_honoured(bw_runtime: Runtime, bw_ws: Workspace) -> None:
-    settings = bw_runtime.settings.with_overrides(max_record_chars=10)
-    client = client_of(app_of(replace(bw_runtime, settings=settings)), bw_ws)
-    assert post(client, rec(text="0123456789")).status_code == 201
-    assert locs(post(client, rec(text="0123456789A"))) == [["records", 0, "text"]]
+def test_max_record_chars_is_honoured(bw_runtime: Runtime, bw_ws: Tenant) -> None:
+    client = client_for(with_settings(bw_runtime, max_record_chars=10), bw_ws)
+    assert post_records(client, rec(text="0123456789")).status_code == 201
+    assert locs(post_records(client, rec(text="0123456789A"))) == [["records", 0, "text"]]
 
 
 # --- declared fields: types, paths, fallback paths ----------------------------------------------
@@ -245,9 +251,9 @@ def test_max_record_chars_is_honoured(bw_runtime: Runtime, bw_ws: Workspace) -> 
     ],
 )
 def test_a_declared_field_with_the_wrong_type_is_422_naming_index_field_and_path(
-    bw: Client, bw_db: Engine, bw_ws: Workspace, content: dict[str, Any], loc: list[str]
+    bw: Client, bw_db: Engine, bw_ws: Tenant, content: dict[str, Any], loc: list[str]
 ) -> None:
-    response = post(bw, rec(text="ok"), rec(content=content))
+    response = post_records(bw, rec(text="ok"), rec(content=content))
     (detail,) = error(response, 422)["details"]
     assert detail["loc"] == ["records", 1, "content", *loc]
     assert {"meta": "s", "old": "s"}.get(loc[0], loc[0]) in detail["msg"]
@@ -265,40 +271,40 @@ def test_declared_fields_of_the_right_type_are_accepted(bw: Client) -> None:
         "d": "2026-01-01T00:00:00+01:00",
         "undeclared": {"anything": [1, "x"]},
     }
-    (record_id,) = ids(bw, rec(content=content), rec(content={"n": 2, "sa": [], "i": -7}))[:1]
-    assert get(bw, record_id)["content"] == content
+    (record_id,) = written_ids(bw, rec(content=content), rec(content={"n": 2, "sa": [], "i": -7}))[:1]
+    assert fetch(bw, record_id)["content"] == content
 
 
 def test_a_fallback_path_is_only_read_when_the_path_is_absent(bw: Client) -> None:
     # the path holds a string, so the (wrongly typed) fallback values are never read
-    assert post(bw, rec(content={"meta": {"s": "ok"}, "old": {"s": 5}, "s": 6})).status_code == 201
+    assert post_records(bw, rec(content={"meta": {"s": "ok"}, "old": {"s": 5}, "s": 6})).status_code == 201
     # path absent: the first fallback present decides
-    assert post(bw, rec(content={"old": {"s": "ok"}, "s": 6})).status_code == 201
+    assert post_records(bw, rec(content={"old": {"s": "ok"}, "s": 6})).status_code == 201
 
 
 def test_fields_are_checked_against_the_pinned_collection_version(bw: Client) -> None:
     # customer_events v1 declares channel as an integer, v2 (active) as a string
     v1 = rec("customer_events", collection_version=1, content={"channel": "email"})
-    assert locs(post(bw, v1)) == [["records", 0, "content", "channel"]]
-    (pinned,) = ids(bw, rec("customer_events", collection_version=1, content={"channel": 3}))
-    record = get(bw, pinned)
+    assert locs(post_records(bw, v1)) == [["records", 0, "content", "channel"]]
+    (pinned,) = written_ids(bw, rec("customer_events", collection_version=1, content={"channel": 3}))
+    record = fetch(bw, pinned)
     assert (record["collection"], record["collection_version"]) == ("customer_events", 1)
-    response = post(bw, rec("customer_events", content={"channel": 3}))
+    response = post_records(bw, rec("customer_events", content={"channel": 3}))
     assert locs(response) == [["records", 0, "content", "channel"]]
-    (active,) = ids(bw, rec("customer_events", content={"meta": {"channel": "email"}}))
-    assert get(bw, active)["collection_version"] == 2
+    (active,) = written_ids(bw, rec("customer_events", content={"meta": {"channel": "email"}}))
+    assert fetch(bw, active)["collection_version"] == 2
 
 
 def test_a_collection_without_an_active_version_takes_only_pinned_writes(bw: Client) -> None:
-    assert locs(post(bw, rec("bw_retired"))) == [["records", 0, "collection"]]
-    (pinned,) = ids(bw, rec("bw_retired", collection_version=1))
-    assert get(bw, pinned)["collection_version"] == 1
+    assert locs(post_records(bw, rec("bw_retired"))) == [["records", 0, "collection"]]
+    (pinned,) = written_ids(bw, rec("bw_retired", collection_version=1))
+    assert fetch(bw, pinned)["collection_version"] == 1
 
 
 def test_the_collection_version_type_must_be_declared_by_that_version(bw: Client) -> None:
     # v2 declares `note`, v1 only `event`
-    assert post(bw, rec("customer_events", type="note")).status_code == 201
-    assert locs(post(bw, rec("customer_events", collection_version=1, type="note"))) == [
+    assert post_records(bw, rec("customer_events", type="note")).status_code == 201
+    assert locs(post_records(bw, rec("customer_events", collection_version=1, type="note"))) == [
         ["records", 0, "type"]
     ]
 
@@ -307,9 +313,9 @@ def test_the_collection_version_type_must_be_declared_by_that_version(bw: Client
 
 
 def test_every_problem_of_every_record_is_listed_by_index_and_nothing_is_written(
-    bw: Client, bw_db: Engine, bw_ws: Workspace
+    bw: Client, bw_db: Engine, bw_ws: Tenant
 ) -> None:
-    response = post(
+    response = post_records(
         bw,
         rec(type="unknown", content={"n": "x"}),
         rec(text="fine"),
@@ -325,8 +331,8 @@ def test_every_problem_of_every_record_is_listed_by_index_and_nothing_is_written
     assert count_records(bw_db, bw_ws) == 0
 
 
-def test_a_missing_parent_fails_the_whole_request(bw: Client, bw_db: Engine, bw_ws: Workspace) -> None:
-    response = post(bw, rec(text="good"), rec(derived_from=[str(uuid4())]))
+def test_a_missing_parent_fails_the_whole_request(bw: Client, bw_db: Engine, bw_ws: Tenant) -> None:
+    response = post_records(bw, rec(text="good"), rec(derived_from=[str(uuid4())]))
     assert [loc[:3] for loc in locs(response)] == [["records", 1, "derived_from"]]
     assert count_records(bw_db, bw_ws) == 0
 
@@ -357,11 +363,9 @@ def test_a_missing_parent_fails_the_whole_request(bw: Client, bw_db: Engine, bw_
     ],
 )
 def test_unstorable_values_are_422(
-    bw: Client, bw_db: Engine, bw_ws: Workspace, record: dict[str, Any], loc: list[str]
+    bw: Client, bw_db: Engine, bw_ws: Tenant, record: dict[str, Any], loc: list[str]
 ) -> None:
-    found = locs(post(bw, record))
-    assert any(found_loc[:3] == ["records", 0, *loc] for found_loc in found), found
-    assert count_records(bw_db, bw_ws) == 0
+    refused_at(bw, bw_db, bw_ws, record, loc)
 
 
 @pytest.mark.parametrize(
@@ -379,7 +383,7 @@ def test_unstorable_values_are_422(
 def test_extreme_declared_field_values_are_stored_or_refused_never_a_500(
     bw: Client, content: dict[str, Any]
 ) -> None:
-    response = post(bw, rec(content=content))
+    response = post_records(bw, rec(content=content))
     if response.status_code == 422:
         assert locs(response)[0][:3] == ["records", 0, "content"]
         return
@@ -399,9 +403,9 @@ def test_extreme_declared_field_values_are_stored_or_refused_never_a_500(
 
 
 def test_a_reason_with_a_nul_character_is_422(bw: Client) -> None:
-    (record_id,) = ids(bw, rec())
+    (record_id,) = written_ids(bw, rec())
     error(bw.post(f"/records/{record_id}/retract", json={"reason": "a\u0000b"}), 422)
-    assert get(bw, record_id)["retracted_at"] is None
+    assert fetch(bw, record_id)["retracted_at"] is None
 
 
 # --- values as stored -------------------------------------------------------------------------
@@ -421,52 +425,54 @@ def test_content_is_returned_exactly_as_written(bw: Client) -> None:
         "flag": False,
         "null": None,
     }
-    (record_id,) = ids(bw, rec(content=content))
-    assert get(bw, record_id)["content"] == content
+    (record_id,) = written_ids(bw, rec(content=content))
+    assert fetch(bw, record_id)["content"] == content
 
 
 def test_content_defaults_to_an_empty_object(bw: Client) -> None:
-    (record_id,) = ids(bw, rec())
-    record = get(bw, record_id)
+    (record_id,) = written_ids(bw, rec())
+    record = fetch(bw, record_id)
     assert (record["content"], record["scores"], record["annotations"]) == ({}, {}, {})
     assert (record["derived_from"], record["depth"], record["run_id"]) == ([], 0, None)
     assert record["status"] == "active"
 
 
 def test_occurred_at_defaults_to_created_at_and_keeps_the_instant(bw: Client) -> None:
-    default, given = ids(bw, rec(), rec(occurred_at="2026-03-01T12:00:00-05:00"))
-    record = get(bw, default)
+    default, given = written_ids(bw, rec(), rec(occurred_at="2026-03-01T12:00:00-05:00"))
+    record = fetch(bw, default)
     assert record["occurred_at"] == record["created_at"]
     assert datetime.fromisoformat(record["created_at"]).tzinfo is not None
-    stored = datetime.fromisoformat(get(bw, given)["occurred_at"])
+    stored = datetime.fromisoformat(fetch(bw, given)["occurred_at"])
     assert stored == datetime.fromisoformat("2026-03-01T17:00:00+00:00")
     assert stored.utcoffset() is not None
 
 
 def test_last_accessed_starts_at_created_at(bw: Client) -> None:
-    record = get(bw, ids(bw, rec())[0])
+    record = fetch(bw, written_ids(bw, rec())[0])
     assert record["last_accessed"] == record["created_at"]
 
 
 def test_depth_is_one_plus_the_deepest_parent(bw: Client) -> None:
-    (a,) = ids(bw, rec(text="evidence a"))
-    (b,) = ids(bw, rec(text="derived b", derived_from=[a]))
-    (c,) = ids(bw, rec(text="derived c", derived_from=[b]))
-    (d,) = ids(bw, rec(text="derived d", derived_from=[a, c]))
-    assert [get(bw, i)["depth"] for i in (a, b, c, d)] == [0, 1, 2, 3]
-    assert get(bw, d)["derived_from"] == [a, c]
+    (a,) = written_ids(bw, rec(text="evidence a"))
+    (b,) = written_ids(bw, rec(text="derived b", derived_from=[a]))
+    (c,) = written_ids(bw, rec(text="derived c", derived_from=[b]))
+    (d,) = written_ids(bw, rec(text="derived d", derived_from=[a, c]))
+    assert [fetch(bw, i)["depth"] for i in (a, b, c, d)] == [0, 1, 2, 3]
+    assert fetch(bw, d)["derived_from"] == [a, c]
 
 
 def test_derived_from_must_be_unique(bw: Client) -> None:
-    (a,) = ids(bw, rec())
-    assert any(loc[:3] == ["records", 0, "derived_from"] for loc in locs(post(bw, rec(derived_from=[a, a]))))
+    (a,) = written_ids(bw, rec())
+    assert any(
+        loc[:3] == ["records", 0, "derived_from"] for loc in locs(post_records(bw, rec(derived_from=[a, a])))
+    )
 
 
 def test_a_parent_in_another_workspace_is_answered_like_an_unknown_one(bw: Client, bw_other: Client) -> None:
-    (foreign,) = ids(bw_other, rec())
+    (foreign,) = written_ids(bw_other, rec())
     unknown = str(uuid4())
-    foreign_error = error(post(bw, rec(derived_from=[foreign])), 422)
-    unknown_error = error(post(bw, rec(derived_from=[unknown])), 422)
+    foreign_error = error(post_records(bw, rec(derived_from=[foreign])), 422)
+    unknown_error = error(post_records(bw, rec(derived_from=[unknown])), 422)
     assert foreign_error["details"][0]["loc"] == unknown_error["details"][0]["loc"]
     assert foreign_error["details"][0]["msg"].replace(foreign, "ID") == unknown_error["details"][0][
         "msg"
@@ -477,37 +483,37 @@ def test_a_parent_in_another_workspace_is_answered_like_an_unknown_one(bw: Clien
 
 
 def test_a_repeated_idempotency_key_returns_the_original_record(
-    bw: Client, bw_db: Engine, bw_ws: Workspace
+    bw: Client, bw_db: Engine, bw_ws: Tenant
 ) -> None:
     body = rec(text="once", idempotency_key="import-42")
-    (first,) = write(bw, body)
-    (again,) = write(bw, body)
+    (first,) = written(bw, body)
+    (again,) = written(bw, body)
     assert again == first
     assert count_records(bw_db, bw_ws) == 1
 
 
 def test_an_idempotency_key_with_a_different_payload_is_409_and_writes_nothing(
-    bw: Client, bw_db: Engine, bw_ws: Workspace
+    bw: Client, bw_db: Engine, bw_ws: Tenant
 ) -> None:
-    write(bw, rec(text="once", idempotency_key="import-43"))
-    response = post(bw, rec(text="fresh"), rec(text="changed", idempotency_key="import-43"))
+    written(bw, rec(text="once", idempotency_key="import-43"))
+    response = post_records(bw, rec(text="fresh"), rec(text="changed", idempotency_key="import-43"))
     error(response, 409, "conflict")
     assert count_records(bw_db, bw_ws) == 1
 
 
 def test_idempotency_keys_are_per_workspace(bw: Client, bw_other: Client) -> None:
-    (mine,) = write(bw, rec(idempotency_key="shared-key"))
-    (theirs,) = write(bw_other, rec(idempotency_key="shared-key"))
+    (mine,) = written(bw, rec(idempotency_key="shared-key"))
+    (theirs,) = written(bw_other, rec(idempotency_key="shared-key"))
     assert mine["id"] != theirs["id"]
-    (theirs_changed,) = write(bw_other, rec(idempotency_key="mine-only", text="other text"))
+    (theirs_changed,) = written(bw_other, rec(idempotency_key="mine-only", text="other text"))
     assert theirs_changed["id"] != mine["id"]
 
 
 def test_a_replay_inside_a_mixed_request_writes_only_the_new_records(
-    bw: Client, bw_db: Engine, bw_ws: Workspace
+    bw: Client, bw_db: Engine, bw_ws: Tenant
 ) -> None:
-    (first,) = write(bw, rec(text="old", idempotency_key="k-1"))
-    replay, new = write(bw, rec(text="old", idempotency_key="k-1"), rec(text="new", idempotency_key="k-2"))
+    (first,) = written(bw, rec(text="old", idempotency_key="k-1"))
+    replay, new = written(bw, rec(text="old", idempotency_key="k-1"), rec(text="new", idempotency_key="k-2"))
     assert replay["id"] == first["id"] and new["id"] != first["id"]
     assert count_records(bw_db, bw_ws) == 2
 
@@ -525,43 +531,43 @@ def test_a_replay_inside_a_mixed_request_writes_only_the_new_records(
         pytest.param("?wiat=true", id="unknown-parameter"),
     ],
 )
-def test_invalid_wait_parameters_are_422(bw: Client, bw_db: Engine, bw_ws: Workspace, query: str) -> None:
-    error(post(bw, rec(), query=query), 422)
+def test_invalid_wait_parameters_are_422(bw: Client, bw_db: Engine, bw_ws: Tenant, query: str) -> None:
+    error(post_records(bw, rec(), query=query), 422)
     assert count_records(bw_db, bw_ws) == 0
 
 
 def test_wait_with_the_longest_timeout_returns_at_once_when_nothing_is_pending(bw: Client) -> None:
     started = time.monotonic()
-    (result,) = write(bw, rec(), query="?wait=true&timeout=60")
+    (result,) = written(bw, rec(), query="?wait=true&timeout=60")
     assert result["processing"] == "ready"
     assert time.monotonic() - started < 5
 
 
 def test_wait_returns_the_pending_state_when_the_timeout_passes(bw: Client) -> None:
     started = time.monotonic()
-    (result,) = write(bw, rec("bw_vec"), query="?wait=true&timeout=1")
+    (result,) = written(bw, rec("bw_vec"), query="?wait=true&timeout=1")
     elapsed = time.monotonic() - started
     assert result["processing"] == "pending"
     assert 0.9 <= elapsed < 5
-    assert get(bw, result["id"])["processing"] == "pending"
+    assert fetch(bw, result["id"])["processing"] == "pending"
 
 
 def test_wait_timeout_defaults_to_10_seconds(bw: Client) -> None:
     started = time.monotonic()
-    (result,) = write(bw, rec("bw_vec"), query="?wait=true")
+    (result,) = written(bw, rec("bw_vec"), query="?wait=true")
     elapsed = time.monotonic() - started
     assert result["processing"] == "pending"
     assert 9.5 <= elapsed < 15
 
 
 def test_wait_returns_once_the_records_are_processed(
-    bw_runtime: Runtime, bw_app: Flask, bw_ws: Workspace
+    bw_runtime: Runtime, bw_app: Flask, bw_ws: Tenant
 ) -> None:
     worker = start_background_worker(bw_runtime)
     try:
-        client = client_of(bw_app, bw_ws)
+        client = Client(bw_app.test_client(), bw_ws)
         started = time.monotonic()
-        results = write(
+        results = written(
             client, rec("bw_vec", text="embed me"), rec(text="plain"), query="?wait=true&timeout=30"
         )
         assert [r["processing"] for r in results] == ["ready", "ready"]
@@ -573,13 +579,13 @@ def test_wait_returns_once_the_records_are_processed(
 @pytest.mark.parametrize("value", ["true", "True", "1"])
 def test_wait_accepts_the_usual_spellings_of_true(bw: Client, value: str) -> None:
     started = time.monotonic()
-    (result,) = write(bw, rec("bw_vec"), query=f"?wait={value}&timeout=0.5")
+    (result,) = written(bw, rec("bw_vec"), query=f"?wait={value}&timeout=0.5")
     assert result["processing"] == "pending" and 0.4 <= time.monotonic() - started < 5
 
 
 def test_without_wait_the_write_does_not_wait(bw: Client) -> None:
     started = time.monotonic()
-    (result,) = write(bw, rec("bw_vec"), query="?wait=false")
+    (result,) = written(bw, rec("bw_vec"), query="?wait=false")
     assert result["processing"] == "pending" and time.monotonic() - started < 5
 
 
@@ -587,14 +593,14 @@ def test_without_wait_the_write_does_not_wait(bw: Client) -> None:
 
 
 def test_a_supplied_embedding_of_the_collections_model_skips_the_embedding_step(bw: Client) -> None:
-    (result,) = write(bw, rec("bw_vec", embedding=VECTOR, embedding_model=MODEL_ID))
+    (result,) = written(bw, rec("bw_vec", embedding=VECTOR, embedding_model=MODEL_ID))
     assert result["processing"] == "ready"
-    assert get(bw, result["id"])["processing"] == "ready"
+    assert fetch(bw, result["id"])["processing"] == "ready"
 
 
 def test_the_model_named_in_models_yaml_is_the_embedding_model_id(bw: Client) -> None:
     """conf/models.yaml says `model: all-MiniLM-L6-v2`: a writer may name the model that way."""
-    (result,) = write(bw, rec("bw_vec", embedding=VECTOR, embedding_model="all-MiniLM-L6-v2"))
+    (result,) = written(bw, rec("bw_vec", embedding=VECTOR, embedding_model="all-MiniLM-L6-v2"))
     assert result["processing"] == "ready"
 
 
@@ -633,11 +639,9 @@ def test_the_model_named_in_models_yaml_is_the_embedding_model_id(bw: Client) ->
     ],
 )
 def test_a_supplied_embedding_that_does_not_fit_is_422(
-    bw: Client, bw_db: Engine, bw_ws: Workspace, record: dict[str, Any], loc: list[str]
+    bw: Client, bw_db: Engine, bw_ws: Tenant, record: dict[str, Any], loc: list[str]
 ) -> None:
-    found = locs(post(bw, record))
-    assert any(found_loc[:3] == ["records", 0, *loc] for found_loc in found), found
-    assert count_records(bw_db, bw_ws) == 0
+    refused_at(bw, bw_db, bw_ws, record, loc)
 
 
 def test_a_non_finite_embedding_value_is_422(bw: Client) -> None:

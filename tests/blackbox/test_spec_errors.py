@@ -6,18 +6,15 @@ profiles and a turbopuffer one whose engine is not available here.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 from flask import Flask
 
-from memseek.models.registry import ModelRegistry
 from memseek.runtime import Runtime
 from tests.blackbox.conftest import ClientFactory
 from tests.blackbox.conftest import environ
-from tests.blackbox.support import error
 from tests.blackbox.support import ids
 from tests.blackbox.support import invalid
 from tests.blackbox.support import note
@@ -25,11 +22,12 @@ from tests.blackbox.support import rejects
 from tests.blackbox.support import search
 from tests.blackbox.support import vec
 from tests.blackbox.support import write
-from tests.blackbox.support import write_files
 from tests.conftest import Client
 from tests.conftest import Tenant
-from tests.integration.view_support import app_for
-from tests.integration.view_support import runtime_for
+from tests.helpers import app_for
+from tests.helpers import error
+from tests.helpers import runtime_for
+from tests.helpers import write_files
 from tests.openai_server import OpenAIServer
 
 PROFILES = """
@@ -71,8 +69,9 @@ def write_catalog(root: Path) -> Path:
 def profiles_app(
     runtime: Runtime, sx_server: OpenAIServer, tmp_path_factory: pytest.TempPathFactory
 ) -> Flask:
-    built = runtime_for(runtime, write_catalog(tmp_path_factory.mktemp("sx2-catalog")))
-    return app_for(replace(built, models=ModelRegistry(built.catalog.models, environ=environ(sx_server))))
+    return app_for(
+        runtime_for(runtime, write_catalog(tmp_path_factory.mktemp("sx2-catalog")), environ(sx_server))
+    )
 
 
 @pytest.fixture

@@ -7,12 +7,14 @@ from typing import Any
 import pytest
 
 from tests.blackbox.conftest import ClientFactory
-from tests.blackbox.support import error
 from tests.blackbox.support import invalid
 from tests.blackbox.support import link
 from tests.blackbox.support import part
 from tests.blackbox.support import write
 from tests.conftest import Client
+from tests.helpers import error
+from tests.helpers import ok
+from tests.helpers import view_query
 
 GRAPH_KEYS = [
     "view",
@@ -39,9 +41,7 @@ ORPHAN_KEYS = [
 
 
 def walk(client: Client, **parameters: Any) -> dict[str, Any]:
-    response = client.post("/views/sx_walk/query", json=parameters)
-    assert response.status_code == 200, response.get_data(as_text=True)
-    return response.get_json()  # type: ignore[no-any-return]
+    return ok(view_query(client, "sx_walk", parameters))
 
 
 def test_the_spec_example(sx: Client) -> None:
@@ -228,9 +228,7 @@ def test_graph_views_are_listed(sx: Client) -> None:
 
 
 def orphans(client: Client, **parameters: Any) -> dict[str, Any]:
-    response = client.post("/views/sx_orphans/query", json=parameters)
-    assert response.status_code == 200, response.get_data(as_text=True)
-    return response.get_json()  # type: ignore[no-any-return]
+    return ok(view_query(client, "sx_orphans", parameters))
 
 
 def test_orphan_report_shape_and_order(sx: Client) -> None:

@@ -10,13 +10,13 @@ from typing import Any
 import pytest
 
 from tests.blackbox.conftest import ClientFactory
-from tests.blackbox.support import error
 from tests.blackbox.support import ids
 from tests.blackbox.support import note
 from tests.blackbox.support import rejects
 from tests.blackbox.support import search
 from tests.blackbox.support import write
 from tests.conftest import Client
+from tests.helpers import error
 from tests.openai_server import OpenAIServer
 
 NOTES = {"collections": ["sx_notes"]}

@@ -10,13 +10,13 @@ import pytest
 from tests.blackbox.conftest import ClientFactory
 from tests.blackbox.support import INCLUDES
 from tests.blackbox.support import SCORED_RANKING
-from tests.blackbox.support import error
 from tests.blackbox.support import ids
 from tests.blackbox.support import note
 from tests.blackbox.support import rejects
 from tests.blackbox.support import search
 from tests.blackbox.support import write
 from tests.conftest import Client
+from tests.helpers import error
 
 TOP_KEYS = {"hits", "ranking", "rendered", "truncated", "backend", "profiles"}
 NOTES = {"collections": ["sx_notes"]}

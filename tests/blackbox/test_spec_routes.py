@@ -7,13 +7,13 @@ import time
 import pytest
 
 from tests.blackbox.conftest import ClientFactory
-from tests.blackbox.support import error
 from tests.blackbox.support import ids
 from tests.blackbox.support import invalid
 from tests.blackbox.support import note
 from tests.blackbox.support import vec
 from tests.blackbox.support import write
 from tests.conftest import Client
+from tests.helpers import error
 
 
 @pytest.mark.parametrize(

@@ -16,13 +16,35 @@ from tests.blackbox.support import write_catalog
 SEARCH = "query: {mode: recent, scope: {collections: [sx_notes]}}"
 
 
-def check(tmp_path: Path, view: str, capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+def check(tmp_path: Path, view: str, capsys: pytest.CaptureFixture[str], version: int = 1) -> tuple[int, str]:
+    """`memseek catalog check` of the `sx_` catalog whose views are only `sx_case` v`version`,
+    declared by `view` (its keys after `version`)."""
     root = write_catalog(tmp_path)
     (root / "packages" / "sx.yaml").unlink()  # it pins views this case replaces
-    (root / "views" / "sx.yaml").write_text("views:\n  - name: sx_case\n    version: 1\n" + view)
+    (root / "views" / "sx.yaml").write_text(f"views:\n  - name: sx_case\n    version: {version}\n" + view)
     code = main(["catalog", "check", str(root)])
     captured = capsys.readouterr()
     return code, captured.err
+
+
+GRAPH = "{edges: sx_links, subject: src, object: dst, predicate: rel}"
+
+
+def graph_view(
+    graph: str = GRAPH,
+    before: str = "",
+    direction: str = "out",
+    depth: str = "{type: integer, default: 1}",
+    extra: str = "",
+) -> str:
+    """A `kind: graph` case declaring the spec's five parameters; each argument changes one thing."""
+    return (
+        f"    kind: graph\n    graph: {graph}\n{before}"
+        "    parameters:\n      seed: {type: string, required: true}\n"
+        "      predicates: {type: string_array, default: []}\n"
+        f"      direction: {{type: string, default: {direction}}}\n      depth: {depth}\n"
+        f"      limit: {{type: integer, default: 20}}\n{extra}"
+    )
 
 
 VALID = [
@@ -164,33 +186,19 @@ INVALID = [
         f"    parameters: {{x: {{type: string, pattern: a}}}}\n    {SEARCH}\n", id="unknown-parameter-field"
     ),
     pytest.param(
-        "    kind: graph\n    graph: {edges: sx_links, subject: src, object: dst, predicate: rel}\n"
-        "    parameters: {seed: {type: string, required: true}}\n",
+        f"    kind: graph\n    graph: {GRAPH}\n    parameters: {{seed: {{type: string, required: true}}}}\n",
         id="graph-missing-parameters",
     ),
     pytest.param(
-        "    kind: graph\n    graph: {edges: sx_links, subject: src, object: dst, predicate: rel}\n"
-        "    parameters:\n      seed: {type: string, required: true}\n"
-        "      predicates: {type: string_array, default: []}\n"
-        "      direction: {type: string, default: in}\n      depth: {type: integer, default: 1}\n"
-        "      limit: {type: integer, default: 20}\n",
+        graph_view(direction="in"),
         id="graph-wrong-default",
     ),
     pytest.param(
-        "    kind: graph\n    graph: {edges: sx_links, subject: src, object: dst, predicate: rel}\n"
-        "    parameters:\n      seed: {type: string, required: true}\n"
-        "      predicates: {type: string_array, default: []}\n"
-        "      direction: {type: string, default: out}\n"
-        "      depth: {type: integer, default: 1, maximum: 17}\n"
-        "      limit: {type: integer, default: 20}\n",
+        graph_view(depth="{type: integer, default: 1, maximum: 17}"),
         id="graph-depth-beyond-16",
     ),
     pytest.param(
-        "    kind: graph\n    graph: {edges: sx_links, subject: src, object: dst, predicate: rel}\n"
-        "    parameters:\n      seed: {type: string, required: true}\n"
-        "      predicates: {type: string_array, default: []}\n"
-        "      direction: {type: string, default: out}\n      depth: {type: integer, default: 1}\n"
-        "      limit: {type: integer, default: 20}\n      extra: {type: string}\n",
+        graph_view(extra="      extra: {type: string}\n"),
         id="graph-extra-parameter",
     ),
     pytest.param(
@@ -200,20 +208,11 @@ INVALID = [
         id="orphans-wrong-default",
     ),
     pytest.param(
-        "    kind: graph\n    graph: {edges: sx_links, subject: src, object: nope, predicate: rel}\n"
-        "    parameters:\n      seed: {type: string, required: true}\n"
-        "      predicates: {type: string_array, default: []}\n"
-        "      direction: {type: string, default: out}\n      depth: {type: integer, default: 1}\n"
-        "      limit: {type: integer, default: 20}\n",
+        graph_view(graph="{edges: sx_links, subject: src, object: nope, predicate: rel}"),
         id="graph-undeclared-field",
     ),
     pytest.param(
-        "    kind: graph\n    graph: {edges: sx_links, subject: src, object: dst, predicate: rel}\n"
-        "    required_capabilities: [vector]\n"
-        "    parameters:\n      seed: {type: string, required: true}\n"
-        "      predicates: {type: string_array, default: []}\n"
-        "      direction: {type: string, default: out}\n      depth: {type: integer, default: 1}\n"
-        "      limit: {type: integer, default: 20}\n",
+        graph_view(before="    required_capabilities: [vector]\n"),
         id="capabilities-on-a-graph-view",
     ),
 ]
@@ -234,7 +233,4 @@ def test_at_most_one_active_version(tmp_path: Path, capsys: pytest.CaptureFixtur
 
 
 def test_versions_are_positive_integers(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    root = write_catalog(tmp_path)
-    (root / "packages" / "sx.yaml").unlink()
-    (root / "views" / "sx.yaml").write_text(f"views:\n  - name: sx_case\n    version: 0\n    {SEARCH}\n")
-    assert main(["catalog", "check", str(root)]) == 2
+    assert check(tmp_path, f"    {SEARCH}\n", capsys, version=0)[0] == 2

@@ -8,7 +8,6 @@ import pytest
 
 from memseek.runtime import Runtime
 from tests.blackbox.support import at
-from tests.blackbox.support import error
 from tests.blackbox.support import ids
 from tests.blackbox.support import invalid
 from tests.blackbox.support import note
@@ -16,8 +15,12 @@ from tests.blackbox.support import search
 from tests.blackbox.support import write
 from tests.conftest import Client
 from tests.conftest import Tenant
-from tests.integration.view_support import app_for
-from tests.integration.view_support import runtime_for
+from tests.conftest import client_for
+from tests.helpers import error
+from tests.helpers import listed_views
+from tests.helpers import ok
+from tests.helpers import runtime_for
+from tests.helpers import view_query
 
 ENTRY_KEYS = [
     "name",
@@ -45,28 +48,11 @@ WRAPPER_KEYS = [
 SCHEMA = "https://json-schema.org/draft/2020-12/schema"
 
 
-def listed(client: Client) -> dict[tuple[str, int], dict[str, Any]]:
-    response = client.get("/views")
-    assert response.status_code == 200
-    body = response.get_json()
-    assert body.keys() == {"views"}
-    return {(v["name"], v["version"]): v for v in body["views"]}
-
-
-def query(client: Client, name: str, parameters: Any) -> Any:
-    return client.post(f"/views/{name}/query", json=parameters)
-
-
-def ok(response: Any) -> dict[str, Any]:
-    assert response.status_code == 200, response.get_data(as_text=True)
-    return response.get_json()  # type: ignore[no-any-return]
-
-
 # --- GET /views ---------------------------------------------------------------------------------------
 
 
 def test_get_views_entry_shape(sx: Client) -> None:
-    entry = listed(sx)[("sx_context", 1)]
+    entry = listed_views(sx)[("sx_context", 1)]
     assert list(entry) == ENTRY_KEYS
     assert entry["hash"].startswith("sha256-") and len(entry["hash"]) == len("sha256-") + 64
     assert entry == {
@@ -93,7 +79,7 @@ def test_get_views_entry_shape(sx: Client) -> None:
 
 
 def test_get_views_lists_every_loaded_version(sx: Client) -> None:
-    views = listed(sx)
+    views = listed_views(sx)
     assert views[("sx_context", 1)]["active"] is True
     assert views[("sx_context", 2)]["active"] is False
     assert views[("sx_dormant", 1)]["active"] is False
@@ -106,7 +92,7 @@ def test_get_views_lists_every_loaded_version(sx: Client) -> None:
 
 
 def test_input_schema_is_the_complete_contract(sx: Client) -> None:
-    entry = listed(sx)[("sx_contract", 1)]
+    entry = listed_views(sx)[("sx_contract", 1)]
     assert entry["parameters"] == {
         "entity": {"type": "string", "required": True, "default": None},
         "horizon": {"type": "string", "required": False, "default": "week"},
@@ -144,7 +130,7 @@ def test_input_schema_is_the_complete_contract(sx: Client) -> None:
 
 
 def test_structured_and_combined_views_report_their_footprint(sx: Client) -> None:
-    views = listed(sx)
+    views = listed_views(sx)
     assert views[("sx_listing", 1)]["required_capabilities"] == ["structured"]
     assert views[("sx_listing", 1)]["collections"] == ["sx_notes"]
     fused = views[("sx_fused", 1)]
@@ -157,9 +143,9 @@ def test_structured_and_combined_views_report_their_footprint(sx: Client) -> Non
 
 def test_search_view_wrapper(sx: Client) -> None:
     (record,) = write(sx, note("prepare the Q3 update", entity="contact.maria", occurred_at=at(1, 10, 22)))
-    body = ok(query(sx, "sx_context", {"entity": "contact.maria", "task": "Q3 update"}))
+    body = ok(view_query(sx, "sx_context", {"entity": "contact.maria", "task": "Q3 update"}))
     assert list(body) == WRAPPER_KEYS
-    entry = listed(sx)[("sx_context", 1)]
+    entry = listed_views(sx)[("sx_context", 1)]
     assert body["view"] == {"name": "sx_context", "version": 1, "hash": entry["hash"]}
     assert body["parameters"] == {"entity": "contact.maria", "task": "Q3 update"}
     assert ids(body) == [record] == body["input_record_ids"]
@@ -174,7 +160,7 @@ def test_a_view_runs_the_same_engine_as_post_search(sx: Client) -> None:
     write(
         sx, note("budget one", entity="m"), note("budget two budget", entity="m"), note("budget", entity="x")
     )
-    view = ok(query(sx, "sx_context", {"entity": "m", "task": "budget"}))
+    view = ok(view_query(sx, "sx_context", {"entity": "m", "task": "budget"}))
     direct = search(
         sx,
         {
@@ -192,7 +178,7 @@ def test_a_view_runs_the_same_engine_as_post_search(sx: Client) -> None:
 
 
 def test_empty_view_result(sx: Client) -> None:
-    body = ok(query(sx, "sx_context", {"entity": "nobody", "task": "anything"}))
+    body = ok(view_query(sx, "sx_context", {"entity": "nobody", "task": "anything"}))
     assert body["hits"] == [] and body["input_record_ids"] == []
     assert body["backend"] == [{"name": "pg", "layout": None, "candidate_count": 0}]
 
@@ -205,7 +191,7 @@ def test_structured_view(sx: Client) -> None:
         note(entity="p", content={"starts_at": "2026-07-01T09:00:00Z"}),
     )
     body = ok(
-        query(
+        view_query(
             sx, "sx_listing", {"entity": "p", "start": "2026-07-01T09:00:00Z", "end": "2026-07-09T09:00:00Z"}
         )
     )
@@ -216,7 +202,7 @@ def test_structured_view(sx: Client) -> None:
 
 def test_combined_view_backend_lists_every_source(sx: Client) -> None:
     write(sx, note("budget"), {"collection": "sx_extra", "entity": "e", "type": "note", "text": "x"})
-    body = ok(query(sx, "sx_fused", {"task": "budget"}))
+    body = ok(view_query(sx, "sx_fused", {"task": "budget"}))
     assert [(b["source"], b["name"], b["candidate_count"]) for b in body["backend"]] == [
         ("words", "pg", 1),
         ("latest", "pg", 1),
@@ -226,7 +212,7 @@ def test_combined_view_backend_lists_every_source(sx: Client) -> None:
 
 
 def test_defaults_are_applied_and_omitted_optionals_stay_absent(sx: Client) -> None:
-    body = ok(query(sx, "sx_contract", {"entity": "maria"}))
+    body = ok(view_query(sx, "sx_contract", {"entity": "maria"}))
     assert body["parameters"] == {"entity": "maria", "horizon": "week", "k": 5}
 
 
@@ -240,7 +226,7 @@ def test_supplied_parameters_are_echoed(sx: Client) -> None:
         "vip": True,
         "after": "2026-01-01T00:00:00Z",
     }
-    body = ok(query(sx, "sx_contract", params))
+    body = ok(view_query(sx, "sx_contract", params))
     assert body["parameters"] == params
 
 
@@ -252,19 +238,19 @@ def test_parameters_fill_the_query(sx: Client) -> None:
         note("c", entity="maria", content={"channel": "note", "amount": 50, "vip": True}, occurred_at=at(4)),
         note("d", entity="maria", content={"channel": "email", "amount": 50}, occurred_at=at(5)),
     )
-    assert ok(query(sx, "sx_contract", {"entity": "maria", "channels": ["email", "call"], "vip": True}))[
+    assert ok(view_query(sx, "sx_contract", {"entity": "maria", "channels": ["email", "call"], "vip": True}))[
         "input_record_ids"
     ] == [b, a]
     body = ok(
-        query(
+        view_query(
             sx,
             "sx_contract",
             {"entity": "maria", "channels": ["email", "call"], "min_amount": 10, "vip": True, "k": 1},
         )
     )
     assert body["input_record_ids"] == [b]
-    assert len(ok(query(sx, "sx_contract", {"entity": "maria"}))["hits"]) == 4
-    assert ok(query(sx, "sx_contract", {"entity": "maria", "after": at(4)}))["hits"][0]["text"] == "d"
+    assert len(ok(view_query(sx, "sx_contract", {"entity": "maria"}))["hits"]) == 4
+    assert ok(view_query(sx, "sx_contract", {"entity": "maria", "after": at(4)}))["hits"][0]["text"] == "d"
 
 
 @pytest.mark.parametrize(
@@ -295,11 +281,11 @@ def test_parameters_fill_the_query(sx: Client) -> None:
     ],
 )
 def test_parameter_validation(sx: Client, parameters: dict[str, Any], name: str) -> None:
-    invalid(query(sx, "sx_contract", parameters), "parameters", name)
+    invalid(view_query(sx, "sx_contract", parameters), "parameters", name)
 
 
 def test_every_parameter_problem_at_once(sx: Client) -> None:
-    err = invalid(query(sx, "sx_contract", {"k": 0, "horizon": "year", "bogus": 1}))
+    err = invalid(view_query(sx, "sx_contract", {"k": 0, "horizon": "year", "bogus": 1}))
     assert {tuple(d["loc"]) for d in err["details"]} >= {
         ("parameters", "entity"),
         ("parameters", "k"),
@@ -309,24 +295,28 @@ def test_every_parameter_problem_at_once(sx: Client) -> None:
 
 
 def test_inclusive_bounds(sx: Client) -> None:
-    ok(query(sx, "sx_contract", {"entity": "abc", "k": 1, "min_amount": 0, "channels": ["email", "note"]}))
-    ok(query(sx, "sx_contract", {"entity": "a" * 12, "k": 10, "min_amount": 1000}))
+    ok(
+        view_query(
+            sx, "sx_contract", {"entity": "abc", "k": 1, "min_amount": 0, "channels": ["email", "note"]}
+        )
+    )
+    ok(view_query(sx, "sx_contract", {"entity": "a" * 12, "k": 10, "min_amount": 1000}))
 
 
 @pytest.mark.parametrize("body", [[], "text", 3])
 def test_the_body_must_be_an_object(sx: Client, body: Any) -> None:
-    invalid(query(sx, "sx_contract", body))
+    invalid(view_query(sx, "sx_contract", body))
 
 
 def test_the_name_resolves_to_the_active_version(sx: Client) -> None:
-    body = ok(query(sx, "sx_context", {"entity": "e", "task": "t"}))
+    body = ok(view_query(sx, "sx_context", {"entity": "e", "task": "t"}))
     assert body["view"]["version"] == 1
-    invalid(query(sx, "sx_context", {"entity": "e"}), "parameters", "task")
+    invalid(view_query(sx, "sx_context", {"entity": "e"}), "parameters", "task")
 
 
 @pytest.mark.parametrize("name", ["sx_nothing", "sx_dormant", "SX_CONTEXT"])
 def test_no_active_view_is_404(sx: Client, name: str) -> None:
-    error(query(sx, name, {"entity": "e"}), 404, "not_found")
+    error(view_query(sx, name, {"entity": "e"}), 404, "not_found")
 
 
 def test_no_version_in_the_url(sx: Client) -> None:
@@ -337,26 +327,23 @@ def test_no_version_in_the_url(sx: Client) -> None:
 def test_view_results_touch_last_accessed(sx: Client) -> None:
     (record,) = write(sx, note("budget", entity="m", occurred_at=at(1)))
     before = sx.get(f"/records/{record}").get_json()["last_accessed"]
-    ok(query(sx, "sx_context", {"entity": "m", "task": "budget"}))
+    ok(view_query(sx, "sx_context", {"entity": "m", "task": "budget"}))
     assert sx.get(f"/records/{record}").get_json()["last_accessed"] > before
 
 
 def test_a_package_decides_which_versions_are_exposed(
     sx: Client, sx_runtime: Runtime, tenant: Tenant
 ) -> None:
-    built = runtime_for(sx_runtime, sx_runtime.settings.memseek_catalog, memseek_package="sx_pkg")
-    packaged = Client(app_for(built).test_client(), tenant)
+    packaged = client_for(runtime_for(sx_runtime, memseek_package="sx_pkg"), tenant)
     (record,) = write(sx, note("newest", entity="e", occurred_at=at(9)))
-    body = ok(query(packaged, "sx_context", {"entity": "e"}))
+    body = ok(view_query(packaged, "sx_context", {"entity": "e"}))
     assert body["view"]["version"] == 2 and body["input_record_ids"] == [record]
-    error(query(packaged, "sx_contract", {"entity": "maria"}), 404, "not_found")
-    views = listed(packaged)
+    error(view_query(packaged, "sx_contract", {"entity": "maria"}), 404, "not_found")
+    views = listed_views(packaged)
     assert views[("sx_context", 2)]["active"] is True and views[("sx_context", 1)]["active"] is False
     assert views[("sx_contract", 1)]["active"] is False  # listed (every loaded version), not exposed
 
 
 def test_a_view_without_required_parameters_takes_an_empty_body(sx: Client) -> None:
-    response = sx.post("/views/sx_orphans/query")
-    assert response.status_code == 200, response.get_data(as_text=True)
-    assert response.get_json()["parameters"] == {"limit": 50}
-    assert ok(query(sx, "sx_orphans", {}))["parameters"] == {"limit": 50}
+    assert ok(sx.post("/views/sx_orphans/query"))["parameters"] == {"limit": 50}
+    assert ok(view_query(sx, "sx_orphans", {}))["parameters"] == {"limit": 50}

@@ -19,8 +19,8 @@ from memseek.search.rank import rank_hash
 from memseek.search.rank import to_tree
 from memseek.search.views import public_hash
 from tests.conftest import Client
-from tests.unit.test_catalog_load import MINIMAL
-from tests.unit.test_catalog_load import build
+from tests.helpers import MINIMAL_CATALOG
+from tests.helpers import build_catalog
 
 
 def test_get_views_lists_every_version_as_the_spec_shows(client: Client, runtime: Runtime) -> None:
@@ -99,7 +99,7 @@ def test_get_views_needs_a_key(app, db) -> None:  # type: ignore[no-untyped-def]
 
 
 def test_active_is_package_aware(tmp_path: Path) -> None:
-    root = build(
+    root = build_catalog(
         tmp_path,
         {
             "views/ask2.yaml": "views:\n  - {name: ask, version: 2, query: {mode: recent}}\n",
@@ -173,7 +173,7 @@ def conn(engine: Engine):  # type: ignore[no-untyped-def]
 
 
 def test_definitions_are_stored_once_and_immutable(conn: sa.Connection, tmp_path: Path) -> None:
-    catalog = load_catalog(MINIMAL)
+    catalog = load_catalog(MINIMAL_CATALOG)
     register_definitions(conn, catalog)
     register_definitions(conn, catalog)  # the same content again is fine
     stored = conn.execute(
@@ -187,8 +187,9 @@ def test_definitions_are_stored_once_and_immutable(conn: sa.Connection, tmp_path
     ).one()
     assert (stored.kind, stored.version, stored.hash) == ("view", 1, catalog.hash_of("view", "ask"))
     assert "active" not in stored.body and stored.body["query"]["mode"] == "hybrid"
-    views = (MINIMAL / "views" / "views.yaml").read_text()
-    changed = load_catalog(build(tmp_path, {"views/views.yaml": views.replace("mode: hybrid", "mode: text")}))
+    views = (MINIMAL_CATALOG / "views" / "views.yaml").read_text()
+    text_mode = views.replace("mode: hybrid", "mode: text")
+    changed = load_catalog(build_catalog(tmp_path, {"views/views.yaml": text_mode}))
     with pytest.raises(CatalogError) as caught:
         register_definitions(conn, changed)
     (problem,) = caught.value.problems
@@ -199,9 +200,9 @@ def test_definitions_are_stored_once_and_immutable(conn: sa.Connection, tmp_path
 
 
 def test_switching_active_and_new_versions_register(conn: sa.Connection, tmp_path: Path) -> None:
-    register_definitions(conn, load_catalog(MINIMAL))
-    views = (MINIMAL / "views" / "views.yaml").read_text()
-    root = build(
+    register_definitions(conn, load_catalog(MINIMAL_CATALOG))
+    views = (MINIMAL_CATALOG / "views" / "views.yaml").read_text()
+    root = build_catalog(
         tmp_path,
         {
             "views/views.yaml": views.replace(
@@ -228,8 +229,8 @@ def test_runtime_registered_the_reference_catalog(runtime: Runtime, engine: Engi
 
 
 def test_a_catalog_may_bring_its_own_rank_default(conn: sa.Connection, runtime: Runtime) -> None:
-    """The reference catalog's formulas and the shipped ones (MINIMAL) are both stored, by hash."""
-    minimal = load_catalog(MINIMAL)
+    """The reference catalog's formulas and the shipped ones (MINIMAL_CATALOG) are both stored, by hash."""
+    minimal = load_catalog(MINIMAL_CATALOG)
     register_definitions(conn, minimal)
     stored = set(
         conn.execute(sa.select(definitions.c.name).where(definitions.c.kind == "rank_default")).scalars()
@@ -244,10 +245,10 @@ def test_a_catalog_may_bring_its_own_rank_default(conn: sa.Connection, runtime: 
 
 
 def test_deployment_conf_is_recorded_as_last_loaded(conn: sa.Connection, tmp_path: Path) -> None:
-    register_definitions(conn, load_catalog(MINIMAL))
+    register_definitions(conn, load_catalog(MINIMAL_CATALOG))
     cheap = ("models:\n  cheap: {kind: chat, provider: openai, model: another-chat-model,"
              " base_url_env: OTHER_BASE_URL}\n")
-    repointed = load_catalog(build(tmp_path, {"conf/models.yaml": cheap}))
+    repointed = load_catalog(build_catalog(tmp_path, {"conf/models.yaml": cheap}))
     register_definitions(conn, repointed)  # an operator setting, not a versioned contract
     stored = conn.execute(
         sa.select(definitions.c.hash, definitions.c.body)

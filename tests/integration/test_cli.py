@@ -2,67 +2,40 @@
 
 from __future__ import annotations
 
-import json
-import os
-import socket
 import subprocess
-import sys
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import make_database
+from tests.helpers import cli_env
+from tests.helpers import free_port
+from tests.helpers import http_call
+from tests.helpers import last_line
+from tests.helpers import memseek
+from tests.helpers import start_memseek
+from tests.helpers import wait_healthy
 
 
 @pytest.fixture(scope="module")
-def cli_env(pg_server_url: str, tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+def env(pg_server_url: str, tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     url = make_database(pg_server_url, "memseek_cli")
     home = tmp_path_factory.mktemp("home")
-    return {**os.environ, "DATABASE_URL": url, "MEMSEEK_HOME": str(home)}
+    return cli_env(DATABASE_URL=url, MEMSEEK_HOME=str(home))
 
 
-def memseek(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "memseek", *args], env=env, capture_output=True, text=True, timeout=120
-    )
-
-
-def last_line(result: subprocess.CompletedProcess[str]) -> str:
-    assert result.returncode == 0, result.stderr
-    return result.stdout.strip().splitlines()[-1]
-
-
-def get(port: int, path: str, key: str | None = None) -> tuple[int, dict]:  # type: ignore[type-arg]
-    request = urllib.request.Request(f"http://127.0.0.1:{port}{path}")
-    if key:
-        request.add_header("Authorization", f"Bearer {key}")
-    try:
-        with urllib.request.urlopen(request, timeout=10) as response:
-            return response.status, json.load(response)
-    except urllib.error.HTTPError as exc:
-        return exc.code, json.load(exc)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+Server = tuple[int, str, subprocess.Popen[str]]
 
 
 @pytest.fixture(scope="module")
-def server(cli_env: dict[str, str]) -> Iterator[tuple[int, str, subprocess.Popen[str]]]:
-    assert memseek(cli_env, "migrate").returncode == 0
+def server(env: dict[str, str]) -> Iterator[Server]:
+    assert memseek(env, "migrate").returncode == 0
     port = free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "memseek", "serve", "--port", str(port), "--threads", "4"],
-        env=cli_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )
+    proc = start_memseek(env, "serve", "--port", str(port), "--threads", "4")
     key = _read_key(proc)
-    _wait_healthy(port, proc)
+    wait_healthy(port, proc)
     yield port, key, proc
     proc.terminate()
     proc.wait(timeout=20)
@@ -80,37 +53,24 @@ def _read_key(proc: subprocess.Popen[str]) -> str:
     raise AssertionError("serve printed no key")
 
 
-def _wait_healthy(port: int, proc: subprocess.Popen[str]) -> None:
-    for _ in range(200):
-        try:
-            if get(port, "/health")[0] == 200:
-                return
-        except OSError:
-            time.sleep(0.1)
-    raise AssertionError("service never became healthy")
-
-
-def test_serve_prints_default_key_and_serves(server: tuple[int, str, subprocess.Popen[str]]) -> None:
+def test_serve_prints_default_key_and_serves(server: Server) -> None:
     port, key, _ = server
-    assert get(port, "/health")[1]["database"] == "ok"
-    assert get(port, "/openapi.json", key)[0] == 200
-    status, body = get(port, "/openapi.json", "msk_wrong")
+    assert http_call(port, "GET", "/health")[1]["database"] == "ok"
+    assert http_call(port, "GET", "/openapi.json", key)[0] == 200
+    status, body = http_call(port, "GET", "/openapi.json", "msk_wrong")
     assert status == 401 and body["error"]["code"] == "unauthorized"
 
 
-Server = tuple[int, str, subprocess.Popen[str]]
-
-
-def test_workspace_and_key_commands(cli_env: dict[str, str], server: Server) -> None:
+def test_workspace_and_key_commands(env: dict[str, str], server: Server) -> None:
     port, _, _ = server
-    first = last_line(memseek(cli_env, "workspace", "create", "acme"))
+    first = last_line(memseek(env, "workspace", "create", "acme"))
     assert first.startswith("msk_")
-    second = last_line(memseek(cli_env, "key", "create", "acme"))
+    second = last_line(memseek(env, "key", "create", "acme"))
     assert second.startswith("msk_") and second != first
-    assert get(port, "/openapi.json", second)[0] == 200
-    assert memseek(cli_env, "key", "revoke", second[:16]).returncode == 0
-    assert get(port, "/openapi.json", second)[0] == 401
-    assert get(port, "/openapi.json", first)[0] == 200
+    assert http_call(port, "GET", "/openapi.json", second)[0] == 200
+    assert memseek(env, "key", "revoke", second[:16]).returncode == 0
+    assert http_call(port, "GET", "/openapi.json", second)[0] == 401
+    assert http_call(port, "GET", "/openapi.json", first)[0] == 200
 
 
 @pytest.mark.parametrize(
@@ -121,21 +81,18 @@ def test_workspace_and_key_commands(cli_env: dict[str, str], server: Server) -> 
         pytest.param(("key", "revoke", "msk_zzzzzzzz"), id="unknown-prefix"),
     ],
 )
-def test_admin_errors_are_one_line(cli_env: dict[str, str], server: object, args: tuple[str, ...]) -> None:
-    result = memseek(cli_env, *args)
+def test_admin_errors_are_one_line(env: dict[str, str], server: object, args: tuple[str, ...]) -> None:
+    result = memseek(env, *args)
     assert result.returncode != 0
     assert result.stderr.startswith("memseek: error:")
     assert "Traceback" not in result.stderr
 
 
-def test_second_start_prints_no_new_key(cli_env: dict[str, str], server: object) -> None:
+def test_second_start_prints_no_new_key(env: dict[str, str], server: object) -> None:
     port = free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "memseek", "serve", "--port", str(port), "--no-worker"],
-        env=cli_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )
+    proc = start_memseek(env, "serve", "--port", str(port), "--no-worker")
     try:
-        _wait_healthy(port, proc)
+        wait_healthy(port, proc)
     finally:
         proc.terminate()
         out, _ = proc.communicate(timeout=20)
@@ -143,15 +100,15 @@ def test_second_start_prints_no_new_key(cli_env: dict[str, str], server: object)
 
 
 def test_unreachable_database_url(tmp_path: Path) -> None:
-    env = {**os.environ, "DATABASE_URL": "postgresql://u@127.0.0.1:1/db", "MEMSEEK_HOME": str(tmp_path)}
+    env = cli_env(DATABASE_URL="postgresql://u@127.0.0.1:1/db", MEMSEEK_HOME=str(tmp_path))
     result = memseek(env, "migrate")
     assert result.returncode == 2
     assert "cannot reach PostgreSQL at 127.0.0.1:1/db" in result.stderr
     assert "Traceback" not in result.stderr
 
 
-def test_migrate_down_and_up(cli_env: dict[str, str], pg_server_url: str) -> None:
-    scratch = {**cli_env, "DATABASE_URL": make_database(pg_server_url, "memseek_cli_migrations")}
+def test_migrate_down_and_up(env: dict[str, str], pg_server_url: str) -> None:
+    scratch = {**env, "DATABASE_URL": make_database(pg_server_url, "memseek_cli_migrations")}
     assert last_line(memseek(scratch, "migrate")) == "upgraded to head"
     assert last_line(memseek(scratch, "migrate", "--downgrade", "base")) == "downgraded to base"
     assert last_line(memseek(scratch, "migrate")) == "upgraded to head"

@@ -8,17 +8,8 @@ from flask import Flask
 from memseek import auth
 from tests.conftest import Client
 from tests.conftest import Tenant
-
-
-def assert_error(response, status: int, code: str) -> dict:  # type: ignore[no-untyped-def]
-    assert response.status_code == status, response.get_data(as_text=True)
-    body = response.get_json()
-    assert set(body) == {"error"}
-    assert set(body["error"]) == {"code", "message", "details"}
-    assert body["error"]["code"] == code
-    for detail in body["error"]["details"]:
-        assert isinstance(detail["loc"], list) and isinstance(detail["msg"], str)
-    return body["error"]  # type: ignore[no-any-return]
+from tests.helpers import details
+from tests.helpers import error
 
 
 def test_health_needs_no_key(app: Flask, db) -> None:  # type: ignore[no-untyped-def]
@@ -39,7 +30,7 @@ def test_health_needs_no_key(app: Flask, db) -> None:  # type: ignore[no-untyped
     ],
 )
 def test_bad_keys_are_401(app: Flask, tenant: Tenant, headers: dict[str, str]) -> None:
-    assert_error(app.test_client().get("/openapi.json", headers=headers), 401, "unauthorized")
+    error(app.test_client().get("/openapi.json", headers=headers), 401, "unauthorized")
 
 
 def test_revoked_key_is_401(app: Flask, db, tenant: Tenant) -> None:  # type: ignore[no-untyped-def]
@@ -47,7 +38,7 @@ def test_revoked_key_is_401(app: Flask, db, tenant: Tenant) -> None:  # type: ig
     assert c.get("/openapi.json", headers=tenant.headers).status_code == 200
     with db.begin() as conn:
         auth.revoke_key(conn, tenant.key[:14])
-    assert_error(c.get("/openapi.json", headers=tenant.headers), 401, "unauthorized")
+    error(c.get("/openapi.json", headers=tenant.headers), 401, "unauthorized")
 
 
 def test_second_key_for_workspace(app: Flask, db, tenant: Tenant) -> None:  # type: ignore[no-untyped-def]
@@ -68,18 +59,18 @@ def test_keys_stored_as_digest_only(db, tenant: Tenant) -> None:  # type: ignore
 
 
 def test_unknown_route_404(client: Client) -> None:
-    assert_error(client.get("/no/such/route"), 404, "not_found")
+    error(client.get("/no/such/route"), 404, "not_found")
 
 
 def test_wrong_method_405(client: Client) -> None:
     response = client.post("/health")
-    assert_error(response, 405, "method_not_allowed")
+    error(response, 405, "method_not_allowed")
 
 
 def test_body_over_limit_413(app: Flask, client: Client) -> None:
     limit = app.config["MAX_CONTENT_LENGTH"]
     response = client.raw.post("/openapi.json", data=b"x" * (limit + 1), headers=client.tenant.headers)
-    assert_error(response, 413, "payload_too_large")
+    error(response, 413, "payload_too_large")
 
 
 def test_openapi_lists_routes(client: Client) -> None:
@@ -100,5 +91,4 @@ def test_openapi_lists_routes(client: Client) -> None:
 def test_non_json_bodies_are_422(client: Client, path: str, body: bytes) -> None:
     response = client.raw.post(path, data=body, headers={**client.tenant.headers,
                                                          "Content-Type": "application/json"})
-    error = assert_error(response, 422, "invalid_request")
-    assert error["details"][0]["loc"] == ["body"]
+    assert details(response)[0]["loc"] == ["body"]

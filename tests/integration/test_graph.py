@@ -11,41 +11,33 @@ from memseek.runtime import Runtime
 from memseek.search.views import public_hash
 from tests.conftest import Client
 from tests.conftest import Tenant
+from tests.conftest import client_for
+from tests.helpers import details
+from tests.helpers import error
+from tests.helpers import locs
+from tests.helpers import ok
+from tests.helpers import runtime_for
+from tests.helpers import view_query
+from tests.helpers import written_ids
 from tests.integration.view_support import EDGES
 from tests.integration.view_support import Graph
 from tests.integration.view_support import Statements
-from tests.integration.view_support import app_for
-from tests.integration.view_support import graph_fixture  # noqa: F401
 from tests.integration.view_support import link_body
-from tests.integration.view_support import ok
 from tests.integration.view_support import part_body
-from tests.integration.view_support import query
-from tests.integration.view_support import runtime_for
-from tests.integration.view_support import statements_fixture  # noqa: F401
-from tests.integration.view_support import vclient_fixture  # noqa: F401
-from tests.integration.view_support import view_app_fixture  # noqa: F401
-from tests.integration.view_support import view_catalog_fixture  # noqa: F401
-from tests.integration.view_support import view_runtime_fixture  # noqa: F401
-from tests.integration.view_support import write
 
 
 def walk(client: Client, seed: str, **parameters: Any) -> dict[str, Any]:
-    return ok(query(client, "g_walk", {"seed": seed, **parameters}))
+    return ok(view_query(client, "g_walk", {"seed": seed, **parameters}))
 
 
 def path_nodes(body: dict[str, Any]) -> list[list[str]]:
     return [p["nodes"] for p in body["paths"]]
 
 
-def errors(response: Any, status: int = 422) -> list[dict[str, Any]]:
-    assert response.status_code == status, response.get_data(as_text=True)
-    return response.get_json()["error"]["details"]  # type: ignore[no-any-return]
-
-
 def test_the_spec_example(vclient: Client, view_runtime: Runtime) -> None:
     content = {"confidence": 0.92}
-    [advises] = write(vclient, link_body("people/maya", "advises", "companies/acme", **content))
-    write(
+    [advises] = written_ids(vclient, link_body("people/maya", "advises", "companies/acme", **content))
+    written_ids(
         vclient,
         link_body("companies/acme", "owns", "companies/beta"),  # another predicate, at depth 2
         link_body("people/maya", "owns", "companies/gamma"),  # another predicate
@@ -58,7 +50,7 @@ def test_the_spec_example(vclient: Client, view_runtime: Runtime) -> None:
         "depth": 2,
         "limit": 20,
     }
-    body = ok(query(vclient, "g_walk", parameters))
+    body = ok(view_query(vclient, "g_walk", parameters))
     catalog = view_runtime.catalog
     citation = {
         "id": advises,
@@ -95,7 +87,7 @@ def test_the_spec_example(vclient: Client, view_runtime: Runtime) -> None:
 
 
 def test_defaults_are_applied_and_echoed(vclient: Client) -> None:
-    write(vclient, link_body("a", "x", "b"))
+    written_ids(vclient, link_body("a", "x", "b"))
     body = walk(vclient, "a")
     assert body["parameters"] == {"seed": "a", "predicates": [], "direction": "out", "depth": 1, "limit": 20}
     assert path_nodes(body) == [["a", "b"]]
@@ -118,7 +110,7 @@ CYCLE = [("a", "b"), ("b", "c"), ("c", "a"), ("a", "d"), ("e", "a")]
 def test_directions_and_cycles(
     vclient: Client, direction: str, depth: int, expected: list[list[str]]
 ) -> None:
-    write(vclient, *(link_body(s, "rel", o) for s, o in CYCLE))
+    written_ids(vclient, *(link_body(s, "rel", o) for s, o in CYCLE))
     body = walk(vclient, "a", direction=direction, depth=depth)
     assert path_nodes(body) == expected
     assert all(p["depth"] == len(p["edge_ids"]) == len(p["nodes"]) - 1 for p in body["paths"])
@@ -126,7 +118,7 @@ def test_directions_and_cycles(
 
 
 def test_paths_order_by_depth_then_code_points_then_link_ids(vclient: Client) -> None:
-    ids = write(
+    ids = written_ids(
         vclient, *(link_body("n", "rel", o) for o in ("é", "b", "B", "a", "a")), link_body("B", "rel", "A")
     )
     body = walk(vclient, "n", depth=2)
@@ -138,14 +130,14 @@ def test_paths_order_by_depth_then_code_points_then_link_ids(vclient: Client) ->
 
 def test_predicates_filter_every_step(vclient: Client) -> None:
     links = [("s", "advises", "t"), ("t", "owns", "u"), ("t", "advises", "v"), ("s", "owns", "w")]
-    write(vclient, *(link_body(*link) for link in links))
+    written_ids(vclient, *(link_body(*link) for link in links))
     assert path_nodes(walk(vclient, "s", predicates=["advises"], depth=2)) == [["s", "t"], ["s", "t", "v"]]
     assert len(walk(vclient, "s", predicates=[], depth=2)["paths"]) == 4
     assert path_nodes(walk(vclient, "s", predicates=["owns", "advises"], depth=1)) == [["s", "t"], ["s", "w"]]
 
 
 def test_citations_name_each_link_once_in_order_of_first_use(vclient: Client) -> None:
-    first, second, third = write(
+    first, second, third = written_ids(
         vclient, link_body("s", "rel", "t"), link_body("t", "rel", "u"), link_body("s", "rel", "v")
     )
     body = walk(vclient, "s", depth=2)
@@ -165,14 +157,14 @@ def test_citations_name_each_link_once_in_order_of_first_use(vclient: Client) ->
     ],
 )
 def test_limit_and_truncated(vclient: Client, limit: int, depth: int, paths: int, truncated: bool) -> None:
-    write(vclient, link_body("s", "rel", "x1"), link_body("s", "rel", "x2"), link_body("s", "rel", "x3"),
-          link_body("x1", "rel", "y"))  # fmt: skip
+    links = [("s", "x1"), ("s", "x2"), ("s", "x3"), ("x1", "y")]
+    written_ids(vclient, *(link_body(subject, "rel", obj) for subject, obj in links))
     body = walk(vclient, "s", limit=limit, depth=depth)
     assert (len(body["paths"]), body["truncated"]) == (paths, truncated)
 
 
 def test_an_unknown_seed_walks_nowhere(vclient: Client) -> None:
-    write(vclient, link_body("s", "rel", "t"))
+    written_ids(vclient, link_body("s", "rel", "t"))
     body = walk(vclient, "nowhere", direction="both", depth=3)
     assert (body["hits"], body["paths"], body["nodes"], body["truncated"]) == ([], [], [], False)
 
@@ -214,11 +206,11 @@ def test_a_link_without_its_ends_reaches_nothing(vclient: Client, graph: Graph) 
 
 
 def test_automatic_links_follow_their_node_revision(vclient: Client) -> None:
-    write(vclient, part_body("svc", "api", ["db", "cache"]))
+    written_ids(vclient, part_body("svc", "api", ["db", "cache"]))
     body = walk(vclient, "api")
     assert path_nodes(body) == [["api", "cache"], ["api", "db"]]
     assert {c["predicate"] for c in body["citations"]} == {"depends_on"}
-    [second] = write(vclient, part_body("svc", "api", ["queue"]))
+    [second] = written_ids(vclient, part_body("svc", "api", ["queue"]))
     assert path_nodes(walk(vclient, "api")) == [["api", "queue"]]
     retracted = vclient.post(f"/records/{second}/retract", json={"reason": "wrong"})
     assert retracted.status_code == 200, retracted.get_data(as_text=True)
@@ -226,9 +218,9 @@ def test_automatic_links_follow_their_node_revision(vclient: Client) -> None:
 
 
 def test_walks_stay_in_their_workspace(view_app: Flask, vclient: Client, other_tenant: Tenant) -> None:
-    write(vclient, link_body("s", "rel", "t"))
+    written_ids(vclient, link_body("s", "rel", "t"))
     other = Client(view_app.test_client(), other_tenant)
-    write(other, link_body("s", "rel", "foreign"))
+    written_ids(other, link_body("s", "rel", "foreign"))
     assert path_nodes(walk(vclient, "s")) == [["s", "t"]]
     assert path_nodes(walk(other, "s")) == [["s", "foreign"]]
 
@@ -237,7 +229,7 @@ def test_walks_stay_in_their_workspace(view_app: Flask, vclient: Client, other_t
 
 
 def test_the_seed_is_trimmed(vclient: Client) -> None:
-    write(vclient, link_body("s", "rel", "t"))
+    written_ids(vclient, link_body("s", "rel", "t"))
     body = walk(vclient, "  s \n")
     assert body["parameters"]["seed"] == "s"
     assert path_nodes(body) == [["s", "t"]]
@@ -262,38 +254,33 @@ def test_the_seed_is_trimmed(vclient: Client) -> None:
     ],
 )
 def test_invalid_parameters_are_422(vclient: Client, parameters: dict[str, Any], loc: list[Any]) -> None:
-    assert loc in [d["loc"] for d in errors(query(vclient, "g_walk", parameters))]
+    assert loc in locs(view_query(vclient, "g_walk", parameters))
 
 
 @pytest.mark.parametrize("body", [None, [], "seed"], ids=["no-body", "list", "string"])
 def test_a_body_that_is_not_an_object_is_422(vclient: Client, body: Any) -> None:
-    assert errors(query(vclient, "g_walk", body))
+    assert details(view_query(vclient, "g_walk", body))
 
 
-def test_deployment_ceilings_are_named(view_runtime: Runtime, view_catalog: Any, tenant: Tenant) -> None:
-    capped = runtime_for(view_runtime, view_catalog, max_graph_depth=3, max_graph_paths=10)
-    client = Client(app_for(capped).test_client(), tenant)
-    assert ok(query(client, "g_walk", {"seed": "s", "depth": 3, "limit": 10}))["paths"] == []
-    [depth] = errors(query(client, "g_walk", {"seed": "s", "depth": 4, "limit": 10}))
+def test_deployment_ceilings_are_named(view_runtime: Runtime, tenant: Tenant) -> None:
+    client = client_for(runtime_for(view_runtime, max_graph_depth=3, max_graph_paths=10), tenant)
+    assert ok(view_query(client, "g_walk", {"seed": "s", "depth": 3, "limit": 10}))["paths"] == []
+    [depth] = details(view_query(client, "g_walk", {"seed": "s", "depth": 4, "limit": 10}))
     assert depth["loc"] == ["parameters", "depth"] and "MAX_GRAPH_DEPTH" in depth["msg"]
-    [limit] = errors(query(client, "g_walk", {"seed": "s", "limit": 11}))
+    [limit] = details(view_query(client, "g_walk", {"seed": "s", "limit": 11}))
     assert limit["loc"] == ["parameters", "limit"] and "MAX_GRAPH_PATHS" in limit["msg"]
-    [orphans] = errors(query(client, "g_orphans", {"limit": 11}))
+    [orphans] = details(view_query(client, "g_orphans", {"limit": 11}))
     assert orphans["loc"] == ["parameters", "limit"] and "MAX_GRAPH_PATHS" in orphans["msg"]
 
 
 def test_unknown_views_are_404(vclient: Client) -> None:
-    response = query(vclient, "no_such_view", {})
-    assert response.status_code == 404
-    assert response.get_json()["error"]["code"] == "not_found"
+    error(view_query(vclient, "no_such_view", {}), 404, "not_found")
 
 
-def test_a_package_pins_the_version_that_runs(
-    view_runtime: Runtime, view_catalog: Any, tenant: Tenant
-) -> None:
-    pinned = runtime_for(view_runtime, view_catalog, memseek_package="g_pkg")
-    client = Client(app_for(pinned).test_client(), tenant)
-    body = ok(query(client, "g_walk", {"seed": "s"}))
+def test_a_package_pins_the_version_that_runs(view_runtime: Runtime, tenant: Tenant) -> None:
+    pinned = runtime_for(view_runtime, memseek_package="g_pkg")
+    client = client_for(pinned, tenant)
+    body = ok(view_query(client, "g_walk", {"seed": "s"}))
     assert body["view"] == {
         "name": "g_walk",
         "version": 2,
@@ -301,13 +288,13 @@ def test_a_package_pins_the_version_that_runs(
     }
     active = view_runtime.catalog
     assert body["view"]["hash"] != public_hash(active.view_hash(active.view("g_walk")))
-    assert errors(query(client, "g_walk", {"seed": "s", "depth": 4}))  # v2 narrows depth to 3
-    assert query(client, "g_note_listing", {}).status_code == 404  # not in the package
+    assert details(view_query(client, "g_walk", {"seed": "s", "depth": 4}))  # v2 narrows depth to 3
+    assert view_query(client, "g_note_listing", {}).status_code == 404  # not in the package
 
 
 def test_statements_name_the_view(vclient: Client, statements: Statements) -> None:
     walk(vclient, "s")
-    ok(query(vclient, "g_orphans"))
+    ok(view_query(vclient, "g_orphans"))
     tagged = [s for s in statements.texts if "/* memseek view " in s]
     assert any("/* memseek view g_walk v1 */" in s and "WITH RECURSIVE" in s for s in tagged)
     assert any("/* memseek view g_orphans v1 */" in s for s in tagged)

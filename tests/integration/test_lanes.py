@@ -16,15 +16,12 @@ from memseek.write import lanes
 from memseek.write.ingest import write_records
 from tests.conftest import Client
 from tests.conftest import Tenant
-from tests.integration import write_support
-from tests.integration.test_foundation import assert_error
-from tests.integration.write_support import fetch
+from tests.helpers import error
+from tests.helpers import fetch
+from tests.helpers import ok
+from tests.helpers import written
+from tests.helpers import written_ids
 from tests.integration.write_support import record_in
-from tests.integration.write_support import written
-
-wclient = write_support.wclient
-write_app = write_support.write_app
-write_runtime = write_support.write_runtime
 
 
 def fact(text: str, **values: Any) -> dict[str, Any]:
@@ -78,10 +75,9 @@ class TestSupersede:
 
 class TestRetract:
     def test_retracting_current_restores_newest_earlier(self, wclient: Client, db: Engine) -> None:
-        ids = [r["id"] for r in written(wclient, fact("v1"), fact("v2"), fact("v3"))]
-        response = action(wclient, ids[1], "retract", "wrong")
-        assert response.status_code == 200
-        assert response.get_json()["retraction_reason"] == "wrong" and response.get_json()["retracted_at"]
+        ids = written_ids(wclient, fact("v1"), fact("v2"), fact("v3"))
+        retracted = ok(action(wclient, ids[1], "retract", "wrong"))
+        assert retracted["retraction_reason"] == "wrong" and retracted["retracted_at"]
         assert current_texts(db) == {"v3"}
         action(wclient, ids[2], "retract")
         assert current_texts(db) == {"v1"}
@@ -96,29 +92,29 @@ class TestRetract:
     def test_retract_twice_is_409(self, wclient: Client, db: Engine) -> None:
         [event] = written(wclient, record_in("w_events"))
         action(wclient, event["id"], "retract")
-        assert_error(action(wclient, event["id"], "retract"), 409, "conflict")
+        error(action(wclient, event["id"], "retract"), 409, "conflict")
 
     @pytest.mark.parametrize("body", [None, {}, {"reason": " "}, {"reason": "x", "extra": 1}, {"reason": 5}])
     def test_reason_is_required(self, wclient: Client, db: Engine, body: Any) -> None:
         [event] = written(wclient, record_in("w_events"))
-        assert_error(wclient.post(f"/records/{event['id']}/retract", json=body), 422, "invalid_request")
+        error(wclient.post(f"/records/{event['id']}/retract", json=body), 422, "invalid_request")
         assert fetch(wclient, event["id"])["retracted_at"] is None
 
 
 class TestDrafts:
     def test_approve_moves_draft_into_active_lane(self, wclient: Client, db: Engine) -> None:
-        active, d1, d2 = (r["id"] for r in written(
-            wclient, fact("active"), fact("d1", status="draft"), fact("d2", status="draft")))
-        response = action(wclient, d2, "approve", reason=None)
-        assert response.status_code == 200
-        assert (response.get_json()["status"], response.get_json()["current"]) == ("active", True)
+        active, d1, d2 = written_ids(
+            wclient, fact("active"), fact("d1", status="draft"), fact("d2", status="draft")
+        )
+        approved = ok(action(wclient, d2, "approve", reason=None))
+        assert (approved["status"], approved["current"]) == ("active", True)
         assert states(db) == {"active": (False, "active"), "d1": (True, "draft"), "d2": (True, "active")}
         action(wclient, d2, "retract")  # the approved value has the newest active lane position
         assert current_texts(db) == {"active", "d1"}
         assert fetch(wclient, active)["current"] and fetch(wclient, d1)["current"]
 
     def test_approve_superseded_draft(self, wclient: Client, db: Engine) -> None:
-        d1, _ = (r["id"] for r in written(wclient, fact("d1", status="draft"), fact("d2", status="draft")))
+        d1, _ = written_ids(wclient, fact("d1", status="draft"), fact("d2", status="draft"))
         action(wclient, d1, "approve", reason=None)
         assert states(db) == {"d1": (True, "active"), "d2": (True, "draft")}
 
@@ -133,21 +129,21 @@ class TestDrafts:
             action(wclient, record["id"], "reject")
         if kind == "approved-draft":
             action(wclient, record["id"], "approve", reason=None)
-        assert_error(action(wclient, record["id"], "approve", reason=None), 409, "conflict")
+        error(action(wclient, record["id"], "approve", reason=None), 409, "conflict")
 
     def test_approve_rejects_a_body_with_fields(self, wclient: Client, db: Engine) -> None:
         [draft] = written(wclient, fact("d", status="draft"))
-        assert_error(wclient.post(f"/records/{draft['id']}/approve", json={"x": 1}), 422, "invalid_request")
+        error(wclient.post(f"/records/{draft['id']}/approve", json={"x": 1}), 422, "invalid_request")
 
     def test_reject_retracts_a_draft(self, wclient: Client, db: Engine) -> None:
-        d1, d2 = (r["id"] for r in written(wclient, fact("d1", status="draft"), fact("d2", status="draft")))
+        d1, d2 = written_ids(wclient, fact("d1", status="draft"), fact("d2", status="draft"))
         record = action(wclient, d2, "reject", "no").get_json()
         assert record["retraction_reason"] == "no" and record["current"] is False
         assert current_texts(db) == {"d1"}
 
     def test_reject_non_draft_is_409(self, wclient: Client, db: Engine) -> None:
         [record] = written(wclient, fact("a"))
-        assert_error(action(wclient, record["id"], "reject"), 409, "conflict")
+        error(action(wclient, record["id"], "reject"), 409, "conflict")
         assert fetch(wclient, record["id"])["retracted_at"] is None
 
 

@@ -8,10 +8,8 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import signal
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -31,19 +29,17 @@ from memseek.write.worker import RetryPolicy
 from memseek.write.worker import process_batch
 from tests.conftest import Client
 from tests.conftest import Tenant
-from tests.integration import write_support
-from tests.integration.write_support import app_for
+from tests.conftest import client_for
+from tests.helpers import cli_env
+from tests.helpers import fetch
+from tests.helpers import last_line
+from tests.helpers import memseek
+from tests.helpers import start_memseek
+from tests.helpers import with_models
+from tests.helpers import written
 from tests.integration.write_support import count
-from tests.integration.write_support import fetch
-from tests.integration.write_support import post
 from tests.integration.write_support import record_in
-from tests.integration.write_support import runtime_for
-from tests.integration.write_support import written
 from tests.openai_server import OpenAIServer
-
-wclient = write_support.wclient
-write_app = write_support.write_app
-write_runtime = write_support.write_runtime
 
 NOW = RetryPolicy(max_attempts=3, base_delay=0.0)
 """Retries due immediately, so a test can run attempt after attempt."""
@@ -71,16 +67,21 @@ def answer_enrichments(score: Any = 4, label: Any = "good") -> Any:
     return reply
 
 
+def worker_env(runtime: Runtime) -> dict[str, str]:
+    """The environment of a `memseek worker` command over `runtime`'s database and catalog."""
+    settings = runtime.settings
+    return cli_env(DATABASE_URL=str(settings.database_url), MEMSEEK_CATALOG=str(settings.memseek_catalog))
+
+
 @pytest.fixture
 def remote(write_runtime: Runtime, openai_server: OpenAIServer) -> Runtime:
     """The `w_` runtime whose HTTP models talk to the local OpenAI-protocol server."""
-    environ = {"OPENAI_BASE_URL": openai_server.base_url, "OPENAI_API_KEY": "test"}
-    return runtime_for(write_runtime, write_runtime.settings.memseek_catalog, environ)
+    return with_models(write_runtime, openai_server.environ())
 
 
 @pytest.fixture
 def rclient(remote: Runtime, tenant: Tenant) -> Client:
-    return Client(app_for(remote).test_client(), tenant)
+    return client_for(remote, tenant)
 
 
 class TestLocalEmbedder:
@@ -260,12 +261,9 @@ def held_record(write_runtime: Runtime, wclient: Client, db: Engine) -> Iterator
 
 
 def test_killed_worker_loses_nothing(write_runtime: Runtime, wclient: Client, db: Engine,
-                                     settings: Any, held_record: tuple[str, Any]) -> None:
+                                     held_record: tuple[str, Any]) -> None:
     record_id, lock = held_record
-    env = {**os.environ, "DATABASE_URL": settings.database_url,
-           "MEMSEEK_CATALOG": str(write_runtime.settings.memseek_catalog)}
-    worker = subprocess.Popen([sys.executable, "-m", "memseek", "worker", "--once"], env=env,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    worker = start_memseek(worker_env(write_runtime), "worker", "--once", output=subprocess.DEVNULL)
     try:
         pid = _blocked_worker_pid(db, time.monotonic() + 60)  # claimed, embedded, now writing
         worker.send_signal(signal.SIGKILL)
@@ -287,11 +285,11 @@ def test_background_worker_wakes_on_notify(write_runtime: Runtime, wclient: Clie
     try:
         time.sleep(0.5)  # the worker is now idle, waiting for a notification
         started = time.monotonic()
-        response = post(wclient, record_in("w_local"), query="?wait=true&timeout=30")
+        [result] = written(wclient, record_in("w_local"), query="?wait=true&timeout=30")
         elapsed = time.monotonic() - started
     finally:
         worker.stop()
-    assert response.get_json()["records"][0]["processing"] == "ready"
+    assert result["processing"] == "ready"
     assert elapsed < 20
 
 
@@ -311,12 +309,8 @@ def test_touch_sets_last_accessed_in_own_workspace(write_app: Flask, wclient: Cl
     assert count(db) == 2
 
 
-def test_worker_command_once(write_runtime: Runtime, wclient: Client, db: Engine, settings: Any) -> None:
+def test_worker_command_once(write_runtime: Runtime, wclient: Client, db: Engine) -> None:
     results = written(wclient, record_in("w_local", text="one"), record_in("w_local", text="two"))
-    env = {**os.environ, "DATABASE_URL": settings.database_url,
-           "MEMSEEK_CATALOG": str(write_runtime.settings.memseek_catalog)}
-    done = subprocess.run([sys.executable, "-m", "memseek", "worker", "--once", "--batch", "1"], env=env,
-                          capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.strip().splitlines()[-1] == "processed 2 records"
+    done = memseek(worker_env(write_runtime), "worker", "--once", "--batch", "1", timeout=120)
+    assert last_line(done) == "processed 2 records"
     assert {fetch(wclient, r["id"])["processing"] for r in results} == {"ready"}

@@ -15,24 +15,17 @@ from memseek.runtime import Runtime
 from memseek.write.worker import BackgroundWorker
 from tests.conftest import Client
 from tests.conftest import Tenant
-from tests.integration import write_support
-from tests.integration.test_foundation import assert_error
+from tests.helpers import details
+from tests.helpers import error
+from tests.helpers import fetch
+from tests.helpers import locs
+from tests.helpers import post_records
+from tests.helpers import written
 from tests.integration.write_support import count
-from tests.integration.write_support import fetch
-from tests.integration.write_support import post
 from tests.integration.write_support import record_in
-from tests.integration.write_support import written
-
-wclient = write_support.wclient
-write_app = write_support.write_app
-write_runtime = write_support.write_runtime
 
 MAX_CHARS = 32768
 LOCAL_MODEL = "all-MiniLM-L6-v2-onnx-int8"
-
-
-def _locs(response: Any) -> list[list[Any]]:
-    return [d["loc"] for d in assert_error(response, 422, "invalid_request")["details"]]
 
 
 INVALID = [
@@ -102,16 +95,16 @@ INVALID = [
 def test_invalid_record_is_422_and_writes_nothing(wclient: Client, db: Any, body: dict[str, Any],
                                                    loc: list[Any]) -> None:
     good = record_in(text="fine")
-    response = post(wclient, good, body)
+    response = post_records(wclient, good, body)
     shifted = [loc[0], 1, *loc[2:]]
-    assert shifted in _locs(response)
+    assert shifted in locs(response)
     assert count(db) == 0 and count(db, "processing_queue") == 0
 
 
 def test_nan_is_rejected(wclient: Client, db: Any) -> None:
     raw = json.dumps({"records": [record_in(scores={"a": 1.0})]}).replace("1.0", "NaN")
     response = wclient.post("/records", data=raw, headers={"Content-Type": "application/json"})
-    assert _locs(response) == [["records", 0, "scores", "a"]]
+    assert locs(response) == [["records", 0, "scores", "a"]]
 
 
 FIELD_TYPES = [
@@ -133,17 +126,17 @@ FIELD_TYPES = [
 def test_declared_field_type_errors_name_index_field_and_path(
     wclient: Client, db: Any, content: dict[str, Any], loc: list[Any], msg: str
 ) -> None:
-    response = post(wclient, record_in("w_events"), record_in("w_events", content=content))
-    details = assert_error(response, 422, "invalid_request")["details"]
-    assert [d["loc"] for d in details] == [["records", 1, *loc]]
-    assert msg in details[0]["msg"]
+    response = post_records(wclient, record_in("w_events"), record_in("w_events", content=content))
+    found = details(response)
+    assert [d["loc"] for d in found] == [["records", 1, *loc]]
+    assert msg in found[0]["msg"]
     assert count(db) == 0
 
 
 def test_every_problem_of_every_record_is_listed(wclient: Client, db: Any) -> None:
-    response = post(wclient, record_in("w_facts", type="x", key=None), record_in(),
-                    record_in("w_facts", text=" ", foo=1))
-    assert sorted(map(str, _locs(response))) == sorted(map(str, [
+    response = post_records(wclient, record_in("w_facts", type="x", key=None), record_in(),
+                            record_in("w_facts", text=" ", foo=1))
+    assert sorted(map(str, locs(response))) == sorted(map(str, [
         ["records", 0, "key"], ["records", 0, "type"], ["records", 2, "text"], ["records", 2, "foo"],
     ]))
     assert count(db) == 0
@@ -161,7 +154,7 @@ def test_every_problem_of_every_record_is_listed(wclient: Client, db: Any) -> No
     ],
 )
 def test_envelope_errors(wclient: Client, db: Any, body: Any, loc: list[Any]) -> None:
-    assert loc in _locs(wclient.post("/records", json=body))
+    assert loc in locs(wclient.post("/records", json=body))
     assert count(db) == 0
 
 
@@ -229,8 +222,8 @@ def test_parent_from_another_workspace_does_not_exist(write_app: Flask, wclient:
                                                       other_tenant: Tenant) -> None:
     other = Client(write_app.test_client(), other_tenant)
     [foreign] = written(other, record_in())
-    response = post(wclient, record_in(derived_from=[foreign["id"]]))
-    assert _locs(response) == [["records", 0, "derived_from", 0]]
+    response = post_records(wclient, record_in(derived_from=[foreign["id"]]))
+    assert locs(response) == [["records", 0, "derived_from", 0]]
 
 
 def test_supplied_embedding_skips_processing(wclient: Client, db: Any) -> None:
@@ -280,8 +273,8 @@ class TestIdempotency:
         if not earlier_request:
             batch.insert(0, record_in(idempotency_key="op-1"))
         before = count(db)
-        error = assert_error(post(wclient, *batch), 409, "conflict")
-        assert error["details"][0]["loc"][-1] == "idempotency_key"
+        err = error(post_records(wclient, *batch), 409, "conflict")
+        assert err["details"][0]["loc"][-1] == "idempotency_key"
         assert count(db) == before
 
     def test_keys_are_per_workspace(self, write_app: Flask, wclient: Client, other_tenant: Tenant) -> None:
@@ -303,23 +296,21 @@ class TestWait:
         ],
     )
     def test_bad_parameters(self, wclient: Client, db: Any, query: str, loc: list[Any]) -> None:
-        assert loc in _locs(post(wclient, record_in(), query=query))
+        assert loc in locs(post_records(wclient, record_in(), query=query))
         assert count(db) == 0
 
     def test_timeout_returns_pending_states(self, wclient: Client, db: Any) -> None:
-        response = post(wclient, record_in("w_local"), query="?wait=true&timeout=0.2")
-        assert response.status_code == 201
-        assert response.get_json()["records"][0]["processing"] == "pending"
+        [result] = written(wclient, record_in("w_local"), query="?wait=true&timeout=0.2")
+        assert result["processing"] == "pending"
 
     def test_wait_returns_processed_states(self, write_runtime: Runtime, wclient: Client, db: Any) -> None:
         worker = BackgroundWorker(write_runtime, idle_seconds=0.2).start()
         try:
             query = "?wait=true&timeout=30"
-            response = post(wclient, record_in("w_local"), record_in("w_facts"), query=query)
+            results = written(wclient, record_in("w_local"), record_in("w_facts"), query=query)
         finally:
             worker.stop()
-        assert response.status_code == 201
-        assert [r["processing"] for r in response.get_json()["records"]] == ["ready", "ready"]
+        assert [r["processing"] for r in results] == ["ready", "ready"]
 
 
 class TestGet:
@@ -327,15 +318,15 @@ class TestGet:
                                                  other_tenant: Tenant) -> None:
         [result] = written(wclient, record_in())
         other = Client(write_app.test_client(), other_tenant)
-        foreign = assert_error(other.get(f"/records/{result['id']}"), 404, "not_found")
-        unknown = assert_error(other.get(f"/records/{uuid4()}"), 404, "not_found")
+        foreign = error(other.get(f"/records/{result['id']}"), 404, "not_found")
+        unknown = error(other.get(f"/records/{uuid4()}"), 404, "not_found")
         assert foreign["details"] == unknown["details"] == []
         for action, body in (("retract", {"reason": "x"}), ("approve", None), ("reject", {"reason": "x"})):
-            assert_error(other.post(f"/records/{result['id']}/{action}", json=body), 404, "not_found")
+            error(other.post(f"/records/{result['id']}/{action}", json=body), 404, "not_found")
 
     @pytest.mark.parametrize("raw", ["not-a-uuid", "123", "01a2"])
     def test_malformed_id_is_404(self, wclient: Client, raw: str) -> None:
-        assert_error(wclient.get(f"/records/{raw}"), 404, "not_found")
+        error(wclient.get(f"/records/{raw}"), 404, "not_found")
 
 
 def test_routes_are_in_openapi(wclient: Client) -> None:

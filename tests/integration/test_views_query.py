@@ -10,31 +10,24 @@ from memseek.runtime import Runtime
 from memseek.search.views import public_hash
 from tests.conftest import Client
 from tests.conftest import Tenant
+from tests.conftest import client_for
+from tests.helpers import details
+from tests.helpers import error
+from tests.helpers import locs
+from tests.helpers import ok
+from tests.helpers import runtime_for
+from tests.helpers import view_query
+from tests.helpers import written_ids
 from tests.integration.view_support import Statements
-from tests.integration.view_support import app_for
 from tests.integration.view_support import link_body
 from tests.integration.view_support import note_body
-from tests.integration.view_support import ok
-from tests.integration.view_support import query
-from tests.integration.view_support import runtime_for
-from tests.integration.view_support import statements_fixture  # noqa: F401
-from tests.integration.view_support import vclient_fixture  # noqa: F401
-from tests.integration.view_support import view_app_fixture  # noqa: F401
-from tests.integration.view_support import view_catalog_fixture  # noqa: F401
-from tests.integration.view_support import view_runtime_fixture  # noqa: F401
-from tests.integration.view_support import write
 
 WRAPPER_KEYS = ["view", "parameters", "hits", "ranking", "input_record_ids", "rendered", "truncated",
                 "profiles", "backend"]  # fmt: skip
 
 
-def details(response: Any, status: int = 422) -> list[dict[str, Any]]:
-    assert response.status_code == status, response.get_data(as_text=True)
-    return response.get_json()["error"]["details"]  # type: ignore[no-any-return]
-
-
 def seed_notes(client: Client) -> None:
-    write(
+    written_ids(
         client,
         note_body("maria", "Maria confirmed the Q3 budget."),
         note_body("maria", "Maria asked about the roadmap and the budget.", type="event"),
@@ -45,7 +38,7 @@ def seed_notes(client: Client) -> None:
 
 def test_a_search_view_runs_the_same_engine_as_post_search(vclient: Client, view_runtime: Runtime) -> None:
     seed_notes(vclient)
-    body = ok(query(vclient, "g_note_search", {"entity": "maria", "task": "budget"}))
+    body = ok(view_query(vclient, "g_note_search", {"entity": "maria", "task": "budget"}))
     direct = ok(vclient.post("/search", json={
         "q": "budget", "mode": "text", "scope": {"entities": ["maria"], "collections": ["g_notes"]},
         "k": 10, "include": ["text", "entity"], "render": True,
@@ -68,9 +61,11 @@ def test_a_search_view_runs_the_same_engine_as_post_search(vclient: Client, view
 
 def test_an_omitted_optional_parameter_removes_what_it_fills(vclient: Client) -> None:
     seed_notes(vclient)
-    everything = ok(query(vclient, "g_note_search", {"entity": "maria", "task": "budget"}))
+    everything = ok(view_query(vclient, "g_note_search", {"entity": "maria", "task": "budget"}))
     events = ok(
-        query(vclient, "g_note_search", {"entity": "maria", "task": "budget", "kinds": ["event"], "k": 5})
+        view_query(
+            vclient, "g_note_search", {"entity": "maria", "task": "budget", "kinds": ["event"], "k": 5}
+        )
     )
     assert len(everything["hits"]) == 2
     assert [h["text"] for h in events["hits"]] == ["Maria asked about the roadmap and the budget."]
@@ -79,12 +74,12 @@ def test_an_omitted_optional_parameter_removes_what_it_fills(vclient: Client) ->
 
 def test_a_structured_view_fills_typed_values(vclient: Client) -> None:
     moments = ["2026-07-03T09:00:00Z", "2026-07-01T09:00:00+02:00", "2026-08-01T09:00:00Z"]
-    write(
+    written_ids(
         vclient,
         *(note_body("maria", f"meeting {n}", content={"starts_at": m}) for n, m in enumerate(moments)),
     )
     parameters = {"entity": "maria", "start": "2026-07-01T00:00:00Z", "end": "2026-08-01T09:00:00Z"}
-    body = ok(query(vclient, "g_note_listing", parameters))
+    body = ok(view_query(vclient, "g_note_listing", parameters))
     assert [h["fields"]["starts_at"] for h in body["hits"]] == [
         "2026-07-01T09:00:00+02:00",
         "2026-07-03T09:00:00Z",
@@ -96,7 +91,7 @@ def test_a_structured_view_fills_typed_values(vclient: Client) -> None:
 
 def test_a_combined_view_reports_one_backend_entry_per_search(vclient: Client) -> None:
     seed_notes(vclient)
-    body = ok(query(vclient, "g_note_fused", {"task": "budget"}))
+    body = ok(view_query(vclient, "g_note_fused", {"task": "budget"}))
     assert body["ranking"]["kind"] == "rrf"
     assert [entry["source"] for entry in body["backend"]] == ["words", "latest"]
     assert all("source_ranks" in h for h in body["hits"])
@@ -104,8 +99,8 @@ def test_a_combined_view_reports_one_backend_entry_per_search(vclient: Client) -
 
 
 def test_graph_boost_reorders_but_the_wrapper_drops_its_diagnostics(vclient: Client) -> None:
-    write(vclient, link_body("people/maya", "advises", "companies/acme"))
-    write(
+    written_ids(vclient, link_body("people/maya", "advises", "companies/acme"))
+    written_ids(
         vclient,
         note_body("zeta", "budget budget budget plan"),
         note_body("companies/acme", "budget"),
@@ -126,7 +121,7 @@ def test_graph_boost_reorders_but_the_wrapper_drops_its_diagnostics(vclient: Cli
     assert direct["graph_boost"] == {
         "anchor": "people/maya", "depth": 2, "weight": 1.0, "matched_records": 2, "edge_count": 1,
     }  # fmt: skip
-    body = ok(query(vclient, "g_note_near", {"task": "budget", "anchor": "  people/maya "}))
+    body = ok(view_query(vclient, "g_note_near", {"task": "budget", "anchor": "  people/maya "}))
     assert body["input_record_ids"] == [h["id"] for h in direct["hits"]]
     assert "graph_boost" not in body and "rerank" not in body
     assert list(body) == WRAPPER_KEYS
@@ -157,55 +152,47 @@ BASE = {
 )
 def test_invalid_parameters_are_422(vclient: Client, view: str, change: dict[str, Any], name: str) -> None:
     parameters = {key: value for key, value in {**BASE[view], **change}.items() if value is not None}
-    assert ["parameters", name] in [d["loc"] for d in details(query(vclient, view, parameters))]
+    assert ["parameters", name] in locs(view_query(vclient, view, parameters))
 
 
 def test_every_problem_is_reported_at_once(vclient: Client) -> None:
-    locs = [d["loc"] for d in details(query(vclient, "g_note_search", {"k": 0, "extra": 1}))]
-    assert sorted(locs) == [["parameters", n] for n in ("entity", "extra", "k", "task")]
+    found = locs(view_query(vclient, "g_note_search", {"k": 0, "extra": 1}))
+    assert sorted(found) == [["parameters", n] for n in ("entity", "extra", "k", "task")]
 
 
-def test_the_filled_request_is_checked_again(
-    view_runtime: Runtime, view_catalog: Any, tenant: Tenant
-) -> None:
-    short = runtime_for(view_runtime, view_catalog, max_query_chars=10)
-    client = Client(app_for(short).test_client(), tenant)
-    [problem] = details(query(client, "g_note_search", {"entity": "maria", "task": "a" * 11}))
+def test_the_filled_request_is_checked_again(view_runtime: Runtime, tenant: Tenant) -> None:
+    client = client_for(runtime_for(view_runtime, max_query_chars=10), tenant)
+    [problem] = details(view_query(client, "g_note_search", {"entity": "maria", "task": "a" * 11}))
     assert problem["loc"] == ["parameters", "task"]
     assert "q" in problem["msg"]
     backwards = {"entity": "m", "start": "2026-08-01T00:00:00Z", "end": "2026-07-01T00:00:00Z"}
-    assert ok(query(client, "g_note_listing", backwards))["hits"] == []  # an empty range is a valid search
+    # an empty range is a valid search
+    assert ok(view_query(client, "g_note_listing", backwards))["hits"] == []
 
 
 def test_unknown_and_inactive_views_are_404(vclient: Client) -> None:
     for name in ("nope", "g_note_search_v2"):
-        response = query(vclient, name, {})
-        assert response.status_code == 404
-        assert response.get_json()["error"]["code"] == "not_found"
+        error(view_query(vclient, name, {}), 404, "not_found")
 
 
-def test_a_package_pins_search_views_too(view_runtime: Runtime, view_catalog: Any, tenant: Tenant) -> None:
-    pinned = runtime_for(view_runtime, view_catalog, memseek_package="g_pkg")
-    client = Client(app_for(pinned).test_client(), tenant)
+def test_a_package_pins_search_views_too(view_runtime: Runtime, tenant: Tenant) -> None:
+    client = client_for(runtime_for(view_runtime, memseek_package="g_pkg"), tenant)
     seed_notes(client)
-    body = ok(query(client, "g_note_search", {"entity": "maria", "task": "budget"}))
+    body = ok(view_query(client, "g_note_search", {"entity": "maria", "task": "budget"}))
     assert body["view"]["version"] == 2
     assert len(body["hits"]) == 1  # v2 has k: 1
-    assert details(query(client, "g_note_search", {"entity": "m", "task": "x", "k": 3}))  # v2 has no k
+    assert details(view_query(client, "g_note_search", {"entity": "m", "task": "x", "k": 3}))  # v2 has no k
 
 
 def test_statements_name_the_view(vclient: Client, statements: Statements) -> None:
     seed_notes(vclient)
-    ok(query(vclient, "g_note_search", {"entity": "maria", "task": "budget"}))
+    ok(view_query(vclient, "g_note_search", {"entity": "maria", "task": "budget"}))
     assert any("/* memseek view g_note_search v1 */" in text for text in statements.texts)
 
 
-def test_a_response_over_the_byte_limit_is_409(
-    view_runtime: Runtime, view_catalog: Any, tenant: Tenant
-) -> None:
-    small = runtime_for(view_runtime, view_catalog, max_response_bytes=300)
-    client = Client(app_for(small).test_client(), tenant)
+def test_a_response_over_the_byte_limit_is_409(view_runtime: Runtime, tenant: Tenant) -> None:
+    client = client_for(runtime_for(view_runtime, max_response_bytes=300), tenant)
     seed_notes(client)
-    response = query(client, "g_note_search", {"entity": "maria", "task": "budget"})
-    assert response.status_code == 409
-    assert response.get_json()["error"]["code"] == "response_too_large"
+    error(
+        view_query(client, "g_note_search", {"entity": "maria", "task": "budget"}), 409, "response_too_large"
+    )

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import sys
 import threading
 from collections.abc import Iterator
@@ -26,16 +25,13 @@ from memseek.mcp import build_server
 from memseek.runtime import Runtime
 from tests.conftest import Client as HttpClient
 from tests.conftest import Tenant
+from tests.helpers import cli_env
+from tests.helpers import ok
+from tests.helpers import runtime_for
+from tests.helpers import view_query
+from tests.helpers import written_ids
 from tests.integration.view_support import link_body
 from tests.integration.view_support import note_body
-from tests.integration.view_support import ok
-from tests.integration.view_support import query
-from tests.integration.view_support import runtime_for
-from tests.integration.view_support import vclient_fixture  # noqa: F401
-from tests.integration.view_support import view_app_fixture  # noqa: F401
-from tests.integration.view_support import view_catalog_fixture  # noqa: F401
-from tests.integration.view_support import view_runtime_fixture  # noqa: F401
-from tests.integration.view_support import write
 
 SEARCH = {"entity": "maria", "task": "budget"}
 
@@ -60,14 +56,14 @@ def texts(result: types.CallToolResult) -> list[str]:
 
 
 def test_every_active_view_is_a_tool_without_a_package(view_runtime: Runtime, vclient: HttpClient) -> None:
-    write(vclient, note_body("maria", "Maria confirmed the Q3 budget."))
+    written_ids(vclient, note_body("maria", "Maria confirmed the Q3 budget."))
     listed, called = run(tools_and_call(in_process(view_runtime, vclient.tenant), "g_note_search", SEARCH))
     active = view_runtime.catalog.active_views()
     assert [t.name for t in listed.tools] == [v.name for v in active]
     by_name = {t.name: t for t in listed.tools}
     for view in active:
         assert by_name[view.name].input_schema == input_schema(view.parameters)
-    expected = ok(query(vclient, "g_note_search", SEARCH))
+    expected = ok(view_query(vclient, "g_note_search", SEARCH))
     assert not called.is_error
     rendered, raw = texts(called)
     assert rendered == expected["rendered"]
@@ -76,11 +72,9 @@ def test_every_active_view_is_a_tool_without_a_package(view_runtime: Runtime, vc
     assert called.structured_content["view"] == expected["view"]
 
 
-def test_a_package_exposes_only_its_mcp_tools(
-    view_runtime: Runtime, view_catalog: Path, vclient: HttpClient
-) -> None:
-    pinned = runtime_for(view_runtime, view_catalog, memseek_package="g_pkg")
-    write(vclient, link_body("a", "depends_on", "b"))
+def test_a_package_exposes_only_its_mcp_tools(view_runtime: Runtime, vclient: HttpClient) -> None:
+    pinned = runtime_for(view_runtime, memseek_package="g_pkg")
+    written_ids(vclient, link_body("a", "depends_on", "b"))
     listed, called = run(tools_and_call(in_process(pinned, vclient.tenant), "g_walk", {"seed": "a"}))
     assert [t.name for t in listed.tools] == ["g_walk"]
     assert listed.tools[0].input_schema == input_schema(pinned.catalog.view("g_walk").parameters)
@@ -128,7 +122,7 @@ def http_client(url: str, key: str) -> Client:
 def test_streamable_http_runs_views_for_the_callers_workspace(
     http_url: str, vclient: HttpClient, other_tenant: Tenant
 ) -> None:
-    write(vclient, link_body("a", "rel", "b"))
+    written_ids(vclient, link_body("a", "rel", "b"))
     listed, called = run(tools_and_call(http_client(http_url, vclient.tenant.key), "g_walk", {"seed": "a"}))
     assert "g_walk" in [t.name for t in listed.tools]
     assert [p["nodes"] for p in called.structured_content["paths"]] == [["a", "b"]]
@@ -143,16 +137,15 @@ def test_streamable_http_is_authenticated(http_url: str) -> None:
 
 
 def test_stdio(view_runtime: Runtime, view_catalog: Path, vclient: HttpClient) -> None:
-    write(vclient, note_body("maria", "Maria confirmed the Q3 budget."))
-    env = {
-        **os.environ,
-        "DATABASE_URL": str(view_runtime.settings.database_url),
-        "MEMSEEK_CATALOG": str(view_catalog),
-        "MEMSEEK_API_KEY": vclient.tenant.key,
-        "RUN_WORKER": "false",
-    }
+    written_ids(vclient, note_body("maria", "Maria confirmed the Q3 budget."))
+    env = cli_env(
+        DATABASE_URL=str(view_runtime.settings.database_url),
+        MEMSEEK_CATALOG=str(view_catalog),
+        MEMSEEK_API_KEY=vclient.tenant.key,
+        RUN_WORKER="false",
+    )
     command = str(Path(sys.executable).parent / "memseek")
     client = Client(StdioServerParameters(command=command, args=["mcp"], env=env), read_timeout_seconds=120)
     listed, called = run(tools_and_call(client, "g_note_search", SEARCH))
     assert "g_note_search" in [t.name for t in listed.tools]
-    assert texts(called)[0] == ok(query(vclient, "g_note_search", SEARCH))["rendered"]
+    assert texts(called)[0] == ok(view_query(vclient, "g_note_search", SEARCH))["rendered"]

@@ -4,22 +4,20 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import replace
 from typing import Any
 
 import pytest
 
-from memseek.models.registry import ModelRegistry
 from memseek.runtime import Runtime
 from tests.conftest import Client
 from tests.conftest import Tenant
-from tests.integration.view_support import app_for
+from tests.conftest import client_for
+from tests.helpers import error
+from tests.helpers import ok
+from tests.helpers import view_query
+from tests.helpers import with_models
+from tests.helpers import written_ids
 from tests.integration.view_support import note_body
-from tests.integration.view_support import ok
-from tests.integration.view_support import query
-from tests.integration.view_support import view_catalog_fixture  # noqa: F401
-from tests.integration.view_support import view_runtime_fixture  # noqa: F401
-from tests.integration.view_support import write
 from tests.openai_server import Messages
 from tests.openai_server import OpenAIServer
 
@@ -39,13 +37,11 @@ def judge_by_text(scores: dict[str, float]) -> Any:
 @pytest.fixture(name="jclient")
 def jclient_fixture(view_runtime: Runtime, openai_server: OpenAIServer, tenant: Tenant) -> Client:
     """A client of an app whose `cheap` model is the local server."""
-    environ = {"OPENAI_BASE_URL": openai_server.base_url, "OPENAI_API_KEY": "test"}
-    judged = replace(view_runtime, models=ModelRegistry(view_runtime.catalog.models, environ=environ))
-    return Client(app_for(judged).test_client(), tenant)
+    return client_for(with_models(view_runtime, openai_server.environ()), tenant)
 
 
 def seed(client: Client) -> None:
-    write(
+    written_ids(
         client,
         note_body("e", "budget budget budget"),
         note_body("e", "budget budget"),
@@ -74,7 +70,7 @@ def test_a_view_reranks_without_forwarding_the_diagnostics(
 ) -> None:
     seed(jclient)
     openai_server.reply_with(judge_by_text({"budget budget budget": 0.0, "budget budget": 1.0}))
-    body = ok(query(jclient, "g_note_judged", {"task": "budget"}))
+    body = ok(view_query(jclient, "g_note_judged", {"task": "budget"}))
     assert texts(body)[0] == "budget budget"
     assert body["ranking"]["kind"] == "llm_judge"
     assert "rerank" not in body
@@ -84,18 +80,14 @@ def test_an_invalid_judgment_fails_the_search(jclient: Client, openai_server: Op
     seed(jclient)
     openai_server.reply_with(json.dumps({"judgments": [{"id": "r1", "score": 0.5}]}))
     response = jclient.post("/search", json={**REQUEST, "rerank": {"backend": "llm_judge", "top_n": 2}})
-    assert response.status_code == 503
-    error = response.get_json()["error"]
-    assert error["code"] == "model_output_invalid"
-    assert any("no judgment for r2" in d["msg"] for d in error["details"])
+    err = error(response, 503, "model_output_invalid")
+    assert any("no judgment for r2" in d["msg"] for d in err["details"])
 
 
 def test_an_unreachable_model_is_503(jclient: Client, openai_server: OpenAIServer) -> None:
     seed(jclient)
     openai_server.fail_next(503, times=20)
-    response = query(jclient, "g_note_judged", {"task": "budget"})
-    assert response.status_code == 503
-    assert response.get_json()["error"]["code"] == "backend_unavailable"
+    error(view_query(jclient, "g_note_judged", {"task": "budget"}), 503, "backend_unavailable")
 
 
 def test_combined_searches_rerank_each_source_and_keep_rrf(

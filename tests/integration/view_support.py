@@ -1,7 +1,6 @@
-"""Shared pieces of the view and graph tests: the `g_` catalog, its runtime, and record writers.
+"""Shared pieces of the view and graph tests: the `g_` catalog, record bodies and row writers.
 
-Fixtures are registered under their short names (`vclient`, `graph`, ...); test modules import
-the `*_fixture` functions, so a test's parameter never shadows an imported name.
+Its fixtures (`view_runtime`, `vclient`, `graph`, `statements`, ...) are in this folder's conftest.
 
 The definitions table keeps every (kind, name, version) ever loaded and refuses changed content,
 so every view test uses this ONE catalog (names prefixed `g_`). Its collections need no
@@ -12,28 +11,18 @@ write API cannot produce directly (pending, failed, superseded without a success
 
 from __future__ import annotations
 
-import shutil
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from uuid import UUID
 from uuid import uuid4
 
-import pytest
 import sqlalchemy as sa
-from flask import Flask
-from sqlalchemy.engine import Connection
 from sqlalchemy.engine import Engine
 
-from memseek.app import create_app
-from memseek.paths import reference_catalog
-from memseek.runtime import Runtime
-from memseek.runtime import build_runtime
 from memseek.schema import lane_seq
 from memseek.schema import records
-from tests.conftest import Client
-from tests.conftest import Tenant
+from tests import helpers
 
 EDGES = "g_links"
 NODES = "g_parts"
@@ -191,63 +180,8 @@ package:
 
 def write_catalog(root: Path) -> Path:
     """The `g_` test catalog under `root`."""
-    for folder, text in (("collections", COLLECTIONS), ("views", VIEWS), ("packages", PACKAGES)):
-        (root / folder).mkdir(parents=True, exist_ok=True)
-        (root / folder / "g.yaml").write_text(text)
-    (root / "conf").mkdir(exist_ok=True)
-    # the session database already holds the reference catalog's rank default (immutable)
-    shutil.copy(reference_catalog() / "conf" / "rank_default.yaml", root / "conf" / "rank_default.yaml")
-    return root
-
-
-@pytest.fixture(scope="session", name="view_catalog")
-def view_catalog_fixture(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return write_catalog(tmp_path_factory.mktemp("view-catalog"))
-
-
-def runtime_for(base: Runtime, catalog: Path, **settings: Any) -> Runtime:
-    """A runtime over `catalog` sharing `base`'s engine, with settings overridden."""
-    overrides = {"memseek_catalog": catalog, **settings}
-    return build_runtime(base.settings.with_overrides(**overrides), engine=base.engine)
-
-
-def app_for(runtime: Runtime) -> Flask:
-    app = create_app(shared=runtime)
-    app.testing = True
-    return app
-
-
-@pytest.fixture(scope="session", name="view_runtime")
-def view_runtime_fixture(runtime: Runtime, view_catalog: Path) -> Runtime:
-    return runtime_for(runtime, view_catalog)
-
-
-@pytest.fixture(scope="session", name="view_app")
-def view_app_fixture(view_runtime: Runtime) -> Flask:
-    return app_for(view_runtime)
-
-
-@pytest.fixture(name="vclient")
-def vclient_fixture(view_app: Flask, tenant: Tenant) -> Client:
-    """A client of the `g_` app for the `tenant` workspace."""
-    return Client(view_app.test_client(), tenant)
-
-
-def query(client: Client, view: str, parameters: Any = None) -> Any:
-    """POST /views/{view}/query with `parameters` as the body."""
-    return client.post(f"/views/{view}/query", json=parameters)
-
-
-def ok(response: Any) -> dict[str, Any]:
-    assert response.status_code == 200, response.get_data(as_text=True)
-    return response.get_json()  # type: ignore[no-any-return]
-
-
-def write(client: Client, *items: dict[str, Any]) -> list[str]:
-    """POST /records; returns the new ids in order."""
-    response = client.post("/records", json={"records": list(items)})
-    assert response.status_code == 201, response.get_data(as_text=True)
-    return [r["id"] for r in response.get_json()["records"]]
+    files = {"collections/g.yaml": COLLECTIONS, "views/g.yaml": VIEWS, "packages/g.yaml": PACKAGES}
+    return helpers.write_catalog(root, files)
 
 
 def link_body(subject: str, predicate: str, obj: str, **content: Any) -> dict[str, Any]:
@@ -313,29 +247,8 @@ class Graph:
             )
 
 
-@pytest.fixture(name="graph")
-def graph_fixture(db: Engine, tenant: Tenant) -> Graph:
-    return Graph(db, tenant.id)
-
-
 @dataclass
 class Statements:
-    """SQL text the engine sent while the block ran (a real listener, not a mock)."""
+    """SQL text the engine sent during the test (see `tests.helpers.statements_sent`)."""
 
     texts: list[str]
-
-
-@pytest.fixture(name="statements")
-def statements_fixture(view_runtime: Runtime) -> Iterator[Statements]:
-    """Every statement the view app's engine runs during the test."""
-    captured = Statements([])
-    engine = view_runtime.engine
-
-    def listen(conn: Connection, cursor: Any, statement: str, *args: Any) -> None:
-        captured.texts.append(statement)
-
-    sa.event.listen(engine, "before_cursor_execute", listen)
-    try:
-        yield captured
-    finally:
-        sa.event.remove(engine, "before_cursor_execute", listen)

@@ -1,4 +1,6 @@
-"""Shared pieces of the write-path tests: a catalog of special collections, runtimes and row counts.
+"""Shared pieces of the write-path tests: a catalog of special collections, record bodies, row counts.
+
+Its fixtures (`write_runtime`, `write_app`, `wclient`) are in this folder's conftest.
 
 The definitions table keeps every (kind, name, version) ever loaded and refuses changed content,
 so every test that needs special collections uses this ONE catalog (names prefixed `w_`).
@@ -6,25 +8,13 @@ so every test that needs special collections uses this ONE catalog (names prefix
 
 from __future__ import annotations
 
-import shutil
-from collections.abc import Mapping
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
-from uuid import UUID
 
-import pytest
 import sqlalchemy as sa
-from flask import Flask
 from sqlalchemy.engine import Engine
 
-from memseek.app import create_app
-from memseek.models.registry import ModelRegistry
-from memseek.paths import reference_catalog
-from memseek.runtime import Runtime
-from memseek.runtime import build_runtime
-from tests.conftest import Client
-from tests.conftest import Tenant
+from tests import helpers
 
 COLLECTIONS = """
 collections:
@@ -108,25 +98,8 @@ enrichments:
 
 def write_catalog(root: Path) -> Path:
     """The `w_` test catalog under `root`."""
-    (root / "collections").mkdir(parents=True, exist_ok=True)
-    (root / "conf").mkdir(exist_ok=True)
-    (root / "collections" / "write.yaml").write_text(COLLECTIONS)
-    (root / "conf" / "enrichments.yaml").write_text(ENRICHMENTS)
-    # the session database already holds the reference catalog's rank default (immutable)
-    shutil.copy(reference_catalog() / "conf" / "rank_default.yaml", root / "conf" / "rank_default.yaml")
-    return root
-
-
-def runtime_for(base: Runtime, catalog: Path, environ: Mapping[str, str] | None = None) -> Runtime:
-    """A runtime over `catalog` sharing `base`'s engine; `environ` feeds the HTTP model providers."""
-    built = build_runtime(base.settings.with_overrides(memseek_catalog=catalog), engine=base.engine)
-    return replace(built, models=ModelRegistry(built.catalog.models, environ=environ))
-
-
-def app_for(runtime: Runtime) -> Flask:
-    app = create_app(shared=runtime)
-    app.testing = True
-    return app
+    files = {"collections/write.yaml": COLLECTIONS, "conf/enrichments.yaml": ENRICHMENTS}
+    return helpers.write_catalog(root, files)
 
 
 def count(engine: Engine, table: str = "records") -> int:
@@ -145,37 +118,3 @@ def record_in(collection: str = "w_any", **values: Any) -> dict[str, Any]:
         body["key"] = "k1"
     body.update(values)
     return body
-
-
-def post(client: Client, *records: dict[str, Any], query: str = "") -> Any:
-    return client.post(f"/records{query}", json={"records": list(records)})
-
-
-def written(client: Client, *records: dict[str, Any]) -> list[dict[str, Any]]:
-    """POST the records, expect 201, return the per-record results."""
-    response = post(client, *records)
-    assert response.status_code == 201, response.get_data(as_text=True)
-    return response.get_json()["records"]  # type: ignore[no-any-return]
-
-
-def fetch(client: Client, record_id: str | UUID) -> dict[str, Any]:
-    response = client.get(f"/records/{record_id}")
-    assert response.status_code == 200, response.get_data(as_text=True)
-    return response.get_json()  # type: ignore[no-any-return]
-
-
-@pytest.fixture(scope="module")
-def write_runtime(runtime: Runtime, tmp_path_factory: pytest.TempPathFactory) -> Runtime:
-    """A runtime over the `w_` catalog (local embedder, HTTP providers unconfigured)."""
-    return runtime_for(runtime, write_catalog(tmp_path_factory.mktemp("write-catalog")))
-
-
-@pytest.fixture(scope="module")
-def write_app(write_runtime: Runtime) -> Flask:
-    return app_for(write_runtime)
-
-
-@pytest.fixture
-def wclient(write_app: Flask, tenant: Tenant) -> Client:
-    """A client of the `w_` app for the `tenant` workspace."""
-    return Client(write_app.test_client(), tenant)

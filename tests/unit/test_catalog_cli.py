@@ -7,17 +7,17 @@ from pathlib import Path
 import pytest
 
 from memseek.cli import main
-from tests.unit.test_catalog_load import MINIMAL
-from tests.unit.test_catalog_load import build
+from tests.helpers import MINIMAL_CATALOG
+from tests.helpers import build_catalog
 
 
 def test_valid_catalog_exits_zero(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["catalog", "check", str(MINIMAL)]) == 0
+    assert main(["catalog", "check", str(MINIMAL_CATALOG)]) == 0
     assert "is valid (sha256:" in capsys.readouterr().out
 
 
 def test_broken_catalog_prints_every_problem(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    root = build(
+    root = build_catalog(
         tmp_path,
         {
             "collections/bad.yaml": "collections:\n"
@@ -39,5 +39,5 @@ def test_unknown_package_exits_non_zero(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.setenv("MEMSEEK_PACKAGE", "nope")
-    assert main(["catalog", "check", str(MINIMAL)]) == 2
+    assert main(["catalog", "check", str(MINIMAL_CATALOG)]) == 2
     assert "MEMSEEK_PACKAGE: no package named 'nope'" in capsys.readouterr().err

@@ -8,8 +8,6 @@ is wrong.
 # ruff: noqa: E501  (one rule per table row reads better than rows wrapped over five lines)
 from __future__ import annotations
 
-import shutil
-import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -23,19 +21,10 @@ from memseek.catalog.problems import format_loc
 from memseek.paths import reference_catalog
 from memseek.schema import EMBEDDING_DIM
 from memseek.search.rank import to_tree
+from tests.helpers import MINIMAL_CATALOG
+from tests.helpers import build_catalog
 
-MINIMAL = Path(__file__).resolve().parents[1] / "fixtures" / "catalogs" / "minimal"
 SEARCH = "{mode: recent, scope: {collections: [notes]}}"
-
-
-def build(tmp_path: Path, files: dict[str, str]) -> Path:
-    """The minimal catalog with `files` (relative path → YAML text) added or replaced."""
-    root = tmp_path / "catalog"
-    shutil.copytree(MINIMAL, root)
-    for name, text in files.items():
-        (root / name).parent.mkdir(parents=True, exist_ok=True)
-        (root / name).write_text(textwrap.dedent(text))
-    return root
 
 
 def problems_of(root: Path, package: str | None = None) -> tuple[Problem, ...]:
@@ -376,14 +365,14 @@ CASES = [
 @pytest.mark.parametrize(("files", "file", "definition", "path", "fragment"), CASES)
 def test_broken_catalog(tmp_path: Path, files: dict[str, str], file: str, definition: str, path: str,
                         fragment: str) -> None:
-    problems = problems_of(build(tmp_path, files))
+    problems = problems_of(build_catalog(tmp_path, files))
     matches = [p for p in problems if (p.file, p.definition, format_loc(p.loc)) == (file, definition, path)]
     assert matches, "\n".join(map(str, problems))
     assert any(fragment in p.msg for p in matches), "\n".join(map(str, matches))
 
 
 def test_every_problem_is_reported_at_once(tmp_path: Path) -> None:
-    root = build(tmp_path, {
+    root = build_catalog(tmp_path, {
         **collection("search_profile: fast"),
         **param("{type: string, minimum: 1}"),
         "views/other.yaml": "views:\n  - {name: other, version: 1, query: {mode: recent, k: 500}}\n",
@@ -404,7 +393,7 @@ def test_every_problem_is_reported_at_once(tmp_path: Path) -> None:
 
 
 def test_unknown_package_is_an_error() -> None:
-    (problem,) = problems_of(MINIMAL, package="nope")
+    (problem,) = problems_of(MINIMAL_CATALOG, package="nope")
     assert str(problem) == "MEMSEEK_PACKAGE: no package named 'nope'; loaded packages: app"
 
 
@@ -461,7 +450,7 @@ def test_graph_views_carry_the_effective_contract(reference: Catalog) -> None:
 
 
 def test_tighter_graph_constraints_are_kept(tmp_path: Path) -> None:
-    root = build(tmp_path, graph(parameters=(
+    root = build_catalog(tmp_path, graph(parameters=(
         "{seed: {type: string, required: true, description: Where to start.}, predicates: {type: string_array, "
         "default: [], item_enum: [uses, owns]}, direction: {type: string, default: out, enum: [out, in]}, "
         "depth: {type: integer, default: 1, maximum: 3}, limit: {type: integer, default: 20, maximum: 50}}")))
@@ -473,7 +462,7 @@ def test_tighter_graph_constraints_are_kept(tmp_path: Path) -> None:
 
 
 def test_conf_merges_over_shipped_and_rank_default_replaces(tmp_path: Path) -> None:
-    root = build(tmp_path, {
+    root = build_catalog(tmp_path, {
         **conf("models.yaml", "models:\n  remote: {kind: embedding, provider: openai, model: other, "
                "base_url_env: MY_URL}\n  extra: {kind: chat, provider: openai, model: x, base_url_env: U}\n"),
         **conf("rank_default.yaml", "candidates: 50\nvariants: {text: [text_match], vector: [similarity], "
@@ -495,8 +484,8 @@ def test_rank_default_replaces_only_the_modes_it_defines(tmp_path: Path) -> None
         "    - - [product, 1.0, [normalize, [text_match]]]\n"
         "      - [product, 1.0, [decay, [age_hours, occurred_at], {midpoint: 24, exponent: 1}]]\n"
     )
-    own = load_catalog(build(tmp_path, conf("rank_default.yaml", spec_snippet)))
-    shipped = load_catalog(build(tmp_path / "plain", {}))
+    own = load_catalog(build_catalog(tmp_path, conf("rank_default.yaml", spec_snippet)))
+    shipped = load_catalog(build_catalog(tmp_path / "plain", {}))
     assert own.rank_default is not None and shipped.rank_default is not None
     assert to_tree(own.default_rank("text"))[1][1][2][1] == ["age_hours", "occurred_at"]
     for mode in ("vector", "hybrid", "recent"):
@@ -509,29 +498,29 @@ def _hashes(root: Path) -> tuple[str, dict[tuple[str, str, int], str]]:
 
 
 def test_hashes_ignore_formatting_but_not_content(tmp_path: Path) -> None:
-    views = (MINIMAL / "views" / "views.yaml").read_text()
-    base_hash, base = _hashes(build(tmp_path / "a", {}))
+    views = (MINIMAL_CATALOG / "views" / "views.yaml").read_text()
+    base_hash, base = _hashes(build_catalog(tmp_path / "a", {}))
     reformatted = views.replace("      q: \"{{task}}\"\n      mode: hybrid\n",
                                 "      mode: hybrid   # reordered, commented\n      q: \"{{task}}\"\n")
     assert reformatted != views
-    assert _hashes(build(tmp_path / "b", {"views/views.yaml": reformatted})) == (base_hash, base)
+    assert _hashes(build_catalog(tmp_path / "b", {"views/views.yaml": reformatted})) == (base_hash, base)
     changed = views.replace("mode: hybrid", "mode: text")
-    _, after = _hashes(build(tmp_path / "c", {"views/views.yaml": changed}))
+    _, after = _hashes(build_catalog(tmp_path / "c", {"views/views.yaml": changed}))
     assert after[("view", "ask", 1)] != base[("view", "ask", 1)]
     assert {k: v for k, v in after.items() if k != ("view", "ask", 1)} == {
         k: v for k, v in base.items() if k != ("view", "ask", 1)}
 
 
 def test_switching_active_keeps_definition_hashes(tmp_path: Path) -> None:
-    views = (MINIMAL / "views" / "views.yaml").read_text()
-    base_hash, base = _hashes(build(tmp_path / "a", {}))
+    views = (MINIMAL_CATALOG / "views" / "views.yaml").read_text()
+    base_hash, base = _hashes(build_catalog(tmp_path / "a", {}))
     inactive = views.replace("  - name: ask\n    version: 1\n    active: true\n", "  - name: ask\n    version: 1\n")
-    catalog_hash, after = _hashes(build(tmp_path / "b", {"views/views.yaml": inactive}))
+    catalog_hash, after = _hashes(build_catalog(tmp_path / "b", {"views/views.yaml": inactive}))
     assert after == base and catalog_hash != base_hash
 
 
 def test_package_pins_decide_active_versions(tmp_path: Path) -> None:
-    root = build(tmp_path, {"views/ask2.yaml": "views:\n  - {name: ask, version: 2, query: {mode: recent}}\n",
+    root = build_catalog(tmp_path, {"views/ask2.yaml": "views:\n  - {name: ask, version: 2, query: {mode: recent}}\n",
                             "packages/app.yaml": "package: {name: app, views: {ask: 2, walk: 1}, "
                             "mcp: {tools: [ask]}}\n"})
     plain, packaged = load_catalog(root), load_catalog(root, package="app")
@@ -543,7 +532,7 @@ def test_package_pins_decide_active_versions(tmp_path: Path) -> None:
 
 
 def test_timestamps_stay_strings(tmp_path: Path) -> None:
-    root = build(tmp_path, view("{mode: recent, scope: {collections: [notes], "
+    root = build_catalog(tmp_path, view("{mode: recent, scope: {collections: [notes], "
                                 "occurred_after: 2026-01-01T00:00:00Z}}"))
     query: dict[str, Any] = load_catalog(root).view("bad", 1).query or {}
     assert query["scope"]["occurred_after"] == "2026-01-01T00:00:00Z"
@@ -551,7 +540,7 @@ def test_timestamps_stay_strings(tmp_path: Path) -> None:
 
 def test_datetime_samples_make_a_valid_range(tmp_path: Path) -> None:
     """Two datetime parameters used as a strict range get increasing sample values, so the view loads."""
-    root = build(tmp_path, view("{mode: recent, scope: {collections: [notes], occurred_after: '{{since}}', "
+    root = build_catalog(tmp_path, view("{mode: recent, scope: {collections: [notes], occurred_after: '{{since}}', "
                                 "occurred_before: '{{until}}'}}",
                                 "{since: {type: datetime, required: true}, until: {type: datetime, required: true}}"))
     assert load_catalog(root).view("bad", 1).kind == "search"

@@ -15,7 +15,7 @@ from memseek.search.request import parse_search
 from memseek.search.resolve import RequestPlan
 from memseek.search.resolve import resolve
 from memseek.settings import Settings
-from tests.unit.test_catalog_load import build
+from tests.helpers import build_catalog
 
 EVENTS = {"collections": ["customer_events"]}
 
@@ -230,7 +230,7 @@ def test_combined_plan_follows_the_spec_example(catalog: Catalog) -> None:
 
 
 def test_pinned_versions_narrow_the_read(tmp_path: Path) -> None:
-    root = build(
+    root = build_catalog(
         tmp_path,
         {
             "collections/v2.yaml": "collections:\n  - {name: notes, version: 2, types: [note], "
@@ -272,7 +272,7 @@ def test_rerank_none_does_nothing(catalog: Catalog) -> None:
 
 
 def test_llm_score_enrichments_count_as_scores(tmp_path: Path) -> None:
-    root = build(
+    root = build_catalog(
         tmp_path,
         {
             "collections/scored.yaml": "collections:\n  - {name: scored, version: 1, active: true, "

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import socket
 import time
 from typing import Any
 
@@ -15,6 +14,7 @@ from memseek.models.config import ModelDecl
 from memseek.models.openai import OpenAIChat
 from memseek.models.openai import OpenAIEmbedder
 from memseek.models.openai import endpoint_url
+from tests.helpers import free_port
 from tests.openai_server import OpenAIServer
 from tests.openai_server import hashed_embedding
 
@@ -165,12 +165,8 @@ def test_timeouts_exhaust_retries(openai_server: OpenAIServer) -> None:
 
 
 def test_unreachable_server() -> None:
-    with socket.socket() as sock:  # a port nobody listens on once the socket is closed
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    model = OpenAIEmbedder(
-        decl("embedding", max_retries=1), environ={URL_ENV: f"http://127.0.0.1:{port}"}, backoff_seconds=0.01
-    )
+    url = f"http://127.0.0.1:{free_port()}"  # nobody listens there
+    model = OpenAIEmbedder(decl("embedding", max_retries=1), environ={URL_ENV: url}, backoff_seconds=0.01)
     with pytest.raises(ModelUnavailable, match="connection failed .* after 2 attempt"):
         model.embed(["x"])
 

@@ -24,7 +24,7 @@ DECLS = {
 @pytest.fixture
 def registry(openai_server: OpenAIServer) -> ModelRegistry:
     openai_server.api_key = "sk-test"
-    return ModelRegistry(DECLS, {"OPENAI_BASE_URL": openai_server.base_url, "OPENAI_API_KEY": "sk-test"})
+    return ModelRegistry(DECLS, openai_server.environ(api_key="sk-test"))
 
 
 def test_local_alias(registry: ModelRegistry) -> None:
