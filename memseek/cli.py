@@ -151,25 +151,29 @@ def cmd_explain(args: argparse.Namespace, settings: Settings) -> int:
         workspace = auth.workspace_id(conn, args.workspace)
     if workspace is None:
         raise NotFound(f"no workspace named {args.workspace!r}")
-    spec = _explained_search(runtime, args.view, body)
-    print(explain_search(runtime, workspace, spec, analyze=args.analyze))
+    spec, label = _explained_search(runtime, args.view, body)
+    print(explain_search(runtime, workspace, spec, label, analyze=args.analyze))
     return 0
 
 
-def _explained_search(runtime: Runtime, view_name: str | None, body: Any) -> SearchSpec:
-    """The search request `body` is, or the one view `view_name` runs with parameters `body`."""
+def _explained_search(runtime: Runtime, view_name: str | None, body: Any) -> tuple[SearchSpec, str]:
+    """The search request `body` is, or the one view `view_name` runs with parameters `body`,
+    with the label its statements carry (the route's, or the view's)."""
     from memseek.catalog.template import fill_template
     from memseek.catalog.template import validate_arguments
     from memseek.search.request import parse_search
+    from memseek.search.service import ROUTE
     from memseek.search.views import find_view
+    from memseek.search.views import view_label
 
     max_chars = runtime.settings.max_query_chars
     if view_name is None:
-        return parse_search(body, max_query_chars=max_chars)
+        return parse_search(body, max_query_chars=max_chars), ROUTE
     view = find_view(runtime, view_name)
     if view.query is None:
         raise RequestInvalid(f"view {view_name!r} is a {view.kind} view; explain shows search views")
-    return parse_search(fill_template(view.query, validate_arguments(view, body)), max_query_chars=max_chars)
+    spec = parse_search(fill_template(view.query, validate_arguments(view, body)), max_query_chars=max_chars)
+    return spec, view_label(view)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -180,8 +184,9 @@ def build_parser() -> argparse.ArgumentParser:
     serve = sub.add_parser("serve", help="run the HTTP service (and one in-process worker)")
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=int, default=8000)
-    serve.add_argument("--threads", "--workers", type=int, default=8,
-                       help="request-handling threads of the WSGI server")
+    serve.add_argument(
+        "--threads", "--workers", type=int, default=8, help="request-handling threads of the WSGI server"
+    )
     serve.add_argument("--no-worker", action="store_true", help="do not process records in-process")
     serve.set_defaults(handler=cmd_serve)
 
@@ -218,8 +223,12 @@ def build_parser() -> argparse.ArgumentParser:
     check.set_defaults(handler=cmd_catalog_check)
 
     explain = sub.add_parser("explain", help="print the SQL a search request runs (values inlined)")
-    explain.add_argument("file", nargs="?", default="-",
-                         help="JSON search request, or the view's parameters with --view (default: stdin)")
+    explain.add_argument(
+        "file",
+        nargs="?",
+        default="-",
+        help="JSON search request, or the view's parameters with --view (default: stdin)",
+    )
     explain.add_argument("--view", metavar="NAME", help="explain a call of the active view NAME")
     explain.add_argument("--workspace", default="default", help="workspace the search runs in")
     explain.add_argument("--analyze", action="store_true", help="also run EXPLAIN (ANALYZE, BUFFERS)")
@@ -230,8 +239,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else logging.INFO,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
     logging.getLogger("alembic").setLevel(logging.DEBUG if args.verbose else logging.WARNING)
     try:
         settings = Settings.from_env()

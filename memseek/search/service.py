@@ -362,11 +362,13 @@ def encode(body: Mapping[str, Any], max_bytes: int) -> bytes:
 # --- memseek explain ----------------------------------------------------------------------------
 
 
-def explain_search(runtime: Runtime, workspace_id: UUID, spec: SearchSpec, analyze: bool = False) -> str:
-    """The exact SQL each search of a request runs, values inlined, preceded by its planner
-    settings; with `analyze`, also Postgres' `EXPLAIN (ANALYZE, BUFFERS)` output for it."""
+def explain_search(
+    runtime: Runtime, workspace_id: UUID, spec: SearchSpec, label: str = ROUTE, analyze: bool = False
+) -> str:
+    """The exact SQL each search of a request runs (its comment naming `label`), values inlined,
+    preceded by its planner settings; with `analyze`, also `EXPLAIN (ANALYZE, BUFFERS)` output."""
     out = []
-    prepared = prepare(runtime, workspace_id, spec)
+    prepared = prepare(runtime, workspace_id, spec, label)
     for search, compiled in zip(prepared.searches, prepared.compiled, strict=True):
         with workspace_transaction(runtime.engine, workspace_id) as conn:
             applied = prepare_transaction(conn, compiled)

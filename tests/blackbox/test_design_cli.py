@@ -290,11 +290,6 @@ def test_explain_prints_the_sql_of_a_view_call(explain_env: dict[str, str]) -> N
     assert result.returncode != 0 and "start" in result.stderr
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="memseek/search/service.py: explain_search takes no statement label, so "
-    "a view's SQL carries the POST /search comment instead of the view's",
-)
 def test_explain_of_a_view_names_the_view_in_the_statement_comment(explain_env: dict[str, str]) -> None:
     assert "view upcoming_calendar v1" in explain_view(explain_env, CALENDAR).stdout
 
