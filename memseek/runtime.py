@@ -15,6 +15,7 @@ from memseek.db import create_db_engine
 from memseek.indexes import ensure_field_indexes
 from memseek.models.registry import ModelRegistry
 from memseek.settings import Settings
+from memseek.write.touch import TouchQueue
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,6 +24,8 @@ class Runtime:
     engine: Engine
     catalog: Catalog
     models: ModelRegistry
+    touches: TouchQueue
+    """Touch-on-read of this process's searches, written in the background (`memseek.write.touch`)."""
 
 
 def build_runtime(settings: Settings, *, engine: Engine | None = None, upgrade: bool = True) -> Runtime:
@@ -37,4 +40,5 @@ def build_runtime(settings: Settings, *, engine: Engine | None = None, upgrade: 
         ensure_field_indexes(conn, catalog)
     # Providers are built lazily and read their environment variables per call (never here).
     models = ModelRegistry(catalog.models)
-    return Runtime(settings=settings, engine=engine, catalog=catalog, models=models)
+    touches = TouchQueue(engine)
+    return Runtime(settings=settings, engine=engine, catalog=catalog, models=models, touches=touches)

@@ -162,6 +162,11 @@ def fetch(client: Client, record_id: str | UUID) -> dict[str, Any]:
     return ok(client.get(f"/records/{record_id}"))
 
 
+def touches_written(client: Client) -> None:
+    """Wait until the background touch-on-read of every search `client`'s app answered is written."""
+    assert client.raw.application.extensions["memseek"].touches.flush(timeout=30)
+
+
 def error(response: Any, status: int, code: str | None = None) -> dict[str, Any]:
     """The `error` object of a response, after asserting `status`, `code` (when given) and the one
     error shape: `{"error": {"code", "message", "details": [{"loc", "msg"}]}}` as JSON."""

@@ -2,8 +2,9 @@
 
 `run_search` is what `POST /search`, `GET /search`, `GET /context` and search views call. It
 returns the response body plus the hit ids (for provenance) and stage timings (for the
-`Server-Timing` header). Only `embed` and `execute` (and the graph walk and touch-on-read, both
-through their own modules) do IO; everything else here is plumbing between pure stages.
+`Server-Timing` header). Only `embed` and `execute` (and the graph walk, through its own module)
+do IO; touch-on-read is handed to the runtime's background `TouchQueue`; everything else here is
+plumbing between pure stages.
 
 Boost (combined searches) is evaluated in Python (`fuse.evaluate_rank`) from the stored values
 each source statement returns: it is defined over the merged pool, which no single statement
@@ -60,7 +61,6 @@ from memseek.search.rerank import llm_judge
 from memseek.search.resolve import RequestPlan
 from memseek.search.resolve import SearchPlan
 from memseek.search.resolve import resolve
-from memseek.write.touch import touch
 
 log = logging.getLogger(__name__)
 
@@ -138,8 +138,11 @@ def prepare(runtime: Runtime, workspace_id: UUID, spec: SearchSpec, label: str =
     now = datetime.now(UTC)
     inputs = Inputs(workspace_id, now, vector.values if vector else None, vector.model_id if vector else None)
     # The judge reads each record's text, so reranking fetches it even when no hit shows it.
-    output = Output(text="text" in plan.include or plan.render or plan.rerank is not None,
-                    content=bool(plan.fields), annotations=bool(plan.annotations))
+    output = Output(
+        text="text" in plan.include or plan.render or plan.rerank is not None,
+        content=bool(plan.fields),
+        annotations=bool(plan.annotations),
+    )
     searches = tuple(_effective(p, spec.q, plan) for p in plan.searches)
     compiled = tuple(compile_search(p, inputs, output, label) for p in searches)
     return Prepared(plan, searches, compiled, now, embed_ms)
@@ -204,8 +207,11 @@ def _rerank(
         return list(results), None
     model = runtime.models.chat(MODEL_ALIAS)
     pairs = list(zip(prepared.searches, results, strict=True))
-    judged = run_parallel(lambda pair: llm_judge(model, pair[0].q or "", pair[1].hits, rerank.top_n), pairs,
-                          runtime.settings.search_max_concurrency)
+    judged = run_parallel(
+        lambda pair: llm_judge(model, pair[0].q or "", pair[1].hits, rerank.top_n),
+        pairs,
+        runtime.settings.search_max_concurrency,
+    )
     reranked = [_with_hits(result, outcome.hits) for result, outcome in zip(results, judged, strict=True)]
     return reranked, rerank_diagnostics(rerank.top_n, sum(outcome.judged for outcome in judged))
 
@@ -301,14 +307,18 @@ def _backend(prepared: Prepared, results: Sequence[SearchResult], catalog: Catal
     entries = []
     for search, result in zip(prepared.searches, results, strict=True):
         profile = catalog.profiles[search.profile]
-        entry = {"name": profile.backend, "layout": getattr(profile, "layout", None),
-                 "candidate_count": result.candidate_count}
+        entry = {
+            "name": profile.backend,
+            "layout": getattr(profile, "layout", None),
+            "candidate_count": result.candidate_count,
+        }
         entries.append({"source": search.source, **entry} if prepared.plan.combined else entry)
     return entries if prepared.plan.combined else entries[0]
 
 
-def _hit_json(hit: Hit, rank: int, ranked: Ranked, plan: RequestPlan, catalog: Catalog,
-              scored: bool) -> dict[str, Any]:
+def _hit_json(
+    hit: Hit, rank: int, ranked: Ranked, plan: RequestPlan, catalog: Catalog, scored: bool
+) -> dict[str, Any]:
     out: dict[str, Any] = {"id": str(hit.id), "rank": rank, "score": None}
     if scored:
         value = hit.value or 0.0
@@ -343,8 +353,13 @@ def _render_row(record: Mapping[str, Any], catalog: Catalog) -> RenderRow:
     values = {name: fuse.numeric_score(record["scores"], name) for name in displayed}
     shown = tuple((name, value) for name, value in values.items() if value is not None)
     return RenderRow(
-        id=record["id"], occurred_at=record["occurred_at"], collection=record["collection"],
-        type=record["type"], key=record["key"], text=record["text"], display_scores=shown,
+        id=record["id"],
+        occurred_at=record["occurred_at"],
+        collection=record["collection"],
+        type=record["type"],
+        key=record["key"],
+        text=record["text"],
+        display_scores=shown,
     )
 
 
@@ -385,11 +400,10 @@ def explain_search(
 
 
 def touch_on_read(runtime: Runtime, workspace_id: UUID, ids: Sequence[UUID]) -> None:
-    """Mark returned records as read (best-effort: a failure is logged, never raised)."""
+    """Mark returned records as read, in the background (best-effort: never raises)."""
     if not ids or not runtime.settings.touch_on_read:
         return
     try:
-        with workspace_transaction(runtime.engine, workspace_id) as conn:
-            touch(conn, workspace_id, ids)
-    except Exception:  # best-effort by spec: the search already succeeded
+        runtime.touches.add(workspace_id, ids)
+    except Exception:  # e.g. no thread could be started; the search already succeeded
         log.exception("touch-on-read failed for %d records", len(ids))

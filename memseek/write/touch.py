@@ -1,34 +1,125 @@
-"""`last_accessed`: when a search last returned a record (spec "A note on last_accessed")."""
+"""`last_accessed`: when a search last returned a record (spec "A note on last_accessed").
+
+Touch-on-read is best-effort by spec, so it stays off the search's path: a search hands its hit
+ids to the process's `TouchQueue` and returns; a writer thread coalesces what is queued (one set
+of ids per workspace) and writes each workspace's set with one UPDATE. The queue is bounded and
+drops ids past the bound rather than slow a search down.
+"""
 
 from __future__ import annotations
 
+import logging
+import threading
+from collections.abc import Iterable
 from collections.abc import Sequence
 from uuid import UUID
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
+from sqlalchemy.engine import Engine
 
+from memseek.db import STATEMENT_LABEL
+from memseek.db import workspace_transaction
 from memseek.schema import records
 from memseek.write.store import UUID_T
 from memseek.write.store import array
 
+log = logging.getLogger(__name__)
+
 r = records.c
+MAX_PENDING = 20_000
+"""Ids waiting to be touched, over all workspaces; more are dropped (and counted)."""
+LIMITS = {"statement_timeout": "5s", "lock_timeout": "1s"}
+"""A touch never waits long: the writer must keep up, and shutdown waits for it."""
+LABEL = "touch-on-read"
 
 
-def touch(conn: Connection, workspace_id: UUID, ids: Sequence[UUID]) -> None:
+def touch(conn: Connection, workspace_id: UUID, ids: Iterable[UUID]) -> None:
     """Set `last_accessed` to now for `ids` of this workspace.
 
     Best effort by design: rows another transaction holds (a writer superseding them, a worker
-    finishing them) are skipped rather than waited for, so a search never blocks on a write.
+    finishing them) are skipped rather than waited for, so a touch never blocks on a write.
     """
-    if not ids:
+    wanted = sorted(set(ids))
+    if not wanted:
         return
     locked = (
         sa.select(r.id)
-        .where(r.workspace_id == workspace_id, r.id == sa.any_(array(sorted(set(ids)), UUID_T)))
+        .where(r.workspace_id == workspace_id, r.id == sa.any_(array(wanted, UUID_T)))
         .order_by(r.id)
         .with_for_update(skip_locked=True)
         .cte("touched")
     )
     stmt = sa.update(records).where(r.workspace_id == workspace_id, r.id.in_(sa.select(locked.c.id)))
     conn.execute(stmt.values(last_accessed=sa.func.now()))
+
+
+class TouchQueue:
+    """Touches waiting to be written, and the thread that writes them.
+
+    The writer runs only while there is work: `add` starts it when the queue was idle, and it
+    exits once it finds the queue empty. It is not a daemon thread, so a process that exits
+    normally first writes what is queued (each statement is bounded by `LIMITS`).
+    """
+
+    def __init__(self, engine: Engine, max_pending: int = MAX_PENDING) -> None:
+        self._engine = engine
+        self._max_pending = max_pending
+        self._state = threading.Condition()
+        self._pending: dict[UUID, set[UUID]] = {}
+        self._count = 0
+        self._writer: threading.Thread | None = None
+        self._started = 0  # batches taken by the writer
+        self._finished = 0  # batches written (or failed)
+        self.dropped = 0
+
+    def add(self, workspace_id: UUID, ids: Sequence[UUID]) -> None:
+        """Queue `ids` of a workspace to be touched; returns at once."""
+        with self._state:
+            queued = self._pending.setdefault(workspace_id, set())
+            fresh = [i for i in dict.fromkeys(ids) if i not in queued]
+            room = max(0, self._max_pending - self._count)
+            if len(fresh) > room:
+                self.dropped += len(fresh) - room
+                fresh = fresh[:room]
+            queued.update(fresh)
+            self._count += len(fresh)
+            if self._writer is None and self._count:
+                self._writer = threading.Thread(target=self._run, name="memseek-touch")
+                self._writer.start()
+
+    def flush(self, timeout: float | None = None) -> bool:
+        """Wait until everything queued before this call is written; False on timeout."""
+        with self._state:
+            target = self._started + 1 if self._count else self._started
+            return self._state.wait_for(lambda: self._finished >= target, timeout)
+
+    def _run(self) -> None:
+        STATEMENT_LABEL.set(LABEL)
+        while batch := self._take():
+            for workspace_id, ids in batch.items():
+                self._write(workspace_id, ids)
+            with self._state:
+                self._finished += 1
+                self._state.notify_all()
+
+    def _take(self) -> dict[UUID, set[UUID]]:
+        """Everything queued (empty when idle: the writer then stops)."""
+        with self._state:
+            batch = {ws: ids for ws, ids in self._pending.items() if ids}
+            self._pending, self._count = {}, 0
+            if batch:
+                self._started += 1
+            else:
+                self._writer = None
+            if self.dropped:
+                log.warning("touch-on-read queue full: %d record touches dropped", self.dropped)
+                self.dropped = 0
+            return batch
+
+    def _write(self, workspace_id: UUID, ids: set[UUID]) -> None:
+        try:
+            with workspace_transaction(self._engine, workspace_id, LIMITS) as conn:
+                touch(conn, workspace_id, ids)
+        except Exception:  # best-effort by spec: the searches already succeeded
+            log.exception("touch-on-read failed for %d records", len(ids))

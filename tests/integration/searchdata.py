@@ -41,6 +41,7 @@ from memseek.search.request import parse_search
 from memseek.search.resolve import SearchPlan
 from memseek.search.resolve import resolve
 from memseek.settings import Settings
+from memseek.write.touch import TouchQueue
 
 NOW = datetime(2026, 7, 1, 12, 0, tzinfo=UTC)
 DIM = 384
@@ -183,4 +184,4 @@ def hashed_models(base_url: str | None) -> ModelRegistry:
 
 
 def runtime_for(settings: Settings, engine: Engine, cat: Catalog, models: ModelRegistry) -> Runtime:
-    return Runtime(settings=settings, engine=engine, catalog=cat, models=models)
+    return Runtime(settings=settings, engine=engine, catalog=cat, models=models, touches=TouchQueue(engine))

@@ -15,6 +15,7 @@ from memseek.search import embed
 from memseek.settings import Settings
 from tests.conftest import Client
 from tests.conftest import Tenant
+from tests.helpers import touches_written
 from tests.integration.searchdata import EMBED_MODEL
 from tests.integration.searchdata import NOW
 from tests.integration.searchdata import Rec
@@ -438,6 +439,7 @@ def test_touch_on_read(settings: Settings, db: Engine, tenant: Tenant, enabled: 
     returned, beyond_k = given(db, tenant, Rec(scores={"importance": 2}), Rec(scores={"importance": 1}))
     body = search(client, {"mode": "recent", "rank": ["score", "importance"], "k": 1})
     assert body["hits"][0]["rank_score"] == 2.0  # computed before the touch
+    touches_written(client)
     assert (last_accessed(db, returned) > NOW) is enabled
     assert last_accessed(db, beyond_k) == NOW
 
@@ -452,10 +454,11 @@ def test_touch_failure_never_fails_the_search(
     def broken(*args: Any) -> None:
         raise RuntimeError("lock timeout")
 
-    monkeypatch.setattr("memseek.search.service.touch", broken)
+    monkeypatch.setattr("memseek.write.touch.touch", broken)
     client = make_client(settings, db, tenant, None, touch_on_read=True)
     given(db, tenant, Rec())
     assert len(search(client, {"mode": "recent"})["hits"]) == 1
+    touches_written(client)
     assert "touch-on-read failed" in caplog.text
 
 

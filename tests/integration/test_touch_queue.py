@@ -1,0 +1,102 @@
+"""The background touch-on-read queue (`memseek.write.touch.TouchQueue`) on the real database."""
+
+from __future__ import annotations
+
+from typing import Any
+from uuid import UUID
+
+import pytest
+import sqlalchemy as sa
+from sqlalchemy.engine import Engine
+
+from memseek.db import workspace_transaction
+from memseek.write.touch import TouchQueue
+from tests.conftest import Tenant
+from tests.helpers import statements_sent
+from tests.integration.searchdata import NOW
+from tests.integration.searchdata import Rec
+from tests.integration.searchdata import insert
+
+
+def given(db: Engine, tenant: Tenant, count: int) -> list[UUID]:
+    with db.begin() as conn:
+        return insert(conn, tenant.id, *[Rec() for _ in range(count)])
+
+
+def touched(db: Engine, ids: list[UUID]) -> list[bool]:
+    query = sa.text("SELECT id, last_accessed > :now FROM records WHERE id = ANY(:ids)")
+    with db.connect() as conn:
+        rows = dict(conn.execute(query, {"now": NOW, "ids": ids}).all())
+    return [rows[i] for i in ids]
+
+
+def test_queued_touches_are_written_by_flush(db: Engine, tenant: Tenant) -> None:
+    a, b, c = given(db, tenant, 3)
+    queue = TouchQueue(db)
+    queue.add(tenant.id, [a])
+    queue.add(tenant.id, [a, b])
+    assert queue.flush(timeout=30)
+    assert touched(db, [a, b, c]) == [True, True, False]
+    assert queue.flush(timeout=0)  # nothing queued: returns at once
+
+
+def test_one_update_per_workspace_labelled(db: Engine, tenant: Tenant, other_tenant: Tenant) -> None:
+    mine = given(db, tenant, 2)
+    theirs = given(db, other_tenant, 1)
+    queue = TouchQueue(db)
+    with statements_sent(db) as sent:
+        queue.add(tenant.id, mine)
+        queue.add(other_tenant.id, theirs)
+        assert queue.flush(timeout=30)
+    updates = [s for s in sent if "UPDATE records" in s]
+    assert 2 <= len(updates) <= 3  # one per workspace and batch; the first id may be a batch alone
+    assert all(s.startswith("/* memseek touch-on-read */") for s in updates)
+    assert touched(db, [*mine, *theirs]) == [True, True, True]
+
+
+def test_ids_of_another_workspace_are_never_touched(db: Engine, tenant: Tenant, other_tenant: Tenant) -> None:
+    (theirs,) = given(db, other_tenant, 1)
+    queue = TouchQueue(db)
+    queue.add(tenant.id, [theirs])
+    assert queue.flush(timeout=30)
+    assert touched(db, [theirs]) == [False]
+
+
+def test_past_the_bound_touches_are_dropped_and_logged(
+    db: Engine, tenant: Tenant, caplog: pytest.LogCaptureFixture
+) -> None:
+    a, b = given(db, tenant, 2)
+    queue = TouchQueue(db, max_pending=1)
+    queue.add(tenant.id, [a, a, b])  # a repeated id is one touch
+    assert queue.flush(timeout=30)
+    assert touched(db, [a, b]) == [True, False]
+    assert "1 record touches dropped" in caplog.text
+
+
+def test_a_locked_row_is_skipped_not_waited_for(db: Engine, tenant: Tenant) -> None:
+    locked, free = given(db, tenant, 2)
+    queue = TouchQueue(db)
+    with workspace_transaction(db, tenant.id) as holder:
+        holder.execute(sa.text("SELECT 1 FROM records WHERE id = :id FOR UPDATE"), {"id": locked})
+        queue.add(tenant.id, [locked, free])
+        assert queue.flush(timeout=30)
+    assert touched(db, [locked, free]) == [False, True]
+
+
+def test_a_failing_write_is_logged_and_the_queue_keeps_going(
+    db: Engine, tenant: Tenant, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (record,) = given(db, tenant, 1)
+    queue = TouchQueue(db)
+
+    def broken(*args: Any) -> None:
+        raise RuntimeError("lock timeout")
+
+    with monkeypatch.context() as patch:
+        patch.setattr("memseek.write.touch.touch", broken)
+        queue.add(tenant.id, [record])
+        assert queue.flush(timeout=30)
+    assert "touch-on-read failed for 1 records" in caplog.text
+    queue.add(tenant.id, [record])
+    assert queue.flush(timeout=30)
+    assert touched(db, [record]) == [True]
