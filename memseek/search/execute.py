@@ -2,7 +2,10 @@
 
 A combined request's searches run concurrently (at most SEARCH_MAX_CONCURRENCY at once), each
 on its own connection; results are returned in request order, so which search finishes first
-never changes anything.
+never changes anything. The request's own thread runs searches too, beside helpers from one
+process-wide pool: starting threads per request cost little on an idle machine but up to
+several milliseconds each when the cores are busy (a new thread must be scheduled before
+`start()` returns), which is when a combined search can least afford it.
 
 Filtered ANN: before a vector or hybrid statement, the transaction sets `hnsw.ef_search` to the
 candidate count (default 40 would cap the proposal at 40 rows) and, on pgvector >= 0.8,
@@ -14,8 +17,11 @@ same canonical rows with the same statement, so results do not depend on the pat
 
 from __future__ import annotations
 
+import contextvars
 import logging
+import threading
 from collections.abc import Callable
+from collections.abc import Iterator
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -41,6 +47,10 @@ ITERATIVE_SCAN_SINCE = (0, 8)
 _VERSIONS: WeakKeyDictionary[Engine, tuple[int, ...]] = WeakKeyDictionary()
 T = TypeVar("T")
 U = TypeVar("U")
+HELPER_THREADS = 8
+HELPERS = ThreadPoolExecutor(max_workers=HELPER_THREADS, thread_name_prefix="memseek-search")
+"""Threads that run a request's further searches, started on first use and kept. More than the
+database pool could serve at once would only queue for connections."""
 OUT_OF_RANGE = "22003"
 """SQLSTATE numeric_value_out_of_range: a rank formula overflowed float8."""
 
@@ -131,6 +141,7 @@ def run_searches(
 ) -> list[SearchResult]:
     """Run every search, each in its own workspace transaction (scope and planner settings in
     one round trip); results in request order."""
+
     def one(compiled: CompiledSearch) -> SearchResult:
         with workspace_transaction(engine, workspace_id, planner_settings(engine, compiled)) as conn:
             return execute_compiled(conn, compiled)
@@ -139,11 +150,39 @@ def run_searches(
 
 
 def run_parallel(job: Callable[[T], U], items: Sequence[T], max_concurrency: int) -> list[U]:
-    """`job` over `items` on at most `max_concurrency` threads; results in input order."""
+    """`job` over `items`, at most `max_concurrency` at once; results (or the first error) in
+    input order. The calling thread takes part: with every helper busy it runs them all itself."""
     if len(items) <= 1 or max_concurrency <= 1:
         return [job(item) for item in items]
-    with ThreadPoolExecutor(max_workers=min(len(items), max_concurrency)) as pool:
-        return list(pool.map(job, items))
+    results: list[Any] = [None] * len(items)
+    errors: list[BaseException | None] = [None] * len(items)
+    claim = iter(range(len(items)))
+    claimed = threading.Lock()
+
+    def drain() -> None:
+        while (index := _next(claim, claimed)) is not None:
+            try:
+                results[index] = job(items[index])
+            except BaseException as exc:  # re-raised below, in input order, on the calling thread
+                errors[index] = exc
+
+    # A helper runs in a copy of the caller's context, so the statement label travels with it.
+    helpers = [
+        HELPERS.submit(contextvars.copy_context().run, drain)
+        for _ in range(min(len(items), max_concurrency) - 1)
+    ]
+    drain()
+    for helper in helpers:
+        if not helper.cancel():  # one that never started has nothing left to do
+            helper.result()
+    if (error := next((e for e in errors if e is not None), None)) is not None:
+        raise error
+    return results
+
+
+def _next(claim: Iterator[int], lock: threading.Lock) -> int | None:
+    with lock:
+        return next(claim, None)
 
 
 def literal_sql(conn: Connection, compiled: CompiledSearch) -> str:
@@ -153,7 +192,9 @@ def literal_sql(conn: Connection, compiled: CompiledSearch) -> str:
     # The same per-type conversions execution applies (vectors, JSONB, arrays), then psycopg's
     # own client-side quoting: the printed text is exactly what the server would receive.
     processors = {**sql._bind_processors, **expanded.processors}
-    params = {name: processors[name](value) if name in processors else value
-              for name, value in expanded.parameters.items()}
+    params = {
+        name: processors[name](value) if name in processors else value
+        for name, value in expanded.parameters.items()
+    }
     cursor = psycopg.ClientCursor(conn.connection.driver_connection)
     return cursor.mogrify(expanded.statement, params)

@@ -1,0 +1,70 @@
+"""`run_parallel`: the concurrency a combined search's sources (and rerank calls) run with."""
+
+from __future__ import annotations
+
+import threading
+import time
+from contextvars import ContextVar
+
+import pytest
+
+from memseek.search.execute import HELPER_THREADS
+from memseek.search.execute import HELPERS
+from memseek.search.execute import run_parallel
+
+LABEL: ContextVar[str] = ContextVar("test_label", default="unset")
+
+
+def test_results_come_back_in_input_order() -> None:
+    assert run_parallel(lambda x: x * 10, list(range(7)), 3) == [0, 10, 20, 30, 40, 50, 60]
+
+
+@pytest.mark.parametrize("limit", [1, 2, 3])
+def test_never_more_than_max_concurrency_at_once(limit: int) -> None:
+    running, most = 0, 0
+    lock = threading.Lock()
+
+    def job(x: int) -> int:
+        nonlocal running, most
+        with lock:
+            running += 1
+            most = max(most, running)
+        time.sleep(0.01)  # lets the jobs overlap; the assertion holds whatever the timing
+        with lock:
+            running -= 1
+        return x
+
+    assert run_parallel(job, list(range(6)), limit) == list(range(6))
+    assert most <= limit
+
+
+def test_the_first_error_in_input_order_is_raised_after_every_job_ran() -> None:
+    ran: list[int] = []
+
+    def job(x: int) -> int:
+        ran.append(x)
+        if x in (1, 3):
+            raise ValueError(f"job {x}")
+        return x
+
+    with pytest.raises(ValueError, match="job 1"):
+        run_parallel(job, [0, 1, 2, 3], 4)
+    assert sorted(ran) == [0, 1, 2, 3]
+
+
+def test_helpers_see_the_callers_context() -> None:
+    LABEL.set("POST /search")
+    assert run_parallel(lambda _: LABEL.get(), [0, 1, 2], 3) == ["POST /search"] * 3
+
+
+def test_with_every_helper_busy_the_caller_runs_the_jobs_itself() -> None:
+    release = threading.Event()
+    blockers = [HELPERS.submit(release.wait, 30) for _ in range(HELPER_THREADS)]
+    try:
+        caller = threading.get_ident()
+        threads = run_parallel(lambda _: threading.get_ident(), [0, 1, 2], 3)
+        assert threads == [caller] * 3
+    finally:
+        release.set()
+        for blocker in blockers:
+            blocker.result()
