@@ -6,7 +6,9 @@ Uses DATABASE_URL when set, else a throwaway embedded PostgreSQL under /tmp. The
 but seeded: `--links` live links among `--nodes` nodes (average out-degree links/nodes), plus a
 tenth as many superseded links and links of a second workspace, so the liveness and workspace
 predicates have rows to skip. Each run walks from a random node in each direction and prints
-median and p95 per direction, with the number of paths returned.
+median and p95 per direction, with the number of paths returned. Walks run the way the service
+runs them: in a workspace transaction (role `memseek_scoped`, row-level security on), each in
+its own transaction from the pool, so the driver's statement preparation counts as it does there.
 """
 
 from __future__ import annotations
@@ -28,7 +30,8 @@ from sqlalchemy.engine import Engine
 from memseek import migrate
 from memseek.catalog.models import GraphBlock
 from memseek.db import create_db_engine
-from memseek.indexes import field_index
+from memseek.db import workspace_transaction
+from memseek.indexes import walk_index
 from memseek.schema import lane_seq
 from memseek.schema import records
 from memseek.schema import workspaces
@@ -125,8 +128,8 @@ def build(engine: Engine, links: int, nodes: int) -> uuid.UUID:
         insert_links(conn, other, links // 10, nodes, current=True)
         insert_nodes(conn, workspace_id, nodes)
         make_automatic(conn, workspace_id, 0.2)
-        for end in (GRAPH.subject, GRAPH.object):
-            field_index(GRAPH.edges, end).create(conn, checkfirst=True)
+        for near, far in ((GRAPH.subject, GRAPH.object), (GRAPH.object, GRAPH.subject)):
+            walk_index(GRAPH.edges, near, far).create(conn, checkfirst=True)
     with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
         conn.execute(sa.text("VACUUM ANALYZE records"))
     return workspace_id
@@ -135,13 +138,13 @@ def build(engine: Engine, links: int, nodes: int) -> uuid.UUID:
 def measure(engine: Engine, workspace_id: uuid.UUID, nodes: int, runs: int, direction: str) -> None:
     rng = random.Random(7)
     times, sizes = [], []
-    with engine.connect() as conn:
-        for _ in range(runs):
-            spec = WalkSpec(seed=f"node/{rng.randrange(nodes)}", direction=direction, depth=4, limit=500)  # type: ignore[arg-type]
-            start = time.perf_counter()
+    for _ in range(runs):
+        spec = WalkSpec(seed=f"node/{rng.randrange(nodes)}", direction=direction, depth=4, limit=500)  # type: ignore[arg-type]
+        start = time.perf_counter()
+        with workspace_transaction(engine, workspace_id) as conn:
             result = walk_paths(conn, workspace_id, GRAPH, spec, "bench graph_walk")
-            times.append((time.perf_counter() - start) * 1000)
-            sizes.append(len(result.paths))
+        times.append((time.perf_counter() - start) * 1000)
+        sizes.append(len(result.paths))
     times.sort()
     p95 = times[int(0.95 * (len(times) - 1))]
     print(

@@ -1,12 +1,17 @@
 """Catalog-driven expression indexes: the B-trees that serve graph walks and orphan reports.
 
-A walk looks links up by one end: `fields ->> 'subject'` (out) or `fields ->> 'object'` (in) of
-the edges collection. For every graph view loaded, each end gets a partial B-tree on
-`(workspace_id, (fields ->> 'field')) WHERE collection = 'edges'`, created once at start-up.
-Names and expressions come only from catalog-validated identifiers. A transaction-level advisory
-lock serialises concurrent start-ups, so two processes never race to create the same index.
-Creation is not CONCURRENTLY: it runs inside the start-up transaction, which on a large existing
-table holds writes to `records` while the index builds (document new graph views accordingly).
+A walk step reads a parent node's live links of the edges collection by one end (`fields ->>
+'subject'` going out, `fields ->> 'object'` coming in) in the order the walk needs them: by the
+other end in code point order, then by link id. For every graph view loaded, each end gets a
+partial B-tree on `(workspace_id, (fields ->> 'near'), (fields ->> 'far') COLLATE "C", id)`
+over the live rows of the edges collection (`collection = 'edges' AND processing = 'ready' AND
+is_current AND status = 'active' AND retracted_at IS NULL`), created once at start-up. A step
+then reads only the first links it can use, however many a hub has, and never a dead row; an
+orphan report looks its nodes up through the first two columns. Names and expressions come only
+from catalog-validated identifiers. A transaction-level advisory lock serialises concurrent
+start-ups, so two processes never race to create the same index. Creation is not CONCURRENTLY:
+it runs inside the start-up transaction, which on a large existing table holds writes to
+`records` while the index builds (document new graph views accordingly).
 """
 
 from __future__ import annotations
@@ -19,40 +24,50 @@ from sqlalchemy.schema import CreateIndex
 
 from memseek.catalog.catalog import Catalog
 from memseek.schema import records
+from memseek.search.graph import NODE_COLLATION
 from memseek.search.graph import inline
 
 MAX_IDENTIFIER = 63
 LOCK_KEY = 0x6D656D7365656B  # "memseek": one advisory lock id for every schema-side start-up step
 
 
-def graph_index_targets(catalog: Catalog) -> list[tuple[str, str]]:
-    """Every (edges collection, end field) a loaded graph view walks, sorted and unique."""
+def graph_index_targets(catalog: Catalog) -> list[tuple[str, str, str]]:
+    """Every (edges collection, near end, far end) a loaded graph view walks, sorted and unique."""
     targets = {
-        (view.graph.edges, end)
+        (view.graph.edges, near, far)
         for view in catalog.all_views()
         if view.graph is not None
-        for end in (view.graph.subject, view.graph.object)
+        for near, far in ((view.graph.subject, view.graph.object), (view.graph.object, view.graph.subject))
     }
     return sorted(targets)
 
 
-def index_name(edges: str, field: str) -> str:
-    """`records_graph_<edges>_<field>`, shortened with a digest when over 63 characters."""
-    name = f"records_graph_{edges}_{field}"
+def index_name(*parts: str) -> str:
+    """`records_walk_<edges>_<near>_<far>`, shortened with a digest when over 63 characters."""
+    name = "_".join(("records_walk", *parts))
     if len(name) <= MAX_IDENTIFIER:
         return name
     digest = hashlib.sha256(name.encode()).hexdigest()[:8]
     return f"{name[: MAX_IDENTIFIER - 9]}_{digest}"
 
 
-def field_index(edges: str, field: str) -> sa.Index:
-    """The partial expression index for one end of one edges collection."""
-    end = records.c.fields.op("->>", return_type=sa.Text)(inline(field))
+def walk_index(edges: str, near: str, far: str) -> sa.Index:
+    """The partial expression index a walk step reads from `near` to `far` (module docstring)."""
+    end = records.c.fields.op("->>", return_type=sa.Text)
+    live = sa.and_(
+        records.c.collection == inline(edges),
+        records.c.processing == inline("ready"),
+        records.c.is_current,
+        records.c.status == inline("active"),
+        records.c.retracted_at.is_(None),
+    )
     return sa.Index(
-        index_name(edges, field),
+        index_name(edges, near, far),
         records.c.workspace_id,
-        end,
-        postgresql_where=records.c.collection == inline(edges),
+        end(inline(near)),
+        end(inline(far)).collate(NODE_COLLATION),
+        records.c.id,
+        postgresql_where=live,
         _table=records,
     )
 
@@ -61,8 +76,8 @@ def ensure_field_indexes(conn: Connection, catalog: Catalog) -> list[str]:
     """Create the graph indexes the catalog needs (IF NOT EXISTS); returns their names."""
     conn.execute(sa.select(sa.func.pg_advisory_xact_lock(LOCK_KEY)))
     names = []
-    for edges, field in graph_index_targets(catalog):
-        index = field_index(edges, field)
+    for edges, near, far in graph_index_targets(catalog):
+        index = walk_index(edges, near, far)
         conn.execute(CreateIndex(index, if_not_exists=True))
         names.append(str(index.name))
     return names

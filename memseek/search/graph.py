@@ -6,15 +6,21 @@ when it is fully processed, current, active and not retracted; an automatic link
 from a node record, `link_node_id` set) is live only while that exact node record is current and
 not retracted, so an outdated node revision can never keep a relationship alive.
 
-A walk is one statement: a recursive CTE that extends every path by one live link per level
-(never revisiting a node already on that path) and stops expanding once the paths found so far
-exceed `limit` — paths are ordered by depth first, so deeper paths could never be returned.
-Paths are ordered by depth, then by their node names in the "C" collation (code point order,
-the same on every deployment whatever its default collation), then by their link ids. Node
-names are matched in the database's own collation so the expression indexes stay usable.
+Links are read through the `graph_records` view (migration 0007): the workspace's records,
+filtered by the transaction's workspace setting exactly like the row-level security policy, but
+with the view owner's rights. Under the policy, `fields ->> 'end' = node` is not leakproof, so
+PostgreSQL may not use it as an index condition and every step read all of a workspace's links.
 
-JSON keys and collection names go into the SQL text as inline literals (catalog-validated
-identifiers only), so the expression indexes of `memseek.indexes` match under generic plans too.
+A walk is one statement with one CTE per level (depth <= 16). Paths are ordered by depth, then
+by their node names in the "C" collation (code point order, the same on every deployment
+whatever its default collation), then by their link ids; only the first `limit + 1` are wanted,
+so each level keeps only the paths that can still be among them (`_next_level`) and every level
+after the one that fills the room costs nothing. Node names are matched in the database's own
+collation so the expression indexes stay usable.
+
+JSON keys, collection names and the liveness constants go into the SQL text as inline literals
+(catalog-validated identifiers only), so the partial expression indexes of `memseek.indexes`
+match under generic plans too.
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ from collections.abc import Iterable
 from collections.abc import Mapping
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 from typing import Literal
 from uuid import UUID
@@ -32,10 +39,12 @@ from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.dialects.postgresql import UUID as PG_UUID
 from sqlalchemy.dialects.postgresql import array
 from sqlalchemy.engine import Connection
+from sqlalchemy.sql.elements import BindParameter
 from sqlalchemy.sql.elements import ColumnElement
 from sqlalchemy.sql.selectable import CTE
 from sqlalchemy.sql.selectable import Alias
 from sqlalchemy.sql.selectable import Select
+from sqlalchemy.sql.selectable import Subquery
 
 from memseek.catalog.models import GraphBlock
 from memseek.errors import Detail
@@ -49,6 +58,16 @@ MAX_DEPTH = 16
 MAX_PATHS = 500
 MAX_SEED_CHARS = 128
 NODE_COLLATION = "C"
+GRAPH_COLUMNS = (
+    "workspace_id", "id", "collection", "fields", "processing", "is_current", "status", "retracted_at",
+    "link_node_id",
+)  # fmt: skip
+WALK_TEMPLATES = 256
+Workspace = UUID | BindParameter[UUID]
+Ends = list[tuple[str, str]]
+Predicates = BindParameter[list[str]] | None
+graph_records = sa.table("graph_records", *(sa.column(name, records.c[name].type) for name in GRAPH_COLUMNS))
+"""The records graph reads look links up in (module docstring; created by migration 0007)."""
 
 
 def inline(value: str) -> ColumnElement[str]:
@@ -61,8 +80,8 @@ def field_text(table: Alias, name: str) -> ColumnElement[str]:
     return table.c.fields.op("->>", return_type=sa.Text)(inline(name))
 
 
-def live_link(link: Alias, workspace_id: UUID, graph: GraphBlock) -> ColumnElement[bool]:
-    """Whether `link` is a live link of `graph` in the workspace (module docstring)."""
+def live_link(link: Alias, workspace_id: Workspace, graph: GraphBlock) -> ColumnElement[bool]:
+    """Whether `link` (a `graph_records` alias) is a live link of `graph` (module docstring)."""
     node = records.alias("link_node")
     # A scalar subquery, not EXISTS: the planner may turn EXISTS into a hashed subplan that reads
     # every record of the workspace; this stays a primary-key lookup, run only for automatic links.
@@ -74,9 +93,9 @@ def live_link(link: Alias, workspace_id: UUID, graph: GraphBlock) -> ColumnEleme
     return sa.and_(
         link.c.workspace_id == workspace_id,
         link.c.collection == inline(graph.edges),
-        link.c.processing == "ready",
+        link.c.processing == inline("ready"),
         link.c.is_current,
-        link.c.status == "active",
+        link.c.status == inline("active"),
         link.c.retracted_at.is_(None),
         sa.or_(link.c.link_node_id.is_(None), sa.func.coalesce(node_current, False)),
     )
@@ -143,71 +162,122 @@ def _range_problem(value: int, low: int, high: int, ceiling: int, setting: str, 
     return None
 
 
-def walk_statement(workspace_id: UUID, graph: GraphBlock, spec: WalkSpec, label: str) -> Select[Any]:
-    """The walk as one statement: up to `limit + 1` rows of (nodes, edge_ids, depth)."""
-    walk = _anchor(spec.seed).cte("walk", recursive=True)
-    step = _step(walk, workspace_id, graph, spec).lateral("step")
-    grow = (
-        sa.select(
-            step.c.next,
-            walk.c.nodes.op("||", return_type=walk.c.nodes.type)(step.c.next),
-            walk.c.edge_ids.op("||", return_type=walk.c.edge_ids.type)(step.c.edge_id),
-            walk.c.depth + 1,
-            walk.c.reached + sa.func.count().over(),
+@lru_cache(maxsize=WALK_TEMPLATES)
+def walk_statement(
+    graph: GraphBlock, direction: Direction, depth: int, filtered: bool, label: str
+) -> Select[Any]:
+    """The walk as one statement: up to `:wanted` (= limit + 1) rows of (nodes, edge_ids, depth).
+
+    Built once per shape and reused (building it costs more than running it); the request's
+    values are the named parameters `workspace_id`, `seed`, `wanted` and, when `filtered`,
+    `predicates` (`walk_values`). The statement text stays the same for one shape, so the driver
+    prepares it after a few runs and PostgreSQL can skip planning it."""
+    workspace_id = sa.bindparam("workspace_id", type_=PG_UUID(as_uuid=True))
+    predicates = sa.bindparam("predicates", type_=ARRAY(sa.Text)) if filtered else None
+    ends = {"out": [(graph.subject, graph.object)], "in": [(graph.object, graph.subject)]}
+    pairs = ends.get(direction, ends["out"] + ends["in"])
+    level = _seed_level().cte("level_0")
+    found = []
+    for distance in range(1, depth + 1):
+        level = _next_level(level, workspace_id, graph, pairs, predicates).cte(f"level_{distance}")
+        found.append(
+            sa.select(level.c.nodes, level.c.edge_ids, sa.literal_column(str(distance)).label("depth"))
         )
-        .select_from(walk.join(step, sa.true()))
-        .where(walk.c.depth < spec.depth, walk.c.reached <= spec.limit)
-        .where(sa.not_(step.c.next == sa.any_(walk.c.nodes)))
-    )
-    walk = walk.union_all(grow)
-    by_names = sa.type_coerce(walk.c.nodes, sa.Text).collate(NODE_COLLATION)  # text[] sorts element-wise
+    walked = sa.union_all(*found).subquery("walked")
     return (
-        sa.select(walk.c.nodes, walk.c.edge_ids, walk.c.depth)
-        .where(walk.c.depth > 0)
-        .order_by(walk.c.depth, by_names, walk.c.edge_ids)
-        .limit(spec.limit + 1)
+        sa.select(walked.c.nodes, walked.c.edge_ids, walked.c.depth)
+        .order_by(walked.c.depth, _by_names(walked.c.nodes), walked.c.edge_ids)
+        .limit(sa.bindparam("wanted", type_=sa.Integer))
         .prefix_with(f"/* memseek {label} */")
     )
 
 
-def _anchor(seed: str) -> Select[Any]:
-    node = sa.cast(sa.literal(seed, sa.Text), sa.Text)
+def walk_values(workspace_id: UUID, spec: WalkSpec) -> dict[str, Any]:
+    """The named parameters of `walk_statement` for one walk."""
+    values = {"workspace_id": workspace_id, "seed": spec.seed, "wanted": spec.limit + 1}
+    return values | ({"predicates": list(spec.predicates)} if spec.predicates else {})
+
+
+def _by_names(nodes: ColumnElement[Any]) -> ColumnElement[Any]:
+    """A path's node names in code point order (`text[]` sorts element-wise)."""
+    return sa.type_coerce(nodes, sa.Text).collate(NODE_COLLATION)
+
+
+def _seed_level() -> Select[Any]:
+    """The seed as a path of no links; `room` is how many paths the walk may still use."""
+    node = sa.bindparam("seed", type_=sa.Text)
+    no_links = sa.cast(sa.literal([], ARRAY(PG_UUID(as_uuid=True))), ARRAY(PG_UUID(as_uuid=True)))
+    room = sa.bindparam("wanted", type_=sa.Integer)
     return sa.select(
-        node.label("node"),
-        array([node]).label("nodes"),
-        sa.cast(sa.literal([], ARRAY(PG_UUID(as_uuid=True))), ARRAY(PG_UUID(as_uuid=True))).label("edge_ids"),
-        sa.literal(0, sa.Integer).label("depth"),
-        sa.cast(sa.literal(0, sa.Integer), sa.BigInteger).label("reached"),
+        node.label("node"), array([node]).label("nodes"), no_links.label("edge_ids"), room.label("room")
     )
 
 
-def _step(walk: CTE, workspace_id: UUID, graph: GraphBlock, spec: WalkSpec) -> Any:
-    """Every live link leaving the path's last node in the walk's direction(s)."""
-    ends = {"out": [(graph.subject, graph.object)], "in": [(graph.object, graph.subject)]}
-    pairs = ends.get(spec.direction, ends["out"] + ends["in"])
-    branches = [_branch(walk, workspace_id, graph, spec.predicates, near, far) for near, far in pairs]
-    return branches[0] if len(branches) == 1 else sa.union_all(*branches)
+def _next_level(
+    parent: CTE, workspace_id: Workspace, graph: GraphBlock, pairs: Ends, predicates: Predicates
+) -> Select[Any]:
+    """The paths one link longer than `parent`'s that can still be among the walk's first rows.
+
+    A path sorts by its parent's node names before its own last node, so the parents are read in
+    that order and the level stops after the parent whose paths fill the room left; WITH TIES
+    keeps every parent with the same node names (their paths interleave by link id). Each parent
+    offers at most `room` paths, its first in the walk order (`_step`), however many links a hub
+    has. The room left for the next level is the room minus the paths kept here."""
+    parents = sa.select(parent).order_by(_by_names(parent.c.nodes)).subquery("parent")
+    step = _step(parents, workspace_id, graph, pairs, predicates).lateral("step")
+    nodes = parents.c.nodes.op("||", return_type=parents.c.nodes.type)(step.c.next)
+    edge_ids = parents.c.edge_ids.op("||", return_type=parents.c.edge_ids.type)(step.c.edge_id)
+    grown = (
+        sa.select(step.c.next.label("node"), nodes.label("nodes"), edge_ids.label("edge_ids"), parents.c.room)
+        .select_from(parents.join(step, sa.true()))
+        .order_by(_by_names(parents.c.nodes))
+        .fetch(sa.select(sa.func.max(parent.c.room)).scalar_subquery(), with_ties=True)
+        .subquery("grown")
+    )
+    room = sa.func.greatest(grown.c.room - sa.func.count().over(), 0)
+    return sa.select(grown.c.node, grown.c.nodes, grown.c.edge_ids, room.label("room"))
+
+
+def _step(
+    parents: Subquery, workspace_id: Workspace, graph: GraphBlock, pairs: Ends, predicates: Predicates
+) -> Select[Any]:
+    """A parent's first `room` live links onward along `pairs` (near end, far end), by far end, then id."""
+    branches = [_branch(parents, workspace_id, graph, predicates, near, far) for near, far in pairs]
+    if len(branches) == 1:
+        return branches[0]
+    # Two ordered index scans merged, not one scan under an OR.
+    links = sa.union_all(*branches).subquery("links")
+    return (
+        sa.select(links.c.next, links.c.edge_id)
+        .order_by(links.c.next.collate(NODE_COLLATION), links.c.edge_id)
+        .limit(parents.c.room)
+    )
 
 
 def _branch(
-    walk: CTE, workspace_id: UUID, graph: GraphBlock, predicates: tuple[str, ...], near: str, far: str
+    parents: Subquery, workspace_id: Workspace, graph: GraphBlock, predicates: Predicates, near: str, far: str
 ) -> Select[Any]:
-    link = records.alias("link")
-    query = sa.select(field_text(link, far).label("next"), link.c.id.label("edge_id")).where(
-        live_link(link, workspace_id, graph), field_text(link, near) == walk.c.node
+    """The first `room` live links from a parent's last node `near` to a node not yet on its path.
+
+    The order is that of the `memseek.indexes` walk index, so a hub's links stop being read there."""
+    link = graph_records.alias("link")
+    onward = field_text(link, far)
+    query = sa.select(onward.label("next"), link.c.id.label("edge_id")).where(
+        live_link(link, workspace_id, graph),
+        field_text(link, near) == parents.c.node,
+        sa.not_(onward == sa.any_(parents.c.nodes)),
     )
-    if predicates:
-        query = query.where(
-            field_text(link, graph.predicate) == sa.any_(sa.literal(list(predicates), ARRAY(sa.Text)))
-        )
-    return query
+    if predicates is not None:
+        query = query.where(field_text(link, graph.predicate) == sa.any_(predicates))
+    return query.order_by(onward.collate(NODE_COLLATION), link.c.id).limit(parents.c.room).correlate(parents)
 
 
 def walk_paths(
     conn: Connection, workspace_id: UUID, graph: GraphBlock, spec: WalkSpec, label: str
 ) -> WalkResult:
     """Run one walk (checked beforehand with `check_walk`)."""
-    rows = conn.execute(walk_statement(workspace_id, graph, spec, label)).all()
+    statement = walk_statement(graph, spec.direction, spec.depth, bool(spec.predicates), label)
+    rows = conn.execute(statement, walk_values(workspace_id, spec)).all()
     paths = tuple(Path(tuple(row.nodes), tuple(row.edge_ids)) for row in rows[: spec.limit])
     return WalkResult(paths, truncated=len(rows) > spec.limit)
 
@@ -291,7 +361,7 @@ def orphans_statement(workspace_id: UUID, graph: GraphBlock, limit: int, label: 
 
 
 def _linked(node: Alias, workspace_id: UUID, graph: GraphBlock, end: str) -> ColumnElement[bool]:
-    link = records.alias(f"link_{end}")
+    link = graph_records.alias(f"link_{end}")
     return sa.exists().where(live_link(link, workspace_id, graph), field_text(link, end) == node.c.key)
 
 
