@@ -1,7 +1,7 @@
 """Touch-on-read: room on each `records` page for the new row version a touch writes.
 
 Revision ID: 0006
-Revises: 0004
+Revises: 0005
 Create Date: 2026-11-30
 
 Touch-on-read updates `last_accessed` of every record a search returns. No index contains that
@@ -19,7 +19,7 @@ rows move or are vacuumed (rewrite the table, e.g. `VACUUM FULL records`, to app
 from alembic import op
 
 revision = "0006"
-down_revision = "0004"
+down_revision = "0005"
 branch_labels = None
 depends_on = None
 

@@ -106,7 +106,8 @@ def _collection(catalog: Catalog, record: RecordIn, at: Loc) -> tuple[Collection
 def _payload(record: RecordIn, at: Loc) -> tuple[str, list[Detail]]:
     """The idempotency digest of the record as sent (when it has a key), and unstorable strings."""
     try:
-        dumped = record.model_dump_json()
+        # the embedding (finite numbers only, already validated) is most of the record's JSON
+        dumped = record.model_dump_json(exclude={"embedding"})
         # U+FFFD: pydantic writes a lone surrogate in an object key as the replacement character
         suspicious = any(mark in dumped for mark in ("\\u0000", "NaN", "Infinity", "\ufffd"))
     except ValueError:  # a lone surrogate inside a string value
