@@ -133,18 +133,8 @@ def service_request(mode: str, p: Probe, k: int) -> tuple[str, dict[str, Any]]:
             "order_by": [{"field": "starts_at", "direction": "asc"}],
         }
     if mode == "fused":
-        sources = [
-            {"name": "events", "mode": "hybrid", "scope": _scope(), "k": 30},
-            {
-                "name": "reflections",
-                "mode": "vector",
-                "scope": {"collections": [REFLECTIONS]},
-                "k": 15,
-                "weight": 1.1,
-            },
-            {"name": "latest", "mode": "recent", "scope": _scope(p), "k": 10, "weight": 0.5},
-        ]
-        return "/search", {"q": p.q, "sources": sources, "fuse": {"kind": "rrf", "rank_constant": 60}, "k": k}
+        fuse = {"kind": "rrf", "rank_constant": 60}
+        return "/search", {"q": p.q, "sources": fused_sources(p), "fuse": fuse, "k": k}
     if mode == "graph":
         return f"/views/{GRAPH_VIEW}/query", {"seed": p.entity, "direction": "both", "depth": 2, "limit": k}
     body = {
@@ -155,6 +145,27 @@ def service_request(mode: str, p: Probe, k: int) -> tuple[str, dict[str, Any]]:
         "graph_boost": {"graph": GRAPH_VIEW, "anchor": p.entity, "depth": 2},
     }
     return "/search", body
+
+
+def fused_sources(p: Probe) -> list[dict[str, Any]]:
+    """The three sources of the `fused` mode."""
+    return [
+        {"name": "events", "mode": "hybrid", "scope": _scope(), "k": 30},
+        {
+            "name": "reflections",
+            "mode": "vector",
+            "scope": {"collections": [REFLECTIONS]},
+            "k": 15,
+            "weight": 1.1,
+        },
+        {"name": "latest", "mode": "recent", "scope": _scope(p), "k": 10, "weight": 0.5},
+    ]
+
+
+def source_alone(source: dict[str, Any], p: Probe) -> dict[str, Any]:
+    """One fused source as a single search (its weight only matters when merging)."""
+    body = {key: value for key, value in source.items() if key not in ("name", "weight")}
+    return body if source["mode"] == "recent" else {"q": p.q, **body}
 
 
 def raw_params(p: Probe, k: int, workspace: Any) -> dict[str, Any]:
@@ -222,6 +233,29 @@ def measure_raw(
             samples.append(elapsed)
             rows.append(count)
     return {"raw": name, "latency": percentiles(samples), "mean_rows": float(np.mean(rows))}
+
+
+def _searching_ms(response: Response) -> float:
+    """Server time without the query embedding (a source alone reuses the fused request's cached vector)."""
+    return (response.server_ms or 0.0) - response.timing.get("embed", 0.0)
+
+
+def measure_fused_sources(service: Service, items: list[Probe], opts: LatencyOptions) -> dict[str, Any]:
+    """The fused search and each of its sources alone, interleaved probe by probe (the order
+    alternates), so the ratio fused p95 ÷ slowest source p95 compares the same moments."""
+    samples: dict[str, list[float]] = {}
+    for index, p in enumerate(items):
+        calls = [("fused", service_request("fused", p, opts.k)[1])]
+        calls += [(s["name"], source_alone(s, p)) for s in fused_sources(p)]
+        for name, body in calls if index % 2 else calls[::-1]:
+            response = service.client.post("/search", body)
+            if response.ok() and index >= opts.warmup:
+                samples.setdefault(name, []).append(_searching_ms(response))
+    stats = {name: percentiles(values) for name, values in samples.items()}
+    if "fused" not in stats:
+        return {"error": "every fused request failed"}
+    slowest = {p: max(v[p] for name, v in stats.items() if name != "fused") for p in ("p50", "p95")}
+    return {"server_minus_embed": stats, "ratio": {p: stats["fused"][p] / slowest[p] for p in slowest}}
 
 
 def _worker(
@@ -304,6 +338,7 @@ def run(options: LatencyOptions, service_options: ServiceOptions) -> dict[str, A
         loaded = load_corpus(service, options)
         probes = make_probes(loaded.pop("entities"), options, cache)
         modes = [measure_mode(service, mode, probes.per_mode[mode], options) for mode in MODES]
+        fused_sources_result = measure_fused_sources(service, probes.per_mode["fused"], options)
         with raw_connection(libpq_url(service.database_url)) as conn:
             raw = {
                 name: measure_raw(conn, name, probes.per_mode[name], options, service.workspace_id)
@@ -326,6 +361,7 @@ def run(options: LatencyOptions, service_options: ServiceOptions) -> dict[str, A
         "load": loaded,
         "modes": modes,
         "raw": raw,
+        "fused_sources": fused_sources_result,
         "throughput": levels,
         "p95_target_ms": options.p95_target_ms,
         "throughput_at_target": max(
@@ -374,6 +410,12 @@ def render(result: dict[str, Any]) -> str:
         "p95 × raw",
     ]
     out = [table(headers, rows, digits=2)]
+    fused = result.get("fused_sources", {})
+    if "ratio" in fused:
+        stats = fused["server_minus_embed"]
+        rows = [[name, v["p50"], v["p95"], v["p99"]] for name, v in stats.items()]
+        rows.append(["fused ÷ slowest source", fused["ratio"]["p50"], fused["ratio"]["p95"], "—"])
+        out.append(table(["fused, interleaved (server − embed)", "p50", "p95", "p99"], rows, digits=2))
     if result["throughput"]:
         out.append(
             table(
