@@ -85,8 +85,9 @@ class TouchQueue:
             queued.update(fresh)
             self._count += len(fresh)
             if self._writer is None and self._count:
-                self._writer = threading.Thread(target=self._run, name="memseek-touch")
-                self._writer.start()
+                writer = threading.Thread(target=self._run, name="memseek-touch")
+                writer.start()  # it waits for this lock before it looks at the queue
+                self._writer = writer  # only once started: a failed start leaves the next add to retry
 
     def flush(self, timeout: float | None = None) -> bool:
         """Wait until everything queued before this call is written; False on timeout."""
