@@ -45,7 +45,19 @@ from bench.service import ServiceOptions
 from bench.service import running_service
 from bench.vectors import VectorCache
 
-SERVICE_MODES = ("vector", "text", "hybrid", "fused")
+SERVICE_MODES = ("vector", "text", "hybrid", "hybrid_weighted", "fused")
+WEIGHTED_RANK = [
+    "sum",
+    [
+        ["product", 0.7, ["normalize", ["similarity"]]],
+        ["product", 0.3, ["normalize", ["text_match"]]],
+        ["product", 1.0, ["decay", ["age_hours", "last_accessed"], {"midpoint": 24, "exponent": 1}]],
+    ],
+]
+"""`hybrid_weighted`: hybrid mode with this `rank` on the request (spec "Rank expressions": a
+request's rank replaces the default). The shipped hybrid default takes max(similarity,
+text_match) of the raw signals; this adds the two normalised signals with fixed weights (70 %
+meaning, 30 % keywords, a round split, not fitted to the data) and keeps the recency term."""
 METRICS = {
     "scifact": ("ndcg@10", "recall@10", "recall@100"),
     "locomo": ("recall@5", "recall@10", "recall@20", "ndcg@10"),
@@ -81,6 +93,9 @@ def _scope(data: Dataset, query: Query) -> dict[str, Any]:
 
 def service_call(mode: str, data: Dataset, query: Query) -> tuple[str, dict[str, Any]]:
     """(path, body) asking `query` in `mode`; `fused` calls the dataset's fused view."""
+    if mode == "hybrid_weighted":
+        path, body = service_call("hybrid", data, query)
+        return path, body | {"rank": WEIGHTED_RANK}
     if mode != "fused":
         return "/search", {"q": query.text, "mode": mode, "k": DEPTH[data.name], "scope": _scope(data, query)}
     if query.entity is None:
