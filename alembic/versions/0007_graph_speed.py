@@ -17,7 +17,8 @@ serve the lookups. The filter is the policy's own, so a statement that forgot it
 predicate still sees nothing foreign. Only columns graph reads use are exposed.
 
 The start-up graph indexes (`memseek.indexes`) changed shape and name (`records_graph_*` →
-`records_walk_*`); the old ones are dropped here, the new ones are created at start-up.
+`records_walk_*`, plus expression statistics `records_end_*`); the old ones are dropped here,
+the new ones are created at start-up (and dropped again by the downgrade).
 """
 
 from alembic import op
@@ -35,26 +36,30 @@ CREATE VIEW graph_records AS
 """
 
 
-def _drop_indexes(prefix: str) -> None:
+def _drop(kind: str, names: str, prefix: str) -> None:
+    """Drop every `kind` (INDEX, STATISTICS) that `names` (a query of name) lists under `prefix`."""
     op.execute(f"""
 DO $$
-DECLARE name text;
+DECLARE dropped text;
 BEGIN
-  FOR name IN SELECT indexname FROM pg_indexes
-              WHERE tablename = 'records' AND schemaname = current_schema()
-                AND indexname LIKE '{prefix}\\_%'
+  FOR dropped IN SELECT listed.name FROM ({names}) AS listed(name) WHERE listed.name LIKE '{prefix}\\_%'
   LOOP
-    EXECUTE format('DROP INDEX %I', name);
+    EXECUTE format('DROP {kind} %I', dropped);
   END LOOP;
 END $$""")
+
+
+INDEXES = "SELECT indexname FROM pg_indexes WHERE tablename = 'records' AND schemaname = current_schema()"
+STATISTICS = "SELECT stxname FROM pg_statistic_ext WHERE stxrelid = 'records'::regclass"
 
 
 def upgrade() -> None:
     op.execute(VIEW)
     op.execute("GRANT SELECT ON graph_records TO memseek_scoped")
-    _drop_indexes("records\\_graph")
+    _drop("INDEX", INDEXES, "records\\_graph")
 
 
 def downgrade() -> None:
     op.execute("DROP VIEW IF EXISTS graph_records")
-    _drop_indexes("records\\_walk")
+    _drop("INDEX", INDEXES, "records\\_walk")
+    _drop("STATISTICS", STATISTICS, "records\\_end")
