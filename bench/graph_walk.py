@@ -198,16 +198,12 @@ def main() -> None:
     ws = build(engine, args.links, args.nodes, args.skew)
     print(f"built {args.links} links over {args.nodes} nodes in {time.perf_counter() - started:.1f} s")
     print(f"load average {os.getloadavg()[0]:.2f}")
+    runs, warmup = args.runs, args.warmup
     for direction in DIRECTIONS:
-        timed(
-            engine,
-            ws,
-            f"walk {direction} depth 4 limit 500",
-            args.runs,
-            walks(ws, args.nodes, direction, 4, 500),
-        )
-    timed(engine, ws, "boost walk (both, 2, 100)", args.runs, walks(ws, args.nodes, "both", 2, 100))
-    timed(engine, ws, "orphans limit 50", max(args.runs // 10, 1), orphans(ws))
+        read = walks(ws, args.nodes, direction, 4, 500)
+        timed(engine, ws, f"walk {direction} depth 4 limit 500", runs, warmup, read)
+    timed(engine, ws, "boost walk (both, 2, 100)", runs, warmup, walks(ws, args.nodes, "both", 2, 100))
+    timed(engine, ws, "orphans limit 50", max(runs // 10, 1), warmup, orphans(ws))
     print(f"load average {os.getloadavg()[0]:.2f}")
 
 
