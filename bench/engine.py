@@ -5,7 +5,8 @@
   statement (raw hybrid), and filtered B-tree scans (newest in a collection; one entity's rows
   with a declared-field filter and sort).
 * Writes: batched INSERTs and COPY into `bench_bare`, a table created `LIKE records INCLUDING
-  ALL` (same columns, HNSW, GIN and B-tree indexes, constraints), each batch one transaction.
+  ALL` (same columns, HNSW, GIN and B-tree indexes, constraints), each batch one transaction;
+  and the batched INSERTs once more without the HNSW index.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from typing import Any
 import numpy as np
 import psycopg
 from pgvector.psycopg import register_vector
+from psycopg import sql
 
 from bench.corpus import Corpus
 from bench.corpus import SynthRecord
@@ -156,9 +158,18 @@ def bare_rows(
     return rows
 
 
-def create_bare(conn: psycopg.Connection) -> None:
+def create_bare(conn: psycopg.Connection, *, hnsw: bool = True) -> None:
+    """`bench_bare` shaped like `records`; without its HNSW index when `hnsw` is false (what the
+    vector index costs a write: the part of the bound no code above PostgreSQL can remove)."""
     conn.execute("DROP TABLE IF EXISTS bench_bare")
     conn.execute("CREATE TABLE bench_bare (LIKE records INCLUDING ALL)")
+    if not hnsw:
+        names = conn.execute(
+            "SELECT c.relname FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid "
+            "JOIN pg_am a ON a.oid = c.relam WHERE i.indrelid = 'bench_bare'::regclass AND a.amname = 'hnsw'"
+        ).fetchall()
+        for (name,) in names:
+            conn.execute(sql.SQL("DROP INDEX {}").format(sql.Identifier(name)))
 
 
 _INSERT = (

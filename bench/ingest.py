@@ -3,11 +3,12 @@
 One run measures, on one fresh database:
 1. the service with precomputed vectors (embedding excluded): N records in batches of 1,000;
 2. the bare engine on a table shaped like `records` with the same indexes: the same rows by
-   batched INSERT and by COPY, batches of 1,000, one transaction each;
+   batched INSERT and by COPY, batches of 1,000, one transaction each; then batched INSERT into
+   the same table without its HNSW index (how much of the bound is the vector index);
 3. the service embedding itself (embedding included): `--embed-records` new records without
    vectors, from the first POST until the in-process worker has made every one `ready`;
-4. the raw model (`LocalEmbedder`, batch 64, one thread) on those same texts, before the service
-   starts so nothing competes with it.
+4. the raw model (`LocalEmbedder`, one thread) on those same texts sorted by length, at batch 64
+   and at the service's default batch (8), before the service starts so nothing competes with it.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from bench.corpus import LINKS
 from bench.corpus import Corpus
 from bench.corpus import CorpusSpec
 from bench.corpus import generate
+from bench.engine import BareResult
 from bench.engine import bare_copy
 from bench.engine import bare_insert
 from bench.engine import bare_rows
@@ -38,6 +40,12 @@ from bench.service import libpq_url
 from bench.service import running_service
 from bench.vectors import VectorCache
 from bench.vectors import model_throughput
+from memseek.models.config import ModelDecl
+
+SERVICE_BATCH = ModelDecl.model_validate(
+    {"kind": "embedding", "provider": "local", "model": "all-MiniLM-L6-v2"}
+).batch_size
+"""Texts per model call the service's local embedder uses by default."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +79,10 @@ def _rate_row(name: str, records: int, seconds: float, batch_ms: tuple[float, ..
     }
 
 
+def _bare_row(result: BareResult, note: str = "") -> dict[str, Any]:
+    return _rate_row(f"bare engine: {result.method}{note}", result.records, result.seconds, result.batch_ms)
+
+
 def run(options: IngestOptions, service_options: ServiceOptions) -> dict[str, Any]:
     """Measure every write path of the module docstring; returns the JSON result."""
     spec = CorpusSpec(options.records, seed=options.seed, distinct_texts=options.distinct_texts)
@@ -79,10 +91,12 @@ def run(options: IngestOptions, service_options: ServiceOptions) -> dict[str, An
     vectors = corpus_vectors(corpus, cache)
     embed_corpus = generate(CorpusSpec(options.embed_records, seed=options.seed + 1000))
     embed_bodies = [r.record_in() for r in embed_corpus.records if r.collection != LINKS]
-    model = model_throughput([b["text"] for b in embed_bodies])
-    rows: list[dict[str, Any]] = [
-        _rate_row("raw model (LocalEmbedder, batch 64, 1 thread)", model.texts, model.seconds)
-    ]
+    rows: list[dict[str, Any]] = []
+    for batch in dict.fromkeys((64, SERVICE_BATCH)):
+        model = model_throughput([b["text"] for b in embed_bodies], batch_size=batch)
+        rows.append(
+            _rate_row(f"raw model (LocalEmbedder, batch {batch}, 1 thread)", model.texts, model.seconds)
+        )
     with running_service(service_options) as service:
         written = write_records(
             service,
@@ -102,12 +116,9 @@ def run(options: IngestOptions, service_options: ServiceOptions) -> dict[str, An
             create_bare(conn)
             bare = bare_rows(corpus, vectors, service.workspace_id)
             for method in (bare_insert, bare_copy):
-                result = method(conn, bare, options.batch)
-                rows.append(
-                    _rate_row(
-                        f"bare engine: {result.method}", result.records, result.seconds, result.batch_ms
-                    )
-                )
+                rows.append(_bare_row(method(conn, bare, options.batch)))
+            create_bare(conn, hnsw=False)
+            rows.append(_bare_row(bare_insert(conn, bare, options.batch), ", no HNSW index"))
             conn.execute("DROP TABLE bench_bare")
         embedded = write_records(
             service, embed_bodies, None, options.batch, progress="POST /records (no vectors)"
@@ -123,14 +134,17 @@ def run(options: IngestOptions, service_options: ServiceOptions) -> dict[str, An
             )
         )
         tuning = service.tuning
-    base = next(r for r in rows if r["path"].startswith("bare engine: batched"))["per_second"]
+    base = next(r for r in rows if r["path"] == "bare engine: batched INSERT")["per_second"]
     for row in rows:
         row["vs_bare_insert"] = None if row["path"].startswith("raw model") else row["per_second"] / base
+    embedding = rows[-1]["per_second"]
+    vs_model = {r["path"]: embedding / r["per_second"] for r in rows if r["path"].startswith("raw model")}
     return {
         "options": options_dict(options),
         "database": versions,
         "tuning": tuning,
         "rows": rows,
+        "embedding_included_vs_raw_model": vs_model,
         "settle_seconds_after_vector_load": settle,
         "processing_states": states,
         "vectors_computed_now": cache.computed,
@@ -152,4 +166,8 @@ def render(result: dict[str, Any]) -> str:
         ]
         for r in result["rows"]
     ]
-    return table(headers, body, digits=2)
+    ratios = "".join(
+        f"\nembedding included ÷ {path}: {ratio:.2f}"
+        for path, ratio in result["embedding_included_vs_raw_model"].items()
+    )
+    return table(headers, body, digits=2) + "\n" + ratios

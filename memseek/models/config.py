@@ -32,7 +32,10 @@ LOCAL_DIMENSIONS = 384
 EnvName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]
 """An environment variable name (the value is looked up when the provider is built)."""
 
-_DEFAULT_BATCH = {"local": 64, "openai": 256}
+_DEFAULT_BATCH = {"local": 8, "openai": 256}
+"""Texts per provider call. Local: the ONNX model pads each call to its longest text, so small calls
+over length-sorted texts waste least; a worker's claim of 64 mixed texts embedded 8 at a time ran
+~3x faster than in one call of 64 here (docs/benchmarks.md, "Ingest speed")."""
 _EMBEDDING_ONLY = ("dimensions", "batch_size")
 
 
@@ -65,7 +68,7 @@ class ModelDecl(BaseModel):
         None,
         gt=0,
         le=4096,
-        description="Texts per provider call (embeddings only; default 64 local, 256 openai).",
+        description="Texts per provider call (embeddings only; default 8 local, 256 openai).",
     )
     timeout_seconds: float = Field(30.0, gt=0, le=600, description="Per-request timeout (openai provider).")
     max_retries: int = Field(

@@ -18,7 +18,7 @@ LOCAL = {"kind": "embedding", "provider": "local", "model": "all-MiniLM-L6-v2"}
     [
         pytest.param(
             LOCAL,
-            {"dimensions": 384, "batch_size": 64, "threads": 1, "base_url_env": None},
+            {"dimensions": 384, "batch_size": 8, "threads": 1, "base_url_env": None},
             id="design-default",
         ),
         pytest.param(
