@@ -119,7 +119,9 @@ def _record_response(record_id: UUID) -> Response:
 
 @bp.get("/records/<raw_id>")
 def get_record(raw_id: str) -> Response:
-    return _record_response(_record_id(raw_id))
+    record_id = _record_id(raw_id)
+    runtime().touches.settle(workspace())  # show the last_accessed an earlier search set
+    return _record_response(record_id)
 
 
 @bp.post("/records/<raw_id>/retract")

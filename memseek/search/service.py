@@ -174,6 +174,7 @@ def run_search(runtime: Runtime, workspace_id: UUID, spec: SearchSpec, label: st
     have encoded the response: `touch_on_read`)."""
     started = time.perf_counter()
     prepared = prepare(runtime, workspace_id, spec, label)
+    runtime.touches.settle(workspace_id)  # rank on the last_accessed earlier searches set
     searched = time.perf_counter()
     concurrency = runtime.settings.search_max_concurrency
     results = run_searches(runtime.engine, workspace_id, prepared.compiled, concurrency)

@@ -32,6 +32,8 @@ MAX_PENDING = 20_000
 LIMITS = {"statement_timeout": "5s", "lock_timeout": "1s"}
 """A touch never waits long: the writer must keep up, and shutdown waits for it."""
 LABEL = "touch-on-read"
+SETTLE_SECONDS = 1.0
+"""The longest a read waits for its workspace's queued touches; then it reads what is there."""
 
 
 def touch(conn: Connection, workspace_id: UUID, ids: Iterable[UUID]) -> None:
@@ -69,6 +71,7 @@ class TouchQueue:
         self._pending: dict[UUID, set[UUID]] = {}
         self._count = 0
         self._writer: threading.Thread | None = None
+        self._writing: set[UUID] = set()  # workspaces of the batch being written
         self._started = 0  # batches taken by the writer
         self._finished = 0  # batches written (or failed)
         self.dropped = 0
@@ -95,11 +98,22 @@ class TouchQueue:
             target = self._started + 1 if self._count else self._started
             return self._state.wait_for(lambda: self._finished >= target, timeout)
 
+    def settle(self, workspace_id: UUID, timeout: float = SETTLE_SECONDS) -> bool:
+        """Wait until no touch of this workspace is queued or being written (read-your-touches:
+        a read after a search sees the `last_accessed` that search set); False on timeout."""
+        with self._state:
+            return self._state.wait_for(
+                lambda: not self._pending.get(workspace_id) and workspace_id not in self._writing, timeout
+            )
+
     def _run(self) -> None:
         STATEMENT_LABEL.set(LABEL)
         while batch := self._take():
             for workspace_id, ids in batch.items():
                 self._write(workspace_id, ids)
+                with self._state:
+                    self._writing.discard(workspace_id)
+                    self._state.notify_all()
             with self._state:
                 self._finished += 1
                 self._state.notify_all()
@@ -109,6 +123,7 @@ class TouchQueue:
         with self._state:
             batch = {ws: ids for ws, ids in self._pending.items() if ids}
             self._pending, self._count = {}, 0
+            self._writing = set(batch)
             if batch:
                 self._started += 1
             else:

@@ -100,3 +100,12 @@ def test_a_failing_write_is_logged_and_the_queue_keeps_going(
     queue.add(tenant.id, [record])
     assert queue.flush(timeout=30)
     assert touched(db, [record]) == [True]
+
+
+def test_settle_waits_for_its_workspace_only(db: Engine, tenant: Tenant, other_tenant: Tenant) -> None:
+    mine = given(db, tenant, 2)
+    queue = TouchQueue(db)
+    assert queue.settle(other_tenant.id, timeout=0)  # nothing of that workspace: at once
+    queue.add(tenant.id, mine)
+    assert queue.settle(tenant.id, timeout=30)
+    assert touched(db, mine) == [True, True]  # written before settle returned, no flush needed
