@@ -121,8 +121,12 @@ def insert_rows(conn: Connection, workspace_id: uuid.UUID, values: dict[str, Any
 def make_automatic(conn: Connection, workspace_id: uuid.UUID, share: float) -> None:
     """Turn `share` of the links into automatic links of their subject's node record."""
     node = records.alias("node")
+    # A node's entity is its key: matching both seeks the (entity, key) index at 1M links too.
     node_id = sa.select(node.c.id).where(
-        node.c.workspace_id == workspace_id, node.c.collection == NODES.nodes, node.c.key == records.c.entity
+        node.c.workspace_id == workspace_id,
+        node.c.collection == NODES.nodes,
+        node.c.entity == records.c.entity,
+        node.c.key == records.c.entity,
     )
     edges = records.c.collection == GRAPH.edges
     conn.execute(
