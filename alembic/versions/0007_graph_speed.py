@@ -17,8 +17,8 @@ serve the lookups. The filter is the policy's own, so a statement that forgot it
 predicate still sees nothing foreign. Only columns graph reads use are exposed.
 
 The start-up graph indexes (`memseek.indexes`) changed shape and name (`records_graph_*` →
-`records_walk_*`, plus expression statistics `records_end_*`); the old ones are dropped here,
-the new ones are created at start-up (and dropped again by the downgrade).
+`records_walk_*` and `records_nodes_*`, plus expression statistics `records_end_*`); the old
+ones are dropped here, the new ones are created at start-up (and dropped by the downgrade).
 """
 
 from alembic import op
@@ -62,4 +62,5 @@ def upgrade() -> None:
 def downgrade() -> None:
     op.execute("DROP VIEW IF EXISTS graph_records")
     _drop("INDEX", INDEXES, "records\\_walk")
+    _drop("INDEX", INDEXES, "records\\_nodes")
     _drop("STATISTICS", STATISTICS, "records\\_end")

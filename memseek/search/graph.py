@@ -80,6 +80,18 @@ def field_text(table: Alias, name: str) -> ColumnElement[str]:
     return table.c.fields.op("->>", return_type=sa.Text)(inline(name))
 
 
+def live_in(table: sa.TableClause | Alias, collection: str) -> ColumnElement[bool]:
+    """A ready, current, active, non-retracted record of `collection`: what every graph read
+    requires of a link or a node, and the predicate of the partial indexes that serve them."""
+    return sa.and_(
+        table.c.collection == inline(collection),
+        table.c.processing == inline("ready"),
+        table.c.is_current,
+        table.c.status == inline("active"),
+        table.c.retracted_at.is_(None),
+    )
+
+
 def live_link(link: Alias, workspace_id: Workspace, graph: GraphBlock) -> ColumnElement[bool]:
     """Whether `link` (a `graph_records` alias) is a live link of `graph` (module docstring)."""
     node = records.alias("link_node")
@@ -92,11 +104,7 @@ def live_link(link: Alias, workspace_id: Workspace, graph: GraphBlock) -> Column
     )
     return sa.and_(
         link.c.workspace_id == workspace_id,
-        link.c.collection == inline(graph.edges),
-        link.c.processing == inline("ready"),
-        link.c.is_current,
-        link.c.status == inline("active"),
-        link.c.retracted_at.is_(None),
+        live_in(link, graph.edges),
         sa.or_(link.c.link_node_id.is_(None), sa.func.coalesce(node_current, False)),
     )
 
@@ -345,12 +353,8 @@ def orphans_statement(workspace_id: UUID, graph: GraphBlock, limit: int, label: 
         sa.select(node.c.id, node.c.entity, node.c.key, node.c.text, node.c.content)
         .where(
             node.c.workspace_id == workspace_id,
-            node.c.collection == inline(graph.nodes),
-            node.c.is_current,
+            live_in(node, graph.nodes),
             node.c.key.is_not(None),
-            node.c.status == "active",
-            node.c.processing == "ready",
-            node.c.retracted_at.is_(None),
             ~_linked(node, workspace_id, graph, graph.subject),
             ~_linked(node, workspace_id, graph, graph.object),
         )

@@ -114,13 +114,14 @@ def test_a_step_reads_links_through_the_walk_index_under_row_level_security(
     assert "Bitmap Heap Scan" not in plan
 
 
-def test_start_up_creates_the_walk_indexes_and_end_statistics(view_runtime: Runtime, db: Engine) -> None:
+def test_start_up_creates_the_walk_and_node_indexes_and_end_statistics(
+    view_runtime: Runtime, db: Engine
+) -> None:
     with db.connect() as conn:
         indexes = conn.exec_driver_sql(
             "SELECT indexname FROM pg_indexes WHERE tablename = 'records'"
         ).scalars()
         statistics = conn.exec_driver_sql("SELECT stxname FROM pg_statistic_ext").scalars()
-        assert {"records_walk_g_links_from_node_to_node", "records_walk_g_links_to_node_from_node"} <= set(
-            indexes
-        )
+        walk = {"records_walk_g_links_from_node_to_node", "records_walk_g_links_to_node_from_node"}
+        assert walk | {"records_nodes_g_parts"} <= set(indexes)
         assert {"records_end_from_node", "records_end_to_node"} <= set(statistics)
