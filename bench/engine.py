@@ -4,9 +4,9 @@
   `ts_rank_cd` over an OR of the query's lexemes (the service's matching rule), the two in one
   statement (raw hybrid), and filtered B-tree scans (newest in a collection; one entity's rows
   with a declared-field filter and sort).
-* Writes: batched INSERTs and COPY into `bench_bare`, a table created `LIKE records INCLUDING
-  ALL` (same columns, HNSW, GIN and B-tree indexes, constraints), each batch one transaction;
-  and the batched INSERTs once more without the HNSW index.
+* Writes (`BARE_PATHS`): batched INSERTs and COPY, each into its own table created `LIKE records
+  INCLUDING ALL` (same columns, HNSW, GIN and B-tree indexes, constraints), and batched INSERTs
+  into such a table without the HNSW index; each batch one transaction.
 """
 
 from __future__ import annotations
@@ -158,82 +158,88 @@ def bare_rows(
     return rows
 
 
-def create_bare(conn: psycopg.Connection, *, hnsw: bool = True) -> None:
-    """`bench_bare` shaped like `records`; without its HNSW index when `hnsw` is false (what the
-    vector index costs a write: the part of the bound no code above PostgreSQL can remove)."""
-    conn.execute("DROP TABLE IF EXISTS bench_bare")
-    conn.execute("CREATE TABLE bench_bare (LIKE records INCLUDING ALL)")
-    if not hnsw:
-        names = conn.execute(
-            "SELECT c.relname FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid "
-            "JOIN pg_am a ON a.oid = c.relam WHERE i.indrelid = 'bench_bare'::regclass AND a.amname = 'hnsw'"
-        ).fetchall()
-        for (name,) in names:
-            conn.execute(sql.SQL("DROP INDEX {}").format(sql.Identifier(name)))
-
-
-_INSERT = (
-    "INSERT INTO bench_bare ("
-    + ", ".join(BARE_COLUMNS)
-    + ", tsv) VALUES (%s, %s, nextval('records_lane_seq'), "
-    + ", ".join(["%s"] * (len(BARE_COLUMNS) - 3))
-    + ", to_tsvector('english', %s))"
-)
 _STAGE_COLUMNS = tuple(c for c in BARE_COLUMNS if c != "lane_seq")
+_STAGE = "bench_stage"
 
 
 @dataclass(frozen=True, slots=True)
-class BareResult:
-    """Records per second of one bare write path."""
+class BarePath:
+    """One bare-engine write path, into its own table shaped like `records` (`LIKE records INCLUDING
+    ALL`). Without its HNSW index (`hnsw` false) it shows what the vector index costs a write: the
+    part of the bound no code above PostgreSQL can remove."""
 
     method: str
-    records: int
-    seconds: float
-    batch_ms: tuple[float, ...]
+    table: str
+    copy: bool = False
+    hnsw: bool = True
 
-    @property
-    def per_second(self) -> float:
-        return self.records / self.seconds
+    def create(self, conn: psycopg.Connection) -> None:
+        table = sql.Identifier(self.table)
+        conn.execute(sql.SQL("DROP TABLE IF EXISTS {}").format(table))
+        conn.execute(sql.SQL("CREATE TABLE {} (LIKE records INCLUDING ALL)").format(table))
+        if not self.hnsw:
+            names = conn.execute(
+                "SELECT c.relname FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid "
+                "JOIN pg_am a ON a.oid = c.relam WHERE i.indrelid = %s::regclass AND a.amname = 'hnsw'",
+                (self.table,),
+            ).fetchall()
+            for (name,) in names:
+                conn.execute(sql.SQL("DROP INDEX {}").format(sql.Identifier(name)))
+        if self.copy:
+            names = sql.SQL(", ").join(map(sql.Identifier, _STAGE_COLUMNS))
+            conn.execute(sql.SQL("DROP TABLE IF EXISTS {}").format(sql.Identifier(_STAGE)))
+            conn.execute(
+                sql.SQL("CREATE UNLOGGED TABLE {} AS SELECT {} FROM {} WITH NO DATA").format(
+                    sql.Identifier(_STAGE), names, table
+                )
+            )
 
+    def drop(self, conn: psycopg.Connection) -> None:
+        for name in (self.table, _STAGE) if self.copy else (self.table,):
+            conn.execute(sql.SQL("DROP TABLE IF EXISTS {}").format(sql.Identifier(name)))
 
-def _batches(rows: Sequence[tuple[Any, ...]], size: int) -> list[Sequence[tuple[Any, ...]]]:
-    return [rows[i : i + size] for i in range(0, len(rows), size)]
-
-
-def bare_insert(conn: psycopg.Connection, rows: Sequence[tuple[Any, ...]], batch: int = 1000) -> BareResult:
-    """Batched INSERTs (psycopg `executemany`, pipelined), one transaction per batch."""
-    conn.execute("TRUNCATE bench_bare")
-    timings = []
-    started = time.perf_counter()
-    for part in _batches(rows, batch):
-        t0 = time.perf_counter()
+    def write(self, conn: psycopg.Connection, part: Sequence[tuple[Any, ...]]) -> float:
+        """Write one batch in one transaction; returns its milliseconds."""
+        started = time.perf_counter()
         with conn.transaction(), conn.cursor() as cur:
-            cur.executemany(_INSERT, [(*row, row[7]) for row in part])
-        timings.append((time.perf_counter() - t0) * 1000)
-    return BareResult("batched INSERT", len(rows), time.perf_counter() - started, tuple(timings))
+            if self.copy:
+                _copy(cur, self.table, part)
+            else:
+                cur.executemany(_insert_sql(self.table), [(*row, row[7]) for row in part])
+        return (time.perf_counter() - started) * 1000
 
 
-def bare_copy(conn: psycopg.Connection, rows: Sequence[tuple[Any, ...]], batch: int = 1000) -> BareResult:
-    """COPY each batch into a temporary stage, then INSERT … SELECT (tsv and lane_seq computed)."""
-    conn.execute("TRUNCATE bench_bare")
-    names = ", ".join(_STAGE_COLUMNS)
-    conn.execute("DROP TABLE IF EXISTS bench_stage")
-    conn.execute(f"CREATE UNLOGGED TABLE bench_stage AS SELECT {names} FROM bench_bare WITH NO DATA")
-    move = (
-        f"INSERT INTO bench_bare ({names}, lane_seq, tsv) "
-        f"SELECT {names}, nextval('records_lane_seq'), to_tsvector('english', text) FROM bench_stage"
+BARE_PATHS = (
+    BarePath("batched INSERT", "bench_bare"),
+    BarePath("COPY + INSERT…SELECT", "bench_bare_copy", copy=True),
+    BarePath("batched INSERT, no HNSW index", "bench_bare_nohnsw", hnsw=False),
+)
+"""Batched INSERTs (psycopg `executemany`, pipelined; `to_tsvector` and `nextval` in SQL); COPY
+into an unlogged stage followed by INSERT … SELECT (the server computes tsv and lane_seq); and
+the batched INSERTs into a table without the HNSW index."""
+
+
+def _insert_sql(table: str) -> sql.Composed:
+    return sql.SQL(
+        "INSERT INTO {} ({}, tsv) "
+        "VALUES (%s, %s, nextval('records_lane_seq'), {}, to_tsvector('english', %s))"
+    ).format(
+        sql.Identifier(table),
+        sql.SQL(", ").join(map(sql.Identifier, BARE_COLUMNS)),
+        sql.SQL(", ").join([sql.Placeholder()] * (len(BARE_COLUMNS) - 3)),
     )
-    timings = []
-    started = time.perf_counter()
-    for part in _batches(rows, batch):
-        t0 = time.perf_counter()
-        with conn.transaction(), conn.cursor() as cur:
-            with cur.copy(f"COPY bench_stage ({names}) FROM STDIN") as copy:
-                for row in part:
-                    copy.write_row(row)
-            cur.execute(move)
-            cur.execute("TRUNCATE bench_stage")
-        timings.append((time.perf_counter() - t0) * 1000)
-    elapsed = time.perf_counter() - started
-    conn.execute("DROP TABLE bench_stage")
-    return BareResult("COPY + INSERT…SELECT", len(rows), elapsed, tuple(timings))
+
+
+def _copy(cur: psycopg.Cursor[Any], table: str, part: Sequence[tuple[Any, ...]]) -> None:
+    names = sql.SQL(", ").join(map(sql.Identifier, _STAGE_COLUMNS))
+    stage = sql.Identifier(_STAGE)
+    with cur.copy(sql.SQL("COPY {} ({}) FROM STDIN").format(stage, names)) as copy:
+        for row in part:
+            copy.write_row(row)
+    cur.execute(
+        sql.SQL(
+            "INSERT INTO {} ({}, lane_seq, tsv) "
+            "SELECT {}, nextval('records_lane_seq'), to_tsvector('english', text) FROM {}"
+        ).format(sql.Identifier(table), names, names, stage)
+    )
+    cur.execute(sql.SQL("TRUNCATE {}").format(stage))

@@ -2,9 +2,10 @@
 
 One run measures, on one fresh database:
 1. the service with precomputed vectors (embedding excluded): N records in batches of 1,000;
-2. the bare engine on a table shaped like `records` with the same indexes: the same rows by
-   batched INSERT and by COPY, batches of 1,000, one transaction each; then batched INSERT into
-   the same table without its HNSW index (how much of the bound is the vector index);
+2. interleaved with it batch by batch, the bare engine on tables shaped like `records` with the
+   same indexes: the same rows by batched INSERT and by COPY, batches of 1,000, one transaction
+   each, and by batched INSERT into such a table without its HNSW index (how much of the bound
+   is the vector index);
 3. the service embedding itself (embedding included): `--embed-records` new records without
    vectors, from the first POST until the in-process worker has made every one `ready`;
 4. the raw model (`LocalEmbedder`, one thread) on those same texts sorted by length, at batch 64
@@ -13,20 +14,19 @@ One run measures, on one fresh database:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import psycopg
 
 from bench.corpus import LINKS
 from bench.corpus import Corpus
 from bench.corpus import CorpusSpec
 from bench.corpus import generate
-from bench.engine import BareResult
-from bench.engine import bare_copy
-from bench.engine import bare_insert
+from bench.engine import BARE_PATHS
 from bench.engine import bare_rows
-from bench.engine import create_bare
 from bench.engine import raw_connection
 from bench.load import processing_counts
 from bench.load import wait_processed
@@ -35,6 +35,7 @@ from bench.metrics import percentiles
 from bench.report import database_versions
 from bench.report import options_dict
 from bench.report import table
+from bench.service import Service
 from bench.service import ServiceOptions
 from bench.service import libpq_url
 from bench.service import running_service
@@ -79,8 +80,48 @@ def _rate_row(name: str, records: int, seconds: float, batch_ms: tuple[float, ..
     }
 
 
-def _bare_row(result: BareResult, note: str = "") -> dict[str, Any]:
-    return _rate_row(f"bare engine: {result.method}{note}", result.records, result.seconds, result.batch_ms)
+SERVICE_PATH = "service POST /records, vectors supplied"
+
+
+def interleaved_loads(
+    service: Service,
+    conn: psycopg.Connection,
+    corpus: Corpus,
+    vectors: Sequence[np.ndarray | None],
+    batch: int,
+) -> dict[str, list[float]]:
+    """Batch by batch, the service and every bare path write the same records, each into its own
+    table, in an order that rotates per batch: every path sees the same table sizes and the same
+    machine load (the cores are shared), so their ratios hold even when the load drifts."""
+    bodies = [r.record_in() for r in corpus.records]
+    bare = bare_rows(corpus, vectors, service.workspace_id)
+    for path in BARE_PATHS:
+        path.create(conn)
+
+    def service_batch(start: int) -> float:
+        part = slice(start, start + batch)
+        return write_records(service, bodies[part], vectors[part], batch).batch_ms[0]
+
+    writers = [(SERVICE_PATH, service_batch)] + [
+        (
+            f"bare engine: {path.method}",
+            lambda start, path=path: path.write(conn, bare[start : start + batch]),
+        )
+        for path in BARE_PATHS
+    ]
+    batch_ms: dict[str, list[float]] = {name: [] for name, _ in writers}
+    for number, start in enumerate(range(0, len(bodies), batch)):
+        turn = number % len(writers)
+        for name, write in writers[turn:] + writers[:turn]:
+            batch_ms[name].append(write(start))
+        if (number + 1) % 10 == 0 or start + batch >= len(bodies):
+            rates = ", ".join(
+                f"{name} {len(ms) * batch / sum(ms) * 1000:.0f}/s" for name, ms in batch_ms.items()
+            )
+            print(f"  {min(start + batch, len(bodies))}/{len(bodies)} records: {rates}", flush=True)
+    for path in BARE_PATHS:
+        path.drop(conn)
+    return batch_ms
 
 
 def run(options: IngestOptions, service_options: ServiceOptions) -> dict[str, Any]:
@@ -98,28 +139,13 @@ def run(options: IngestOptions, service_options: ServiceOptions) -> dict[str, An
             _rate_row(f"raw model (LocalEmbedder, batch {batch}, 1 thread)", model.texts, model.seconds)
         )
     with running_service(service_options) as service:
-        written = write_records(
-            service,
-            [r.record_in() for r in corpus.records],
-            vectors,
-            options.batch,
-            progress="POST /records (vectors supplied)",
-        )
-        settle = wait_processed(service)
-        rows.append(
-            _rate_row(
-                "service POST /records, vectors supplied", len(written.ids), written.seconds, written.batch_ms
-            )
-        )
         with raw_connection(libpq_url(service.database_url)) as conn:
             versions = database_versions(conn)
-            create_bare(conn)
-            bare = bare_rows(corpus, vectors, service.workspace_id)
-            for method in (bare_insert, bare_copy):
-                rows.append(_bare_row(method(conn, bare, options.batch)))
-            create_bare(conn, hnsw=False)
-            rows.append(_bare_row(bare_insert(conn, bare, options.batch), ", no HNSW index"))
-            conn.execute("DROP TABLE bench_bare")
+            batch_ms = interleaved_loads(service, conn, corpus, vectors, options.batch)
+        settle = wait_processed(service)
+        rows += [
+            _rate_row(name, len(corpus.records), sum(ms) / 1000, tuple(ms)) for name, ms in batch_ms.items()
+        ]
         embedded = write_records(
             service, embed_bodies, None, options.batch, progress="POST /records (no vectors)"
         )

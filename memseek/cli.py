@@ -191,7 +191,9 @@ def build_parser() -> argparse.ArgumentParser:
     serve.set_defaults(handler=cmd_serve)
 
     worker = sub.add_parser("worker", help="process pending records (embeddings, enrichments)")
-    worker.add_argument("--batch", type=int, default=64, help="records claimed per transaction")
+    worker.add_argument(
+        "--batch", type=int, help="records claimed per transaction (default: as the in-process worker)"
+    )
     worker.add_argument("--once", action="store_true", help="exit when nothing is due instead of waiting")
     worker.add_argument("--max-attempts", type=int, default=5, help="tries before a record is failed")
     worker.set_defaults(handler=cmd_worker)

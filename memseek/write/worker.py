@@ -47,6 +47,11 @@ log = logging.getLogger(__name__)
 
 STOP_CHECK = 0.25
 """Seconds an idle worker waits for a notification before looking at its stop flag again."""
+CLAIM = 256
+"""Records claimed per transaction. The local embedder sorts a claim by length and pads each call
+to its longest text, so a larger claim wastes less: 256 embedded at ~0.9x the model's speed on
+length-sorted texts, 64 at ~0.75x (docs/benchmarks.md, "Ingest speed"). A claim's records become
+ready together, a few seconds of model time apart; a single new record is claimed on its own."""
 CHAT_THREADS = 4
 """Concurrent chat calls per batch: enrichments are one call per record, mostly waiting on the network."""
 
@@ -244,7 +249,7 @@ def _states(batch: Sequence[Claimed], outcomes: dict[UUID, Outcome], policy: Ret
     return {item.id: state(item) for item in batch}
 
 
-def process_batch(runtime: Runtime, limit: int = 64, policy: RetryPolicy | None = None) -> int:
+def process_batch(runtime: Runtime, limit: int = CLAIM, policy: RetryPolicy | None = None) -> int:
     """Claim, process and settle up to `limit` due records in one transaction; returns how many."""
     policy = policy or RetryPolicy()
     claimed: list[Claimed] = []
@@ -291,7 +296,7 @@ def _reclaim(conn: Connection, batch: Sequence[Claimed]) -> list[Claimed]:
 class BackgroundWorker:
     """A daemon thread running batches; it sleeps when idle and wakes on NOTIFY or after `idle_seconds`."""
 
-    def __init__(self, runtime: Runtime, batch: int = 64, policy: RetryPolicy | None = None,
+    def __init__(self, runtime: Runtime, batch: int = CLAIM, policy: RetryPolicy | None = None,
                  idle_seconds: float = 1.0) -> None:
         self.runtime, self.batch, self.policy, self.idle_seconds = runtime, batch, policy, idle_seconds
         self._stop = threading.Event()
@@ -356,15 +361,17 @@ class _Listener:
                 self.conn = None
 
 
-def start_background_worker(runtime: Runtime, batch: int = 64) -> BackgroundWorker:
+def start_background_worker(runtime: Runtime, batch: int = CLAIM) -> BackgroundWorker:
     """Start the in-process worker `memseek serve` runs (a daemon thread)."""
     return BackgroundWorker(runtime, batch).start()
 
 
 def run_worker(
-    runtime: Runtime, batch: int = 64, once: bool = False, policy: RetryPolicy | None = None
+    runtime: Runtime, batch: int | None = None, once: bool = False, policy: RetryPolicy | None = None
 ) -> int:
-    """`memseek worker`: process in the foreground; `once` stops when nothing is due (returns the count)."""
+    """`memseek worker`: process in the foreground; `once` stops when nothing is due (returns the count).
+    `batch` defaults to `CLAIM`."""
+    batch = batch or CLAIM
     if not once:
         BackgroundWorker(runtime, batch, policy).run()
         return 0
