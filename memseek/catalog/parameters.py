@@ -23,6 +23,8 @@ from memseek.catalog.base import FieldType
 from memseek.catalog.base import NonBlank
 from memseek.catalog.base import Strict
 from memseek.catalog.fields import type_error
+from memseek.storable import UNSTORABLE
+from memseek.storable import unstorable_strings
 
 JSON_SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 
@@ -138,11 +140,15 @@ def value_problem(spec: Mapping[str, Any], value: Any) -> str | None:
     problem = type_error(declared, value)
     if problem is not None:
         return problem
-    for check in (_bounds_problem, _size_problem, _item_enum_problem, _enum_problem):
+    for check in (_storable_problem, _bounds_problem, _size_problem, _item_enum_problem, _enum_problem):
         problem = check(spec, value)
         if problem is not None:
             return problem
     return None
+
+
+def _storable_problem(spec: Mapping[str, Any], value: Any) -> str | None:
+    return UNSTORABLE if any(True for _ in unstorable_strings(value)) else None
 
 
 def _bounds_problem(spec: Mapping[str, Any], value: Any) -> str | None:

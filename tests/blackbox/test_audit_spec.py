@@ -1,0 +1,119 @@
+"""Conformance audit of the read side, over HTTP: statements of the spec no earlier suite pinned.
+
+Every read route answers a client mistake with a `422` in the one error shape, never a `500`
+(spec, Errors: "The request ... is invalid → 422"). Text PostgreSQL cannot store (a NUL character,
+an unpaired surrogate) is such a mistake wherever it appears in a request.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.blackbox.support import invalid
+from tests.blackbox.support import note
+from tests.blackbox.support import write
+from tests.conftest import Client
+
+NUL = "a\x00b"
+SURROGATE = "a\ud800b"
+COMBINED = {"q": "x", "fuse": {"kind": "rrf"}}
+
+
+def source(**values: Any) -> dict[str, Any]:
+    return {"name": "s", "mode": "text", "scope": {"collections": ["sx_notes"]}, **values}
+
+
+@pytest.mark.parametrize(
+    ("body", "loc"),
+    [
+        pytest.param({"q": NUL, "mode": "text"}, ["q"], id="q-nul"),
+        pytest.param({"q": SURROGATE, "mode": "text"}, ["q"], id="q-surrogate"),
+        pytest.param(
+            {"q": NUL, "mode": "hybrid", "scope": {"collections": ["sx_vec"]}}, ["q"], id="q-nul-hybrid"
+        ),
+        pytest.param(
+            {"q": "x", "mode": "text", "scope": {"entities": ["e1", NUL]}},
+            ["scope", "entities", 1],
+            id="entity-nul",
+        ),
+        pytest.param(
+            {"q": "x", "mode": "text", "scope": {"types": [NUL]}}, ["scope", "types", 0], id="type-nul"
+        ),
+        pytest.param(
+            {
+                "q": "x",
+                "mode": "text",
+                "scope": {"collections": ["sx_notes"]},
+                "where": {"channel": {"eq": NUL}},
+            },
+            ["where", "channel", "eq"],
+            id="where-eq-nul",
+        ),
+        pytest.param(
+            {
+                "q": "x",
+                "mode": "text",
+                "scope": {"collections": ["sx_notes"]},
+                "where": {"channel": {"in": ["email", SURROGATE]}},
+            },
+            ["where", "channel", "in", 1],
+            id="where-in-surrogate",
+        ),
+        pytest.param(
+            {
+                "q": "x",
+                "mode": "text",
+                "scope": {"collections": ["sx_notes"]},
+                "where": {"tags": {"contains_any": [NUL]}},
+            },
+            ["where", "tags", "contains_any", 0],
+            id="where-contains-nul",
+        ),
+        pytest.param(
+            {"q": "x", "mode": "text", "graph_boost": {"anchor": NUL}},
+            ["graph_boost", "anchor"],
+            id="graph-boost-anchor-nul",
+        ),
+        pytest.param(
+            {"q": "x", "mode": "text", "render": True, "fence": {"preamble": NUL}},
+            ["fence", "preamble"],
+            id="fence-preamble-nul",
+        ),
+        pytest.param({**COMBINED, "q": NUL, "sources": [source()]}, ["q"], id="combined-q-nul"),
+        pytest.param(
+            {**COMBINED, "sources": [source(scope={"collections": ["sx_notes"], "entities": [NUL]})]},
+            ["sources", 0, "scope", "entities", 0],
+            id="source-entity-nul",
+        ),
+    ],
+)
+def test_unstorable_text_in_a_search_is_422_at_its_path(
+    sx: Client, body: dict[str, Any], loc: list[Any]
+) -> None:
+    write(sx, note("a b x"))
+    invalid(sx.post("/search", json=body), *loc)
+
+
+@pytest.mark.parametrize("route", ["/search", "/context"])
+@pytest.mark.parametrize("query", ["q=a%00b", "q=x&entity=e%00", "q=x&collection=sx%00notes"])
+def test_unstorable_text_in_a_get_route_is_422(sx: Client, route: str, query: str) -> None:
+    invalid(sx.get(f"{route}?{query}"))
+
+
+@pytest.mark.parametrize(
+    ("view", "parameters", "name"),
+    [
+        pytest.param("sx_context", {"entity": NUL, "task": "x"}, "entity", id="search-view-entity"),
+        pytest.param("sx_context", {"entity": "e1", "task": SURROGATE}, "task", id="search-view-task"),
+        pytest.param("sx_walk", {"seed": NUL}, "seed", id="graph-seed"),
+        pytest.param(
+            "sx_walk", {"seed": "a", "predicates": ["needs", NUL]}, "predicates", id="graph-predicate"
+        ),
+    ],
+)
+def test_unstorable_text_in_view_parameters_is_422_naming_the_parameter(
+    sx: Client, view: str, parameters: dict[str, Any], name: str
+) -> None:
+    invalid(sx.post(f"/views/{view}/query", json=parameters), "parameters", name)
