@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from collections.abc import Hashable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -68,6 +69,10 @@ class _YamlLoader(yaml.SafeLoader):
         seen: set[Any] = set()
         for key_node, _ in node.value:
             key = self.construct_object(key_node, deep=True)  # type: ignore[no-untyped-call]
+            if not isinstance(key, Hashable):  # `{{name}}` unquoted in a flow mapping is a mapping
+                raise yaml.constructor.ConstructorError(
+                    None, None, 'a mapping or list cannot be a key (quote placeholders: "{{name}}")',
+                    key_node.start_mark)
             if key in seen:
                 raise yaml.constructor.ConstructorError(
                     None, None, f"repeated key {key!r}", key_node.start_mark)

@@ -28,6 +28,9 @@ from memseek.catalog.base import TextLanguage
 from memseek.catalog.base import Unique
 from memseek.catalog.parameters import Parameter
 
+MAX_VERSION = 2**31 - 1
+"""Definition versions are stored in PostgreSQL `integer` columns."""
+
 
 class FieldDecl(Strict):
     """A declared field: where it lives in `content` and what reads may do with it."""
@@ -60,7 +63,9 @@ class Versioned(Strict):
     """The identity collections and views share."""
 
     name: Name
-    version: StrictInt = Field(gt=0, description="Positive integer; publish a new one to change a contract.")
+    version: StrictInt = Field(
+        gt=0, le=MAX_VERSION, description="Positive integer; publish a new one to change a contract."
+    )
     active: StrictBool = Field(False, description="At most one active version per name.")
     description: NonBlank | None = None
 
@@ -156,7 +161,9 @@ class Package(Strict):
     """A deployment package: the exact view versions a deployment exposes, and its agent tools."""
 
     name: Name
-    version: StrictInt = Field(1, gt=0, description="Publish a new version to change what the package pins.")
+    version: StrictInt = Field(
+        1, gt=0, le=MAX_VERSION, description="Publish a new version to change what the package pins."
+    )
     description: NonBlank | None = None
     views: dict[Name, Annotated[StrictInt, Field(gt=0)]] = Field(
         min_length=1, description="View name → the exact version this deployment exposes."
