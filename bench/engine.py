@@ -159,19 +159,22 @@ def bare_rows(
 
 
 _STAGE_COLUMNS = tuple(c for c in BARE_COLUMNS if c != "lane_seq")
-_STAGE = "bench_stage"
 
 
 @dataclass(frozen=True, slots=True)
 class BarePath:
     """One bare-engine write path, into its own table shaped like `records` (`LIKE records INCLUDING
     ALL`). Without its HNSW index (`hnsw` false) it shows what the vector index costs a write: the
-    part of the bound no code above PostgreSQL can remove."""
+    part of the bound no code above PostgreSQL can remove. With `postings`, the service's own
+    postings trigger (`memseek_postings_insert`) fires on it, so its postings go to the service's
+    `record_postings` (under ids no record has; the benchmark database is thrown away): the same
+    storage work as the service's table, without the service."""
 
     method: str
     table: str
     copy: bool = False
     hnsw: bool = True
+    postings: bool = False
 
     def create(self, conn: psycopg.Connection) -> None:
         table = sql.Identifier(self.table)
@@ -185,17 +188,24 @@ class BarePath:
             ).fetchall()
             for (name,) in names:
                 conn.execute(sql.SQL("DROP INDEX {}").format(sql.Identifier(name)))
+        if self.postings:
+            conn.execute(
+                sql.SQL(
+                    "CREATE TRIGGER {} AFTER INSERT ON {} REFERENCING NEW TABLE AS new_rows "
+                    "FOR EACH STATEMENT EXECUTE FUNCTION memseek_postings_insert()"
+                ).format(sql.Identifier(f"{self.table}_postings"), table)
+            )
         if self.copy:
             names = sql.SQL(", ").join(map(sql.Identifier, _STAGE_COLUMNS))
-            conn.execute(sql.SQL("DROP TABLE IF EXISTS {}").format(sql.Identifier(_STAGE)))
+            conn.execute(sql.SQL("DROP TABLE IF EXISTS {}").format(sql.Identifier(_stage(self.table))))
             conn.execute(
                 sql.SQL("CREATE UNLOGGED TABLE {} AS SELECT {} FROM {} WITH NO DATA").format(
-                    sql.Identifier(_STAGE), names, table
+                    sql.Identifier(_stage(self.table)), names, table
                 )
             )
 
     def drop(self, conn: psycopg.Connection) -> None:
-        for name in (self.table, _STAGE) if self.copy else (self.table,):
+        for name in (self.table, _stage(self.table)) if self.copy else (self.table,):
             conn.execute(sql.SQL("DROP TABLE IF EXISTS {}").format(sql.Identifier(name)))
 
     def write(self, conn: psycopg.Connection, part: Sequence[tuple[Any, ...]]) -> float:
@@ -213,10 +223,17 @@ BARE_PATHS = (
     BarePath("batched INSERT", "bench_bare"),
     BarePath("COPY + INSERT…SELECT", "bench_bare_copy", copy=True),
     BarePath("batched INSERT, no HNSW index", "bench_bare_nohnsw", hnsw=False),
+    BarePath("COPY + INSERT…SELECT + postings trigger", "bench_bare_postings", copy=True, postings=True),
 )
 """Batched INSERTs (psycopg `executemany`, pipelined; `to_tsvector` and `nextval` in SQL); COPY
 into an unlogged stage followed by INSERT … SELECT (the server computes tsv and lane_seq); and
-the batched INSERTs into a table without the HNSW index."""
+the batched INSERTs into a table without the HNSW index; COPY again into a table with the
+service's postings trigger (one INSERT … SELECT per batch fires it once, as the service's does)."""
+
+
+def _stage(table: str) -> str:
+    """The unlogged table a COPY path stages each batch in."""
+    return f"{table}_stage"
 
 
 def _insert_sql(table: str) -> sql.Composed:
@@ -232,7 +249,7 @@ def _insert_sql(table: str) -> sql.Composed:
 
 def _copy(cur: psycopg.Cursor[Any], table: str, part: Sequence[tuple[Any, ...]]) -> None:
     names = sql.SQL(", ").join(map(sql.Identifier, _STAGE_COLUMNS))
-    stage = sql.Identifier(_STAGE)
+    stage = sql.Identifier(_stage(table))
     with cur.copy(sql.SQL("COPY {} ({}) FROM STDIN").format(stage, names)) as copy:
         for row in part:
             copy.write_row(row)
