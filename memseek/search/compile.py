@@ -510,18 +510,46 @@ def text_match(query: ColumnElement[Any]) -> ColumnElement[float]:
 
 
 def _text_candidates(ctx: _Context) -> CTE:
+    exact = _best_matches(ctx)
+    if not ctx.plan.scope.entities:  # broad scope: bound the rows ts_rank_cd must rank
+        exact = _bounded_or_exact(ctx, exact)
+    return _numbered(exact, "text_candidates", lambda sub: [sub.c.match.desc(), *_newest_first(sub)])
+
+
+def _best_matches(ctx: _Context, *extra: ColumnElement[bool]) -> Select[Any]:
+    """The `candidates` eligible records that match the query best (among `extra`)."""
     query = ctx.tsquery()
     rank = text_match(query)
-    matching = [R.tsv.op("@@", is_comparison=True)(query)]
-    if not ctx.plan.scope.entities:  # broad scope: bound the rows ts_rank_cd must rank
-        matching.append(R.id.in_(posting_ids(ctx)))
-    inner = (
-        _eligible(ctx, *matching)
+    return (
+        _eligible(ctx, R.tsv.op("@@", is_comparison=True)(query), *extra)
         .add_columns(rank.label("match"), R.occurred_at, R.seq)
         .order_by(rank.desc(), *_newest_first(records))
         .limit(ctx.plan.candidates)
     )
-    return _numbered(inner, "text_candidates", lambda sub: [sub.c.match.desc(), *_newest_first(sub)])
+
+
+def _bounded_or_exact(ctx: _Context, exact: Select[Any]) -> Select[Any]:
+    """The best matches among the best postings; the exact matches when those cannot fill `k`
+    although more postings exist.
+
+    The best postings are the workspace's: superseded, retracted or out-of-scope records can hold
+    all of them, and a scope with matches of its own must not come back empty. Then the scope's
+    own matches are ranked (as many rows as match, so it costs most when many records match
+    outside the scope and few inside). Fewer than `candidates` proposals mean every lexeme's
+    postings were read whole: the bounded matches are then the exact ones. The condition is a
+    constant of the statement: Postgres runs only the branch it selects."""
+    postings = posting_ids(ctx).cte("text_postings")
+    bounded = _best_matches(ctx, R.id.in_(sa.select(postings.c.record_id))).cte("text_bounded")
+    proposed, kept = (_row_count(cte) for cte in (postings, bounded))
+    enough = min(ctx.plan.k, ctx.plan.candidates)  # both are part of the shape key
+    short = sa.and_(kept < enough, proposed >= ctx.plan.candidates)  # else the postings held every match
+    return sa.select(
+        sa.union_all(sa.select(*bounded.c).where(sa.not_(short)), exact.where(short)).subquery("text_matches")
+    )
+
+
+def _row_count(cte: CTE) -> ColumnElement[int]:
+    return sa.select(sa.func.count()).select_from(cte).scalar_subquery()
 
 
 def posting_ids(ctx: _Context) -> Select[Any]:

@@ -11,8 +11,10 @@ from typing import Any
 
 import pytest
 
+from tests.blackbox.support import ids
 from tests.blackbox.support import invalid
 from tests.blackbox.support import note
+from tests.blackbox.support import search
 from tests.blackbox.support import write
 from tests.conftest import Client
 
@@ -117,3 +119,43 @@ def test_unstorable_text_in_view_parameters_is_422_naming_the_parameter(
     sx: Client, view: str, parameters: dict[str, Any], name: str
 ) -> None:
     invalid(sx.post(f"/views/{view}/query", json=parameters), "parameters", name)
+
+
+# --- a scope finds its matches, however many better matches lie outside it -----------------------
+# Spec, Scopes: "scope narrows a search to the records that should even be considered"; every
+# proposal is re-checked, so a bounded proposal that holds only records outside the scope must not
+# stand for the whole answer. CROWD exceeds the candidates of a default search (k 20 → 200).
+
+CROWD = 250
+LONE = "a long planning meeting where the yearly budget came up once among many other things"
+
+
+def crowd(**values: Any) -> list[dict[str, Any]]:
+    """CROWD short records that match `budget` better than LONE does."""
+    record = {"collection": "sx_extra", "entity": "crowd", "type": "note", "text": "budget budget"}
+    return [record | values for _ in range(CROWD)]
+
+
+@pytest.mark.parametrize(
+    ("scope", "lone"),
+    [
+        pytest.param({"collections": ["sx_notes"]}, note(LONE), id="collection"),
+        pytest.param({"types": ["fact"]}, note(LONE, type="fact"), id="type"),
+        pytest.param({"status": "draft"}, note(LONE, status="draft"), id="drafts"),
+    ],
+)
+def test_a_search_finds_the_matches_of_its_scope_beside_a_crowd_outside_it(
+    sx: Client, scope: dict[str, Any], lone: dict[str, Any]
+) -> None:
+    write(sx, *crowd())
+    (lone_id,) = write(sx, lone)
+    body = search(sx, {"q": "budget", "mode": "text", "scope": scope})
+    assert ids(body) == [lone_id]
+
+
+def test_superseded_values_never_crowd_out_the_current_ones(sx: Client) -> None:
+    history = [note("budget budget", entity="crowd", key="plan", type="fact") for _ in range(CROWD)]
+    *_, current = write(sx, *history)
+    (lone_id,) = write(sx, note(LONE))
+    body = search(sx, {"q": "budget", "mode": "text", "scope": {"collections": ["sx_notes"]}})
+    assert sorted(ids(body)) == sorted([current, lone_id])
