@@ -36,12 +36,13 @@ from memseek.api.common import runtime
 from memseek.api.common import workspace
 from memseek.api.openapi import Operation
 from memseek.api.openapi import document
+from memseek.catalog.graph_contract import published_input_schema
 from memseek.catalog.models import View
-from memseek.catalog.parameters import input_schema
 from memseek.errors import MemseekError
 from memseek.errors import error_body
 from memseek.runtime import Runtime
 from memseek.search.views import view_response
+from memseek.settings import Settings
 
 if TYPE_CHECKING:  # the SDK loads on first MCP use: importing it costs about a second per start-up
     import mcp_types as types
@@ -58,12 +59,13 @@ REQUEST_TIMEOUT_SECONDS = 300.0
 WorkspaceOf = Callable[["ServerRequestContext[Any]"], UUID]
 
 
-def tool(view: View) -> types.Tool:
+def tool(view: View, settings: Settings) -> types.Tool:
     """The agent tool of one view: its name, description and complete input schema."""
     import mcp_types as types
 
     description = view.description or f"Run the {view.kind} view {view.name} (version {view.version})."
-    return types.Tool(name=view.name, description=description, input_schema=input_schema(view.parameters))
+    schema = published_input_schema(view, settings.max_graph_depth, settings.max_graph_paths)
+    return types.Tool(name=view.name, description=description, input_schema=schema)
 
 
 def call_view(rt: Runtime, workspace_id: UUID, name: str, arguments: dict[str, Any]) -> types.CallToolResult:
@@ -101,7 +103,7 @@ def build_server(rt: Runtime, workspace_of: WorkspaceOf) -> Server[Any]:
     tools = {view.name: view for view in rt.catalog.tools()}
 
     async def list_tools(ctx: ServerRequestContext[Any], params: Any) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=[tool(view) for view in tools.values()])
+        return types.ListToolsResult(tools=[tool(view, rt.settings) for view in tools.values()])
 
     async def call_tool(
         ctx: ServerRequestContext[Any], params: types.CallToolRequestParams

@@ -12,15 +12,16 @@ from memseek.api.common import runtime
 from memseek.api.openapi import Operation
 from memseek.api.openapi import document
 from memseek.catalog.catalog import Catalog
+from memseek.catalog.graph_contract import published_input_schema
 from memseek.catalog.models import View
-from memseek.catalog.parameters import input_schema
 from memseek.catalog.parameters import parameter_summary
 from memseek.search.views import public_hash
+from memseek.settings import Settings
 
 bp = Blueprint("views", __name__)
 
 
-def describe_view(catalog: Catalog, view: View) -> dict[str, Any]:
+def describe_view(catalog: Catalog, view: View, settings: Settings) -> dict[str, Any]:
     """One entry of `GET /views`: identity, activity (package-aware) and the input contract."""
     footprint = catalog.footprint(view)
     return {
@@ -30,7 +31,7 @@ def describe_view(catalog: Catalog, view: View) -> dict[str, Any]:
         "active": catalog.is_active(view),
         "kind": view.kind,
         "parameters": parameter_summary(view.parameters),
-        "input_schema": input_schema(view.parameters),
+        "input_schema": published_input_schema(view, settings.max_graph_depth, settings.max_graph_paths),
         "collections": list(footprint.collections),
         "required_capabilities": list(view.required_capabilities),
         "profiles": list(footprint.profiles),
@@ -39,8 +40,8 @@ def describe_view(catalog: Catalog, view: View) -> dict[str, Any]:
 
 @bp.get("/views")
 def list_views() -> Response:
-    catalog = runtime().catalog
-    return jsonify({"views": [describe_view(catalog, view) for view in catalog.all_views()]})
+    catalog, settings = runtime().catalog, runtime().settings
+    return jsonify({"views": [describe_view(catalog, view, settings) for view in catalog.all_views()]})
 
 
 document(Operation("GET", "/views", "Every loaded view version and its input contract"))

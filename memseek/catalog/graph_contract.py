@@ -16,6 +16,7 @@ from typing import Any
 from memseek.catalog.base import FieldType
 from memseek.catalog.models import View
 from memseek.catalog.parameters import Parameter
+from memseek.catalog.parameters import input_schema
 from memseek.errors import Detail
 
 
@@ -45,6 +46,19 @@ GRAPH_CONTRACTS: dict[str, dict[str, Fixed]] = {
         "limit": Fixed("integer", default=50, minimum=1, maximum=500),
     },
 }
+
+
+def published_input_schema(view: View, max_depth: int, max_paths: int) -> dict[str, Any]:
+    """The view's input schema as this deployment accepts calls: a graph view's `depth` and
+    `limit` capped at MAX_GRAPH_DEPTH and MAX_GRAPH_PATHS, the bounds calls are checked against."""
+    ceilings = {"depth": max_depth, "limit": max_paths} if view.kind in GRAPH_CONTRACTS else {}
+    return input_schema({name: _capped(p, ceilings.get(name)) for name, p in view.parameters.items()})
+
+
+def _capped(parameter: Parameter, ceiling: int | None) -> Parameter:
+    if ceiling is None or parameter.maximum is None or parameter.maximum <= ceiling:
+        return parameter
+    return parameter.model_copy(update={"maximum": ceiling})
 
 
 def graph_contract(view: View) -> tuple[View, list[Detail]]:

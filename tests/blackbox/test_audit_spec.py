@@ -11,12 +11,14 @@ from typing import Any
 
 import pytest
 
+from tests.blackbox.conftest import ClientFactory
 from tests.blackbox.support import ids
 from tests.blackbox.support import invalid
 from tests.blackbox.support import note
 from tests.blackbox.support import search
 from tests.blackbox.support import write
 from tests.conftest import Client
+from tests.helpers import ok
 
 NUL = "a\x00b"
 SURROGATE = "a\ud800b"
@@ -159,3 +161,32 @@ def test_superseded_values_never_crowd_out_the_current_ones(sx: Client) -> None:
     (lone_id,) = write(sx, note(LONE))
     body = search(sx, {"q": "budget", "mode": "text", "scope": {"collections": ["sx_notes"]}})
     assert sorted(ids(body)) == sorted([current, lone_id])
+
+
+# --- the published contract shows the deployment's graph ceilings --------------------------------
+# Spec: input_schema "is the complete machine-readable contract, including ... numeric and length
+# limits"; graph depth (1-16) and limit (1-500) may have lower deployment ceilings.
+
+
+def published_schemas(client: Client) -> dict[str, dict[str, Any]]:
+    """Each graph view's input schema as `GET /views` and the MCP tool list publish it."""
+    listed = {
+        v["name"]: v["input_schema"] for v in ok(client.get("/views"))["views"] if v["kind"] != "search"
+    }
+    request = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
+    response = client.post("/mcp", json=request, headers={"Accept": "application/json, text/event-stream"})
+    tools = {t["name"]: t["inputSchema"] for t in ok(response)["result"]["tools"] if t["name"] in listed}
+    assert tools == {name: listed[name] for name in tools}
+    return listed
+
+
+def test_input_schemas_show_the_deployments_graph_ceilings(sx_with: ClientFactory) -> None:
+    schemas = published_schemas(sx_with(max_graph_depth=3, max_graph_paths=10))
+    walk, orphans = schemas["sx_walk"]["properties"], schemas["sx_orphans"]["properties"]
+    assert (walk["depth"]["maximum"], walk["limit"]["maximum"], orphans["limit"]["maximum"]) == (3, 10, 10)
+
+
+def test_input_schemas_show_the_spec_bounds_under_the_default_ceilings(sx: Client) -> None:
+    schemas = published_schemas(sx)
+    walk, orphans = schemas["sx_walk"]["properties"], schemas["sx_orphans"]["properties"]
+    assert (walk["depth"]["maximum"], walk["limit"]["maximum"], orphans["limit"]["maximum"]) == (16, 500, 500)

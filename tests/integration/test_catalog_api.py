@@ -18,6 +18,7 @@ from memseek.search.rank import OPERATORS
 from memseek.search.rank import rank_hash
 from memseek.search.rank import to_tree
 from memseek.search.views import public_hash
+from memseek.settings import Settings
 from tests.conftest import Client
 from tests.helpers import MINIMAL_CATALOG
 from tests.helpers import build_catalog
@@ -108,7 +109,7 @@ def test_active_is_package_aware(tmp_path: Path) -> None:
     )
     for package, active in ((None, {1}), ("app", {2})):
         catalog = load_catalog(root, package=package)
-        described = [describe_view(catalog, v) for v in catalog.views["ask"]]
+        described = [describe_view(catalog, v, Settings()) for v in catalog.views["ask"]]
         assert {d["version"] for d in described if d["active"]} == active
 
 
