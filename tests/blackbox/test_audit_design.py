@@ -14,6 +14,8 @@ import pytest
 
 from memseek.cli import main
 from memseek.paths import reference_catalog
+from tests.blackbox.design_support import rec
+from tests.conftest import Client
 
 UNQUOTED_PLACEHOLDER = """
 views:
@@ -77,3 +79,19 @@ def test_a_version_beyond_what_the_database_stores_is_refused_at_load(
 def test_the_largest_storable_version_loads(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, out = check(tmp_path, capsys, "views/audit.yaml", LARGEST_VERSION)
     assert code == 0, out
+
+
+# --- POST /records: every valid ISO 8601 offset is stored or refused with a 422, never a 500 -------
+# Design, Records: `occurred_at` "timezone required". ISO 8601 and Python allow offsets up to
+# ±23:59; PostgreSQL reads at most ±15:59. The instant is the same in UTC.
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="memseek/write/models.py: an occurred_at offset of ±16:00 or more reaches PostgreSQL as "
+    "written and fails as a 500; store it converted to UTC (or refuse it with a 422)",
+)
+@pytest.mark.parametrize("offset", ["+16:00", "+23:59", "-23:59"])
+def test_an_occurred_at_with_any_iso_offset_is_never_a_500(bw: Client, offset: str) -> None:
+    response = bw.post("/records", json={"records": [rec(occurred_at=f"2026-07-01T10:00:00{offset}")]})
+    assert response.status_code in (201, 422), response.get_data(as_text=True)
