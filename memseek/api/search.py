@@ -7,6 +7,8 @@ few query parameters; any other parameter is rejected (422) rather than ignored.
 from __future__ import annotations
 
 from collections.abc import Collection
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from flask import Blueprint
@@ -90,11 +92,39 @@ def _parse(body: dict[str, Any]) -> SearchSpec:
     return parse_search(body, max_query_chars=runtime().settings.max_query_chars)
 
 
+QUERY_LOCS = {
+    ("q",): "q",
+    ("k",): "k",
+    ("scope", "entities"): "entity",
+    ("scope", "collections"): "collection",
+    ("fence", "tag"): "fence_tag",
+    ("fence", "preamble"): "fence_preamble",
+}
+"""Where a GET route put each query parameter in the search request it builds."""
+
+
+@contextmanager
+def located_at_query() -> Iterator[None]:
+    """Problems of the search a GET route built, located at the query parameter they came from."""
+    try:
+        yield
+    except RequestInvalid as exc:
+        raise RequestInvalid(exc.message, [_at_query(d) for d in exc.details]) from exc
+
+
+def _at_query(detail: Detail) -> Detail:
+    for prefix, name in QUERY_LOCS.items():
+        if detail.loc[: len(prefix)] == prefix:
+            return Detail(("query", name), detail.msg)
+    return detail
+
+
 @bp.get("/search")
 def get_search() -> Response:
     rt = runtime()
     body = {**hybrid_body(query_params(GET_SEARCH_PARAMS)), "include": GET_SEARCH_INCLUDE}
-    data, outcome = search_response(rt, workspace(), _parse(body), label="GET /search")
+    with located_at_query():
+        data, outcome = search_response(rt, workspace(), _parse(body), label="GET /search")
     return _timed(Response(data, mimetype="application/json"), outcome)
 
 
@@ -106,7 +136,8 @@ def get_context() -> Response:
     if "fence_tag" in params or "fence_preamble" in params:
         fence = {"tag": params.get("fence_tag", "records"), "preamble": params.get("fence_preamble")}
         body["fence"] = {key: value for key, value in fence.items() if value is not None}
-    outcome = run_search(rt, workspace(), _parse(body), label="GET /context")
+    with located_at_query():
+        outcome = run_search(rt, workspace(), _parse(body), label="GET /context")
     text = outcome.body["rendered"] or ""
     touch_on_read(rt, workspace(), outcome.hit_ids)
     return _timed(Response(text, mimetype="text/plain"), outcome)

@@ -190,3 +190,40 @@ def test_input_schemas_show_the_spec_bounds_under_the_default_ceilings(sx: Clien
     schemas = published_schemas(sx)
     walk, orphans = schemas["sx_walk"]["properties"], schemas["sx_orphans"]["properties"]
     assert (walk["depth"]["maximum"], walk["limit"]["maximum"], orphans["limit"]["maximum"]) == (16, 500, 500)
+
+
+# --- GET /search and GET /context: every problem is located at the query parameter ---------------
+# Design, errors: "details items carry a loc (JSON path)"; a GET request has no body, so its
+# problems are at ["query", <parameter>] — as a missing `q` or an unknown parameter already are.
+
+
+@pytest.mark.parametrize("route", ["/search", "/context"])
+@pytest.mark.parametrize(
+    ("query", "parameter"),
+    [
+        pytest.param("q=%20", "q", id="q-blank"),
+        pytest.param("q=x&k=0", "k", id="k-0"),
+        pytest.param("q=x&k=101", "k", id="k-101"),
+        pytest.param("q=x&entity=", "entity", id="entity-empty"),
+        pytest.param("q=x&collection=", "collection", id="collection-empty"),
+        pytest.param("q=x&collection=nope", "collection", id="collection-unknown"),
+        pytest.param("q=a%00b", "q", id="q-nul"),
+    ],
+)
+def test_get_route_problems_are_located_at_the_query_parameter(
+    sx: Client, route: str, query: str, parameter: str
+) -> None:
+    invalid(sx.get(f"{route}?{query}"), "query", parameter)
+
+
+@pytest.mark.parametrize(
+    ("query", "parameter"),
+    [
+        pytest.param("q=x&fence_tag=1bad", "fence_tag", id="fence-tag"),
+        pytest.param("q=x&fence_preamble=%00", "fence_preamble", id="fence-preamble"),
+    ],
+)
+def test_get_context_fence_problems_are_located_at_the_query_parameter(
+    sx: Client, query: str, parameter: str
+) -> None:
+    invalid(sx.get(f"/context?{query}"), "query", parameter)
