@@ -91,7 +91,8 @@ def _source_json(rows: Sequence[Row]) -> str:
             "entity": row.entity, "type": row.type, "key": row.key, "text": row.text, "content": row.content,
             "scores": row.scores, "annotations": row.annotations, "fields": row.fields, "status": row.status,
             "depth": row.depth, "derived_from": row.derived_from, "run_id": row.run_id,
-            "occurred_at": row.occurred_at,
+            # as a UTC instant: ISO 8601 allows offsets up to ±23:59, PostgreSQL reads at most ±15:59
+            "occurred_at": None if row.occurred_at is None else row.occurred_at.astimezone(UTC),
             "processing": "pending" if row.pending else "ready", "is_current": row.is_current,
             "embedding": row.embedding, "embedding_model": row.embedding_model, "language": row.language,
             "idempotency_key": row.idempotency_key, "payload_hash": row.payload_hash,

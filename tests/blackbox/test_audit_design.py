@@ -86,11 +86,6 @@ def test_the_largest_storable_version_loads(tmp_path: Path, capsys: pytest.Captu
 # ±23:59; PostgreSQL reads at most ±15:59. The instant is the same in UTC.
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="memseek/write/models.py: an occurred_at offset of ±16:00 or more reaches PostgreSQL as "
-    "written and fails as a 500; store it converted to UTC (or refuse it with a 422)",
-)
 @pytest.mark.parametrize("offset", ["+16:00", "+23:59", "-23:59"])
 def test_an_occurred_at_with_any_iso_offset_is_never_a_500(bw: Client, offset: str) -> None:
     response = bw.post("/records", json={"records": [rec(occurred_at=f"2026-07-01T10:00:00{offset}")]})

@@ -204,6 +204,18 @@ def test_occurred_at_defaults_to_created_at(wclient: Client, db: Any) -> None:
     assert record["occurred_at"] == record["created_at"]
 
 
+@pytest.mark.parametrize(("written_at", "stored"), [
+    ("2026-07-01T10:00:00+23:59", "2026-06-30T10:01:00+00:00"),
+    ("2026-07-01T10:00:00-23:59", "2026-07-02T09:59:00+00:00"),
+])
+def test_occurred_at_offsets_beyond_postgres_are_stored_as_the_instant(
+    wclient: Client, db: Any, written_at: str, stored: str
+) -> None:
+    """ISO 8601 offsets reach ±23:59; PostgreSQL reads at most ±15:59, so the instant goes in UTC."""
+    [result] = written(wclient, record_in(occurred_at=written_at))
+    assert fetch(wclient, result["id"])["occurred_at"] == stored
+
+
 def test_pinned_collection_version(wclient: Client, db: Any) -> None:
     [result] = written(wclient, record_in("w_events", collection_version=1))
     assert fetch(wclient, result["id"])["collection_version"] == 1
