@@ -52,6 +52,12 @@ CLAIM = 256
 to its longest text, so a larger claim wastes less: 256 embedded at ~0.9x the model's speed on
 length-sorted texts, 64 at ~0.75x (docs/benchmarks.md, "Ingest speed"). A claim's records become
 ready together, a few seconds of model time apart; a single new record is claimed on its own."""
+IN_PROCESS_WORKERS = 2
+"""Worker threads `memseek serve` runs. Batches compute one at a time (`_COMPUTING`), so two threads
+overlap one batch's database writes (~8 % of a batch) with the next batch's model time instead of
+running the model twice at once."""
+_COMPUTING = threading.Lock()
+"""One batch of this process computes at a time: the local model uses one core (design: Models)."""
 CHAT_THREADS = 4
 """Concurrent chat calls per batch: enrichments are one call per record, mostly waiting on the network."""
 
@@ -258,7 +264,8 @@ def process_batch(runtime: Runtime, limit: int = CLAIM, policy: RetryPolicy | No
             claimed = claim(conn, limit)
             if not claimed:
                 return 0
-            outcomes = compute(runtime, claimed)
+            with _COMPUTING:
+                outcomes = compute(runtime, claimed)
             states = _states(claimed, outcomes, policy)
             _lock_records(conn, claimed)
             _write_records(conn, claimed, outcomes, states)
@@ -294,23 +301,27 @@ def _reclaim(conn: Connection, batch: Sequence[Claimed]) -> list[Claimed]:
 
 
 class BackgroundWorker:
-    """A daemon thread running batches; it sleeps when idle and wakes on NOTIFY or after `idle_seconds`."""
+    """Daemon threads running batches; each sleeps when idle and wakes on NOTIFY or after `idle_seconds`."""
 
     def __init__(self, runtime: Runtime, batch: int = CLAIM, policy: RetryPolicy | None = None,
-                 idle_seconds: float = 1.0) -> None:
+                 idle_seconds: float = 1.0, threads: int = 1) -> None:
         self.runtime, self.batch, self.policy, self.idle_seconds = runtime, batch, policy, idle_seconds
         self._stop = threading.Event()
-        self._thread = threading.Thread(target=self.run, name="memseek-worker", daemon=True)
+        self._threads = [threading.Thread(target=self.run, name="memseek-worker", daemon=True)
+                         for _ in range(threads)]
 
     def start(self) -> BackgroundWorker:
-        self._thread.start()
+        for thread in self._threads:
+            thread.start()
         return self
 
     def stop(self, timeout: float = 10.0) -> None:
-        """Ask the loop to finish its current batch and exit."""
+        """Ask the loops to finish their current batches and exit."""
         self._stop.set()
-        if self._thread.is_alive():
-            self._thread.join(timeout)
+        deadline = time.monotonic() + timeout
+        for thread in self._threads:
+            if thread.is_alive():
+                thread.join(max(0.0, deadline - time.monotonic()))
 
     def run(self) -> None:
         """Process until stopped; errors are logged and retried after a pause."""
@@ -362,8 +373,8 @@ class _Listener:
 
 
 def start_background_worker(runtime: Runtime, batch: int = CLAIM) -> BackgroundWorker:
-    """Start the in-process worker `memseek serve` runs (a daemon thread)."""
-    return BackgroundWorker(runtime, batch).start()
+    """Start the in-process worker `memseek serve` runs (`IN_PROCESS_WORKERS` daemon threads)."""
+    return BackgroundWorker(runtime, batch, threads=IN_PROCESS_WORKERS).start()
 
 
 def run_worker(
