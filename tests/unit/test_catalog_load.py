@@ -421,6 +421,16 @@ def test_reference_catalog_holds_the_spec_examples(reference: Catalog) -> None:
     assert reference.hash.startswith("sha256:") and len(reference.hash) == len("sha256:") + 64
 
 
+def test_reference_package_is_the_designs_example() -> None:
+    """design "Packages and MCP": support_agent pins upcoming_calendar 2; only customer_context is a tool."""
+    plain, packaged = load_catalog(reference_catalog()), load_catalog(reference_catalog(), package="support_agent")
+    assert plain.view("upcoming_calendar").version == 1
+    assert packaged.view("upcoming_calendar").version == 2
+    assert packaged.view("customer_context").version == 1
+    assert [v.name for v in packaged.tools()] == ["customer_context"]
+    assert "upcoming_calendar" in [v.name for v in plain.tools()]
+
+
 def test_reference_collections_work_offline(reference: Catalog) -> None:
     """No reference collection requires an enrichment the (remote) cheap model would compute."""
     required = {e for versions in reference.collections.values() for c in versions for e in c.enrichments}
