@@ -24,7 +24,7 @@ from memseek.catalog.base import NonBlank
 from memseek.catalog.base import Strict
 from memseek.catalog.fields import type_error
 from memseek.storable import UNSTORABLE
-from memseek.storable import unstorable_strings
+from memseek.storable import unstorable_values
 
 JSON_SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 
@@ -148,7 +148,7 @@ def value_problem(spec: Mapping[str, Any], value: Any) -> str | None:
 
 
 def _storable_problem(spec: Mapping[str, Any], value: Any) -> str | None:
-    return UNSTORABLE if any(True for _ in unstorable_strings(value)) else None
+    return UNSTORABLE if any(True for _ in unstorable_values(value)) else None
 
 
 def _bounds_problem(spec: Mapping[str, Any], value: Any) -> str | None:

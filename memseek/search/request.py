@@ -47,7 +47,7 @@ from memseek.search.rank import RankTree
 from memseek.search.rank import check_boost
 from memseek.search.rank import check_rank_for_mode
 from memseek.search.rank import raise_details
-from memseek.storable import unstorable_strings
+from memseek.storable import unstorable_values
 
 MAX_QUERY_CHARS = 8192
 """Default of the MAX_QUERY_CHARS deployment setting; pass the live value to `parse_search`."""
@@ -487,7 +487,7 @@ def parse_search(data: Any, *, max_query_chars: int = MAX_QUERY_CHARS) -> Search
     """Validate a search request; `RequestInvalid` lists every problem with its JSON path."""
     if not isinstance(data, dict):
         raise RequestInvalid("the search request is invalid", [Detail((), "must be a JSON object")])
-    unstorable = list(unstorable_strings(data))
+    unstorable = list(unstorable_values(data))
     if unstorable:
         raise RequestInvalid("the search request is invalid", unstorable)
     model: type[SingleSearch | CombinedSearch] = CombinedSearch if "sources" in data else SingleSearch

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
-import re
 from collections.abc import Iterator
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -28,9 +26,8 @@ from memseek.catalog.models import Collection
 from memseek.errors import Detail
 from memseek.errors import Loc
 from memseek.errors import details_from_pydantic
+from memseek.storable import unstorable_values
 from memseek.write.models import RecordIn
-
-_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class EmbedderInfo(Protocol):
@@ -115,28 +112,12 @@ def _payload(record: RecordIn, at: Loc) -> tuple[str, list[Detail]]:
     if not suspicious and record.idempotency_key is None:
         return "", []
     # python mode: JSON mode would already have replaced lone surrogates in object keys
-    problems = list(_unstorable(record.model_dump(), at)) if suspicious else []
+    problems = list(unstorable_values(record.model_dump(), at)) if suspicious else []
     if record.idempotency_key is None:
         return "", problems
     payload = record.model_dump(mode="json", exclude={"idempotency_key"})
     dumped = json.dumps(payload, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(dumped.encode("utf-8", "surrogatepass")).hexdigest(), problems
-
-
-def _unstorable(value: Any, loc: Loc) -> Iterator[Detail]:
-    """NUL characters, lone surrogates and non-finite numbers: PostgreSQL text and JSONB refuse them."""
-    if isinstance(value, float) and not math.isfinite(value):
-        yield Detail(loc, "must be a finite number (NaN and Infinity are not JSON)")
-    elif isinstance(value, str):
-        if "\x00" in value or _SURROGATE.search(value):
-            yield Detail(loc, "text must not contain NUL characters or unpaired surrogates")
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            yield from _unstorable(key, (*loc, key))
-            yield from _unstorable(item, (*loc, key))
-    elif isinstance(value, list):
-        for position, item in enumerate(value):
-            yield from _unstorable(item, (*loc, position))
 
 
 def _shape(collection: Collection, record: RecordIn, max_chars: int, at: Loc) -> list[Detail]:
