@@ -84,9 +84,8 @@ def revoke_key(conn: Connection, prefix: str) -> int:
     return 1
 
 
-_LOOKUP = (
-    sa.select(api_keys.c.workspace_id)
-    .where(api_keys.c.digest == sa.bindparam("digest"), api_keys.c.revoked_at.is_(None))
+_LOOKUP = sa.select(api_keys.c.workspace_id).where(
+    api_keys.c.digest == sa.bindparam("digest"), api_keys.c.revoked_at.is_(None)
 )
 
 

@@ -39,8 +39,10 @@ from the validated catalog), never request input."""
 @lru_cache(maxsize=64)
 def _scope_statement(settings: tuple[tuple[str, str], ...]) -> sa.Select[Any]:
     """Set role and workspace (bound as :role and :ws), plus `settings`, transaction-locally."""
-    scope = [sa.func.set_config("role", sa.bindparam("role"), True),
-             sa.func.set_config("memseek.workspace_id", sa.bindparam("ws"), True)]
+    scope = [
+        sa.func.set_config("role", sa.bindparam("role"), True),
+        sa.func.set_config("memseek.workspace_id", sa.bindparam("ws"), True),
+    ]
     extra = [sa.func.set_config(name, value, True) for name, value in settings]
     return sa.select(*scope, *extra)
 
@@ -85,8 +87,9 @@ def describe_target(url: str) -> str:
     return f"{host}:{parts.port or 5432}/{parts.database}"
 
 
-def _label_statement(conn: Any, cursor: Any, statement: str, parameters: Any, context: Any,
-                     executemany: bool) -> tuple[str, Any]:
+def _label_statement(
+    conn: Any, cursor: Any, statement: str, parameters: Any, context: Any, executemany: bool
+) -> tuple[str, Any]:
     """`before_cursor_execute` hook: prefix the statement label unless the statement names its own."""
     if "/* memseek " in statement:
         return statement, parameters

@@ -110,6 +110,8 @@ def db(engine: Engine) -> Iterator[Engine]:
 
 @dataclass(frozen=True)
 class Tenant:
+    """A workspace and one of its keys."""
+
     id: UUID
     key: str
 

@@ -115,14 +115,32 @@ def _create_records() -> None:
     ix("records_scope", "records", ["workspace_id", "collection", "entity", "occurred_at"])
     ix("records_recent", "records", ["workspace_id", "occurred_at"])
     ix("records_created", "records", ["workspace_id", "collection", "created_at"])
-    ix("records_link_node", "records", ["workspace_id", "link_node_id"],
-       postgresql_where=sa.text("link_node_id IS NOT NULL"))
-    ix("records_idempotency", "records", ["workspace_id", "idempotency_key"], unique=True,
-       postgresql_where=sa.text("idempotency_key IS NOT NULL"))
-    ix("records_current_slot", "records", ["workspace_id", "collection", "entity", "key", "status"],
-       unique=True, postgresql_where=sa.text("is_current AND key IS NOT NULL"))
-    ix("records_lane", "records", ["workspace_id", "collection", "entity", "key", "status", "lane_seq"],
-       postgresql_where=sa.text("key IS NOT NULL"))
+    ix(
+        "records_link_node",
+        "records",
+        ["workspace_id", "link_node_id"],
+        postgresql_where=sa.text("link_node_id IS NOT NULL"),
+    )
+    ix(
+        "records_idempotency",
+        "records",
+        ["workspace_id", "idempotency_key"],
+        unique=True,
+        postgresql_where=sa.text("idempotency_key IS NOT NULL"),
+    )
+    ix(
+        "records_current_slot",
+        "records",
+        ["workspace_id", "collection", "entity", "key", "status"],
+        unique=True,
+        postgresql_where=sa.text("is_current AND key IS NOT NULL"),
+    )
+    ix(
+        "records_lane",
+        "records",
+        ["workspace_id", "collection", "entity", "key", "status", "lane_seq"],
+        postgresql_where=sa.text("key IS NOT NULL"),
+    )
     ix("records_tsv", "records", ["tsv"], postgresql_using="gin")
     op.execute(
         "CREATE INDEX records_embedding ON records USING hnsw (embedding vector_cosine_ops) "

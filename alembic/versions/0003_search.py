@@ -35,7 +35,8 @@ def upgrade() -> None:
         sa.Column("impact", sa.REAL, nullable=False),
     )
     op.create_index(
-        "record_postings_top", "record_postings",
+        "record_postings_top",
+        "record_postings",
         ["workspace_id", "lexeme", sa.text("impact DESC"), "record_id"],
     )
     op.execute((SQL / "0003_postings.sql").read_text())

@@ -22,6 +22,9 @@ def health() -> tuple[Response, int]:
     except sa.exc.SQLAlchemyError:
         database = "unreachable"
     status = 200 if database == "ok" else 503
-    body = {"status": "ok" if status == 200 else "degraded", "database": database,
-            "catalog_hash": rt.catalog.hash}
+    body = {
+        "status": "ok" if status == 200 else "degraded",
+        "database": database,
+        "catalog_hash": rt.catalog.hash,
+    }
     return jsonify(body), status

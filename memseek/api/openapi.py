@@ -77,8 +77,10 @@ ERROR_SCHEMA = {
 
 
 PATH_VARIABLE = re.compile(r"\{([^}]+)\}")
-PATH_SCHEMAS = {"id": {"type": "string", "format": "uuid", "description": "A record id."},
-                "name": {"type": "string", "description": "A view name."}}
+PATH_SCHEMAS = {
+    "id": {"type": "string", "format": "uuid", "description": "A record id."},
+    "name": {"type": "string", "description": "A view name."},
+}
 
 
 def _path_parameter(name: str) -> dict[str, Any]:
@@ -93,8 +95,13 @@ def _operation_json(op: Operation) -> dict[str, Any]:
         out["requestBody"] = {"required": op.body_required, "content": {"application/json": {"schema": ref}}}
     parameters = [_path_parameter(name) for name in PATH_VARIABLE.findall(op.path)]
     parameters += [
-        {"name": q.name, "in": "query", "required": q.required, "description": q.description,
-         "schema": {"type": q.type}}
+        {
+            "name": q.name,
+            "in": "query",
+            "required": q.required,
+            "description": q.description,
+            "schema": {"type": q.type},
+        }
         for q in op.query
     ]
     if parameters:
@@ -122,8 +129,12 @@ def build_openapi() -> dict[str, Any]:
         "paths": paths,
         "components": {
             "schemas": components,
-            "responses": {"Error": {"description": "Error", "content": {
-                "application/json": {"schema": {"$ref": REF.format(model="Error")}}}}},
+            "responses": {
+                "Error": {
+                    "description": "Error",
+                    "content": {"application/json": {"schema": {"$ref": REF.format(model="Error")}}},
+                }
+            },
             "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
         },
     }

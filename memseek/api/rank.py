@@ -49,8 +49,16 @@ def describe_operator(name: str, node: type[RankNode]) -> dict[str, Any]:
     """One grammar entry: name, kind, arguments, description and the modes it is allowed in."""
     args = syntax_args(node.syntax)
     modes = sorted(QUERY_SIGNALS.get(node, frozenset(RANKED_MODES)))
-    return {"name": name, "kind": node.kind, "syntax": node.syntax, "args": args, "arity": len(args),
-            "description": node.description, "modes": modes, "in_boost": node not in QUERY_SIGNALS}
+    return {
+        "name": name,
+        "kind": node.kind,
+        "syntax": node.syntax,
+        "args": args,
+        "arity": len(args),
+        "description": node.description,
+        "modes": modes,
+        "in_boost": node not in QUERY_SIGNALS,
+    }
 
 
 def describe_defaults(catalog: Catalog) -> dict[str, Any]:
@@ -58,8 +66,11 @@ def describe_defaults(catalog: Catalog) -> dict[str, Any]:
     default = catalog.rank_default
     assert default is not None  # every loaded catalog has one (shipped or its own)
     variants: dict[str, Any] = {mode: to_tree(default.variants[mode]) for mode in RANKED_MODES}
-    return {"hash": rank_hash(default), "candidates": default.candidates,
-            "variants": variants | {"structured": None}}
+    return {
+        "hash": rank_hash(default),
+        "candidates": default.candidates,
+        "variants": variants | {"structured": None},
+    }
 
 
 def describe_engines(catalog: Catalog) -> dict[str, Any]:
@@ -78,15 +89,17 @@ def describe_engines(catalog: Catalog) -> dict[str, Any]:
 @bp.get("/rank/schema")
 def rank_schema() -> Response:
     catalog = runtime().catalog
-    return jsonify({
-        "grammar": {
-            "form": "[operator, argument, ...]",
-            "operators": [describe_operator(name, node) for name, node in OPERATORS.items()],
-        },
-        "limits": {"max_nodes": MAX_NODES, "max_levels": MAX_LEVELS},
-        "defaults": describe_defaults(catalog),
-        "engines": describe_engines(catalog),
-    })
+    return jsonify(
+        {
+            "grammar": {
+                "form": "[operator, argument, ...]",
+                "operators": [describe_operator(name, node) for name, node in OPERATORS.items()],
+            },
+            "limits": {"max_nodes": MAX_NODES, "max_levels": MAX_LEVELS},
+            "defaults": describe_defaults(catalog),
+            "engines": describe_engines(catalog),
+        }
+    )
 
 
 document(Operation("GET", "/rank/schema", "The ranking grammar, active defaults and engine capabilities"))

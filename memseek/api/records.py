@@ -59,8 +59,11 @@ def _records_list(body: Any) -> list[Any]:
 
 def _wait_params() -> float | None:
     """Seconds to wait for processing (None: do not wait), from `?wait=true&timeout=…`."""
-    problems = [Detail(("query", key), "unknown query parameter") for key in request.args
-                if key not in ("wait", "timeout")]
+    problems = [
+        Detail(("query", key), "unknown query parameter")
+        for key in request.args
+        if key not in ("wait", "timeout")
+    ]
     wait = request.args.get("wait", "false").lower()
     if wait not in WAIT_VALUES:
         problems.append(Detail(("query", "wait"), "expected true or false"))
@@ -149,14 +152,28 @@ def approve(raw_id: str) -> Response:
     return _record_response(record_id)
 
 
-document(Operation(
-    "POST", "/records", "Write 1–1,000 records atomically", body=RecordsIn,
-    query=(QueryParam("wait", "boolean", description="Return once the records are processed."),
-           QueryParam("timeout", "number", description="Seconds to wait (default 10, at most 60).")),
-    responses=((201, "Written: one {id, processing, current} per input record, in order"),),
-))
+document(
+    Operation(
+        "POST",
+        "/records",
+        "Write 1–1,000 records atomically",
+        body=RecordsIn,
+        query=(
+            QueryParam("wait", "boolean", description="Return once the records are processed."),
+            QueryParam("timeout", "number", description="Seconds to wait (default 10, at most 60)."),
+        ),
+        responses=((201, "Written: one {id, processing, current} per input record, in order"),),
+    )
+)
 document(Operation("GET", "/records/{id}", "The whole record"))
 document(Operation("POST", "/records/{id}/retract", "Retract a record", body=ReasonIn))
-document(Operation("POST", "/records/{id}/approve", "Approve a draft into the active lane", body=EmptyIn,
-                   body_required=False))
+document(
+    Operation(
+        "POST",
+        "/records/{id}/approve",
+        "Approve a draft into the active lane",
+        body=EmptyIn,
+        body_required=False,
+    )
+)
 document(Operation("POST", "/records/{id}/reject", "Reject (retract) a draft", body=ReasonIn))

@@ -58,10 +58,16 @@ def post_search() -> Response:
 
 def query_params(allowed: Collection[str]) -> dict[str, str]:
     """The query string as single values; unknown or repeated parameters are a 422."""
-    details = [Detail(("query", name), "unknown parameter; use POST /search for anything more advanced")
-               for name in request.args if name not in allowed]
-    details += [Detail(("query", name), "give this parameter once")
-                for name in request.args if name in allowed and len(request.args.getlist(name)) > 1]
+    details = [
+        Detail(("query", name), "unknown parameter; use POST /search for anything more advanced")
+        for name in request.args
+        if name not in allowed
+    ]
+    details += [
+        Detail(("query", name), "give this parameter once")
+        for name in request.args
+        if name in allowed and len(request.args.getlist(name)) > 1
+    ]
     if details:
         raise RequestInvalid("the query parameters are invalid", details)
     return {name: request.args[name] for name in request.args}
@@ -153,12 +159,25 @@ _SEARCH_QUERY = (
     _param("collection", "string", "Only this collection."),
     _param("k", "integer", "How many results (1-100, default 20)."),
 )
-document(Operation("POST", "/search", "Run a search request (single or combined)", body=SearchRequest,
-                   responses=((200, "Hits, ranking contract, rendered rows and diagnostics"),)))
+document(
+    Operation(
+        "POST",
+        "/search",
+        "Run a search request (single or combined)",
+        body=SearchRequest,
+        responses=((200, "Hits, ranking contract, rendered rows and diagnostics"),),
+    )
+)
 document(Operation("GET", "/search", "A hybrid search from a few query parameters", query=_SEARCH_QUERY))
-document(Operation(
-    "GET", "/context", "The rendered rows of a hybrid search, as text/plain",
-    query=(*_SEARCH_QUERY,
-           _param("fence_tag", "string", "Wrap the rows in <fence_tag untrusted=\"true\">."),
-           _param("fence_preamble", "string", "A sentence before the fence element.")),
-))
+document(
+    Operation(
+        "GET",
+        "/context",
+        "The rendered rows of a hybrid search, as text/plain",
+        query=(
+            *_SEARCH_QUERY,
+            _param("fence_tag", "string", 'Wrap the rows in <fence_tag untrusted="true">.'),
+            _param("fence_preamble", "string", "A sentence before the fence element."),
+        ),
+    )
+)

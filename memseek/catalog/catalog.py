@@ -84,8 +84,9 @@ class Catalog:
 
     def active_collection_names(self) -> tuple[str, ...]:
         """Names of the collections with an active version, sorted."""
-        return tuple(sorted(name for name, versions in self.collections.items()
-                            if any(c.active for c in versions)))
+        return tuple(
+            sorted(name for name, versions in self.collections.items() if any(c.active for c in versions))
+        )
 
     def view(self, name: str, version: int | None = None) -> View:
         """Version `version` of view `name`, or its active version (package-aware) when None."""

@@ -135,8 +135,9 @@ def _select_package(catalog: Catalog, package: str | None) -> tuple[Package | No
     return None, [Problem("MEMSEEK_PACKAGE", (), f"no package named {package!r}; loaded packages: {loaded}")]
 
 
-def _check_entry(entry: Entry, catalog: Catalog,
-                 footprints: dict[tuple[str, int], Footprint]) -> list[Problem]:
+def _check_entry(
+    entry: Entry, catalog: Catalog, footprints: dict[tuple[str, int], Footprint]
+) -> list[Problem]:
     if entry.kind == "view":
         view = catalog.view(entry.name, entry.version)
         details, footprint = view_problems(view, catalog)
@@ -152,10 +153,16 @@ Found = list[tuple[tuple[str | int, ...], str]]
 
 def collection_problems(collection: Collection, catalog: Catalog) -> Found:
     """Profiles, embedding model, enrichments and links of one collection version."""
-    return (_profile_problems(collection, catalog) + _embedding_problems(collection, catalog)
-            + [(("enrichments", i), f"unknown enrichment {name!r}")
-               for i, name in enumerate(collection.enrichments) if name not in catalog.enrichments]
-            + _link_problems(collection, catalog))
+    return (
+        _profile_problems(collection, catalog)
+        + _embedding_problems(collection, catalog)
+        + [
+            (("enrichments", i), f"unknown enrichment {name!r}")
+            for i, name in enumerate(collection.enrichments)
+            if name not in catalog.enrichments
+        ]
+        + _link_problems(collection, catalog)
+    )
 
 
 def _profile_problems(collection: Collection, catalog: Catalog) -> Found:
@@ -181,8 +188,12 @@ def _embedding_problems(collection: Collection, catalog: Catalog) -> Found:
     if model.kind != "embedding":
         return [(("embedding",), f"model {alias!r} is a {model.kind} model, not an embedding model")]
     if model.dimensions != EMBEDDING_DIM:
-        return [(("embedding",), f"model {alias!r} has {model.dimensions} dimensions; "
-                 f"stored vectors have {EMBEDDING_DIM}")]
+        return [
+            (
+                ("embedding",),
+                f"model {alias!r} has {model.dimensions} dimensions; stored vectors have {EMBEDDING_DIM}",
+            )
+        ]
     return []
 
 
@@ -197,8 +208,12 @@ def _link_problems(collection: Collection, catalog: Catalog) -> Found:
         if not edges:
             found.append((("links", i, "edges"), f"unknown edges collection {link.edges!r}"))
         elif not any(c.active for c in edges):
-            found.append((("links", i, "edges"), f"edges collection {link.edges!r} has no active version "
-                          "to write links into"))
+            found.append(
+                (
+                    ("links", i, "edges"),
+                    f"edges collection {link.edges!r} has no active version to write links into",
+                )
+            )
     return found
 
 
@@ -222,7 +237,8 @@ def _search_view_problems(view: View, catalog: Catalog) -> tuple[Found, Footprin
     found: Found = [
         (("required_capabilities", i), f"search profile {profile!r} cannot do {capability}")
         for i, capability in enumerate(view.required_capabilities)
-        for profile in plan.profiles if capability not in catalog.capabilities(profile)
+        for profile in plan.profiles
+        if capability not in catalog.capabilities(profile)
     ]
     collections = sorted({c.name for search in plan.searches for c in search.collections})
     return found, Footprint(tuple(collections), plan.profiles)
@@ -235,26 +251,38 @@ def _graph_view_problems(view: View, catalog: Catalog) -> tuple[Found, Footprint
     found: Found = [] if edges else [(("graph", "edges"), f"unknown collection {graph.edges!r}")]
     for role in ("subject", "object", "predicate"):
         name = getattr(graph, role)
-        found += [(("graph", role), f"{name!r} is not a declared string field of {c.name} v{c.version}")
-                  for c in edges if name not in c.fields or c.fields[name].type != "string"]
+        found += [
+            (("graph", role), f"{name!r} is not a declared string field of {c.name} v{c.version}")
+            for c in edges
+            if name not in c.fields or c.fields[name].type != "string"
+        ]
     nodes = catalog.versions(graph.nodes) if graph.nodes else ()
     if graph.nodes and not nodes:
         found.append((("graph", "nodes"), f"unknown collection {graph.nodes!r}"))
-    found += [(("graph", "nodes"), f"{c.name} v{c.version} is declared keyed: false; nodes must be keyed")
-              for c in nodes if c.keyed is False]
+    found += [
+        (("graph", "nodes"), f"{c.name} v{c.version} is declared keyed: false; nodes must be keyed")
+        for c in nodes
+        if c.keyed is False
+    ]
     read = (*edges, *nodes)
-    footprint = Footprint(tuple(sorted({c.name for c in read})),
-                          tuple(sorted({c.search_profile for c in read})))
+    footprint = Footprint(
+        tuple(sorted({c.name for c in read})), tuple(sorted({c.search_profile for c in read}))
+    )
     return found, footprint if not found else None
 
 
 def package_problems(package: Package, catalog: Catalog) -> Found:
     """Pinned view versions exist; MCP tools are among the package's views."""
-    found: Found = [(("views", name), f"view {name!r} has no version {version}")
-                    for name, version in package.views.items()
-                    if all(v.version != version for v in catalog.views.get(name, ()))]
-    found += [(("mcp", "tools", i), f"{tool!r} is not one of the package's views")
-              for i, tool in enumerate(package.mcp.tools) if tool not in package.views]
+    found: Found = [
+        (("views", name), f"view {name!r} has no version {version}")
+        for name, version in package.views.items()
+        if all(v.version != version for v in catalog.views.get(name, ()))
+    ]
+    found += [
+        (("mcp", "tools", i), f"{tool!r} is not one of the package's views")
+        for i, tool in enumerate(package.mcp.tools)
+        if tool not in package.views
+    ]
     return found
 
 
@@ -273,10 +301,12 @@ def enrichment_problems(enrichment: Any, catalog: Catalog) -> Found:
 def rank_default_problems(rank_default: Any, catalog: Catalog) -> Found:
     """Every score name a default formula reads is declared by some collection version."""
     known = known_scores(_all_versions(catalog), catalog)
-    return [(at + (1,), f"no collection declares a score named {node.name!r}")
-            for mode, tree in rank_default.variants.items()
-            for at, node in iter_nodes(tree, ("variants", mode))
-            if isinstance(node, Score) and node.name not in known]
+    return [
+        (at + (1,), f"no collection declares a score named {node.name!r}")
+        for mode, tree in rank_default.variants.items()
+        for at, node in iter_nodes(tree, ("variants", mode))
+        if isinstance(node, Score) and node.name not in known
+    ]
 
 
 def _all_versions(catalog: Catalog) -> Iterable[Collection]:

@@ -63,8 +63,10 @@ def type_error(field_type: FieldType, value: Any) -> str | None:
     ok = {
         "string": isinstance(value, str),
         "string_array": isinstance(value, list) and all(isinstance(v, str) for v in value),
-        "number": isinstance(value, int) and not isinstance(value, bool)
-        or isinstance(value, float) and math.isfinite(value),
+        "number": isinstance(value, int)
+        and not isinstance(value, bool)
+        or isinstance(value, float)
+        and math.isfinite(value),
         "integer": isinstance(value, int) and not isinstance(value, bool),
         "boolean": isinstance(value, bool),
         "datetime": parse_datetime(value) is not None,

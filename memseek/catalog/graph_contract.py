@@ -66,14 +66,21 @@ def graph_contract(view: View) -> tuple[View, list[Detail]]:
     contract = GRAPH_CONTRACTS.get(view.kind)
     if contract is None:
         return view, []
-    details = [Detail(("parameters",), f"missing parameter {name!r}; a {view.kind} view takes exactly: "
-                      f"{', '.join(contract)}") for name in contract if name not in view.parameters]
+    details = [
+        Detail(
+            ("parameters",),
+            f"missing parameter {name!r}; a {view.kind} view takes exactly: {', '.join(contract)}",
+        )
+        for name in contract
+        if name not in view.parameters
+    ]
     effective: dict[str, Parameter] = {}
     for name, parameter in view.parameters.items():
         fixed = contract.get(name)
         if fixed is None:
-            details.append(Detail(("parameters", name), f"not part of the {view.kind} contract "
-                                  f"({', '.join(contract)})"))
+            details.append(
+                Detail(("parameters", name), f"not part of the {view.kind} contract ({', '.join(contract)})")
+            )
             continue
         found = _departures(parameter, fixed)
         details += [Detail(("parameters", name, key), msg) for key, msg in found]
@@ -114,7 +121,9 @@ def _bounds(parameter: Parameter, fixed: Fixed) -> list[tuple[str, int, bool]]:
 
 def _tightened(parameter: Parameter, fixed: Fixed) -> Parameter:
     """The declared parameter with the fixed limits filled in where it declared none."""
-    fill = {key: getattr(fixed, key)
-            for key in ("enum", "minimum", "maximum", "min_length", "max_length")
-            if getattr(parameter, key) is None and getattr(fixed, key) is not None}
+    fill = {
+        key: getattr(fixed, key)
+        for key in ("enum", "minimum", "maximum", "min_length", "max_length")
+        if getattr(parameter, key) is None and getattr(fixed, key) is not None
+    }
     return parameter.model_copy(update=fill) if fill else parameter

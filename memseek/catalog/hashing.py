@@ -38,8 +38,9 @@ def plain(value: Any) -> Any:
 
 def content_hash(value: Any) -> str:
     """`sha256:` + the hex digest of the canonical JSON of `value`."""
-    canonical = json.dumps(plain(value), sort_keys=True, separators=(",", ":"), ensure_ascii=False,
-                           default=str)
+    canonical = json.dumps(
+        plain(value), sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str
+    )
     return "sha256:" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 

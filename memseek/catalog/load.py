@@ -53,7 +53,9 @@ from memseek.search.rank import RankDefault
 _UNREADABLE: Any = object()
 PROFILE_BACKENDS: dict[str, type[BaseModel]] = {"pg": PgProfile, "turbopuffer": TurbopufferProfile}
 ENRICHMENT_KINDS: dict[str, type[BaseModel]] = {
-    "llm_score": LlmScore, "llm_label": LlmLabel, "client": ClientEnrichment,
+    "llm_score": LlmScore,
+    "llm_label": LlmLabel,
+    "client": ClientEnrichment,
 }
 
 
@@ -71,11 +73,15 @@ class _YamlLoader(yaml.SafeLoader):
             key = self.construct_object(key_node, deep=True)  # type: ignore[no-untyped-call]
             if not isinstance(key, Hashable):  # `{{name}}` unquoted in a flow mapping is a mapping
                 raise yaml.constructor.ConstructorError(
-                    None, None, 'a mapping or list cannot be a key (quote placeholders: "{{name}}")',
-                    key_node.start_mark)
+                    None,
+                    None,
+                    'a mapping or list cannot be a key (quote placeholders: "{{name}}")',
+                    key_node.start_mark,
+                )
             if key in seen:
                 raise yaml.constructor.ConstructorError(
-                    None, None, f"repeated key {key!r}", key_node.start_mark)
+                    None, None, f"repeated key {key!r}", key_node.start_mark
+                )
             seen.add(key)
         return super().construct_mapping(node, deep=deep)
 
@@ -121,8 +127,9 @@ def _validate_by(field: str, classes: dict[str, type[BaseModel]]) -> Callable[[A
 
 
 CONF_FILES = (
-    _ConfFile("search_profiles.yaml", "profiles", "search_profile",
-              _validate_by("backend", PROFILE_BACKENDS)),
+    _ConfFile(
+        "search_profiles.yaml", "profiles", "search_profile", _validate_by("backend", PROFILE_BACKENDS)
+    ),
     _ConfFile("models.yaml", "models", "model", ModelDecl.model_validate),
     _ConfFile("enrichments.yaml", "enrichments", "enrichment", _validate_by("kind", ENRICHMENT_KINDS)),
 )
@@ -224,15 +231,25 @@ class Reader:
         entry = self._versioned(file, ("package",), "package", raw, Package)
         return [entry] if entry else []
 
-    def _entry(self, file: Path, loc: Loc, kind: str, name: Any, version: Any, raw: Any,
-               validate: Callable[[Any], Any]) -> Entry | None:
+    def _entry(
+        self,
+        file: Path,
+        loc: Loc,
+        kind: str,
+        name: Any,
+        version: Any,
+        raw: Any,
+        validate: Callable[[Any], Any],
+    ) -> Entry | None:
         """Validate one definition; its name and version come from the model once it is valid."""
         label = f"{kind} {name} v{version}"
         try:
             model = validate(raw)
         except ValidationError as exc:
-            self.problems += [Problem(self._display(file), loc + tuple(e["loc"]), _message(e["msg"]), label)
-                              for e in exc.errors(include_url=False)]
+            self.problems += [
+                Problem(self._display(file), loc + tuple(e["loc"]), _message(e["msg"]), label)
+                for e in exc.errors(include_url=False)
+            ]
             return None
         except ValueError as exc:
             self.problems.append(Problem(self._display(file), loc, str(exc), label))

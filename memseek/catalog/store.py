@@ -34,23 +34,28 @@ def register_definitions(conn: Connection, catalog: Catalog) -> None:
     contracts = [d for d in catalog.definitions if d.kind not in CONF_KINDS]
     if settings:
         upsert = insert(definitions)
-        conn.execute(upsert.on_conflict_do_update(
-            index_elements=["kind", "name", "version"],
-            set_={"hash": upsert.excluded.hash, "body": upsert.excluded.body, "loaded_at": sa.func.now()},
-        ), _rows(settings))
+        conn.execute(
+            upsert.on_conflict_do_update(
+                index_elements=["kind", "name", "version"],
+                set_={"hash": upsert.excluded.hash, "body": upsert.excluded.body, "loaded_at": sa.func.now()},
+            ),
+            _rows(settings),
+        )
     if not contracts:
         return
     conn.execute(insert(definitions).on_conflict_do_nothing(), _rows(contracts))
     stored = _stored_hashes(conn, tuple(contracts))
     changed = [d for d in contracts if stored[(d.kind, d.name, d.version)] != d.hash]
     if changed:
-        raise CatalogError("the catalog changes definitions that are already loaded",
-                           [_changed(d) for d in changed])
+        raise CatalogError(
+            "the catalog changes definitions that are already loaded", [_changed(d) for d in changed]
+        )
 
 
 def _rows(loaded: list[Definition]) -> list[dict[str, object]]:
-    return [{"kind": d.kind, "name": d.name, "version": d.version, "hash": d.hash, "body": d.body}
-            for d in loaded]
+    return [
+        {"kind": d.kind, "name": d.name, "version": d.version, "hash": d.hash, "body": d.body} for d in loaded
+    ]
 
 
 def _stored_hashes(conn: Connection, loaded: tuple[Definition, ...]) -> dict[tuple[str, str, int], str]:
@@ -61,5 +66,10 @@ def _stored_hashes(conn: Connection, loaded: tuple[Definition, ...]) -> dict[tup
 
 
 def _changed(definition: Definition) -> Problem:
-    return Problem(definition.file, (), f"content differs from the stored {definition.label}; "
-                   "definitions are immutable: publish a new version", definition.label)
+    return Problem(
+        definition.file,
+        (),
+        f"content differs from the stored {definition.label}; "
+        "definitions are immutable: publish a new version",
+        definition.label,
+    )

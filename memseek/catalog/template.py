@@ -35,18 +35,27 @@ SAMPLE_MOMENT = datetime(2001, 1, 1, tzinfo=UTC)
 def placeholder_problems(template: Any, parameters: Mapping[str, Parameter], loc: Loc = ()) -> list[Detail]:
     """Malformed placeholders, placeholders in keys, and placeholders naming no declared parameter."""
     if isinstance(template, dict):
-        details = [Detail(loc + (key,), "placeholders are not allowed in keys")
-                   for key in template if isinstance(key, str) and ("{{" in key or "}}" in key)]
+        details = [
+            Detail(loc + (key,), "placeholders are not allowed in keys")
+            for key in template
+            if isinstance(key, str) and ("{{" in key or "}}" in key)
+        ]
         for key, value in template.items():
             details += placeholder_problems(value, parameters, loc + (key,))
         return details
     if isinstance(template, list):
-        return [detail for i, item in enumerate(template)
-                for detail in placeholder_problems(item, parameters, loc + (i,))]
+        return [
+            detail
+            for i, item in enumerate(template)
+            for detail in placeholder_problems(item, parameters, loc + (i,))
+        ]
     if not isinstance(template, str):
         return []
-    details = [Detail(loc, f"{{{{{name}}}}} names no declared parameter")
-               for name in PLACEHOLDER.findall(template) if name not in parameters]
+    details = [
+        Detail(loc, f"{{{{{name}}}}} names no declared parameter")
+        for name in PLACEHOLDER.findall(template)
+        if name not in parameters
+    ]
     rest = PLACEHOLDER.sub("", template)
     if "{{" in rest or "}}" in rest:
         details.append(Detail(loc, "malformed placeholder: write {{name}} with a declared parameter name"))
@@ -101,8 +110,11 @@ def validate_arguments(view: View, arguments: Any) -> dict[str, Any]:
     if not isinstance(arguments, dict):
         raise RequestInvalid("parameters must be an object", [Detail(("parameters",), "expected an object")])
     parameters = view.parameters
-    details = [Detail(("parameters", name), f"unknown parameter; {_expected(parameters)}")
-               for name in arguments if name not in parameters]
+    details = [
+        Detail(("parameters", name), f"unknown parameter; {_expected(parameters)}")
+        for name in arguments
+        if name not in parameters
+    ]
     values: dict[str, Any] = {}
     for name, parameter in parameters.items():
         problem = _argument(parameter, name, arguments, values)
@@ -113,8 +125,9 @@ def validate_arguments(view: View, arguments: Any) -> dict[str, Any]:
     return values
 
 
-def _argument(parameter: Parameter, name: str, arguments: Mapping[str, Any],
-              out: dict[str, Any]) -> str | None:
+def _argument(
+    parameter: Parameter, name: str, arguments: Mapping[str, Any], out: dict[str, Any]
+) -> str | None:
     if name in arguments:
         problem = parameter.problem(arguments[name])
         if problem is None:

@@ -198,8 +198,16 @@ def build_statement(plan: CompilablePlan, inputs: Inputs, output: Output, label:
 
 # --- templates and request values -----------------------------------------------------------
 
-REQUEST_VALUES = ("workspace_id", "now", "query_text", "query_vector", "embedding_model", "scope_entities",
-                  "occurred_after", "occurred_before")
+REQUEST_VALUES = (
+    "workspace_id",
+    "now",
+    "query_text",
+    "query_vector",
+    "embedding_model",
+    "scope_entities",
+    "occurred_after",
+    "occurred_before",
+)
 """The statement parameters whose values come from each request (`request_values`)."""
 
 
@@ -780,7 +788,10 @@ def _scored_top(ctx: _Context) -> tuple[CTE, CTE]:
     stage = _rank_stages(_pool(ctx, proposed, signals), root, labels)
     value = compile_rank(root, RankContext(stage, labels))
     ranked = sa.select(
-        stage.c.id, stage.c.occurred_at, stage.c.seq, value.label("value"),
+        stage.c.id,
+        stage.c.occurred_at,
+        stage.c.seq,
+        value.label("value"),
     ).cte("ranked_values")
     bounded = sa.select(
         ranked,

@@ -136,17 +136,28 @@ def _queries(spec: SingleSearch | CombinedSearch) -> list[tuple[SingleSearch | S
     return [(source, ("sources", i)) for i, source in enumerate(spec.sources)]
 
 
-def _request_plan(spec: SingleSearch | CombinedSearch, searches: tuple[SearchPlan, ...],
-                  graph_view: View | None, embedding_model: str | None, rerank: Rerank | None) -> RequestPlan:
+def _request_plan(
+    spec: SingleSearch | CombinedSearch,
+    searches: tuple[SearchPlan, ...],
+    graph_view: View | None,
+    embedding_model: str | None,
+    rerank: Rerank | None,
+) -> RequestPlan:
     combined = isinstance(spec, CombinedSearch)
     return RequestPlan(
         searches=searches,
         combined=combined,
         rank_constant=spec.fuse.rank_constant if isinstance(spec, CombinedSearch) else DEFAULT_RANK_CONSTANT,
         boost=spec.boost if isinstance(spec, CombinedSearch) else None,
-        k=spec.k, include=tuple(spec.include), fields=tuple(spec.fields),
-        annotations=tuple(spec.annotations), render=spec.render, fence=spec.fence, rerank=rerank,
-        graph_boost=spec.graph_boost, graph_view=graph_view,
+        k=spec.k,
+        include=tuple(spec.include),
+        fields=tuple(spec.fields),
+        annotations=tuple(spec.annotations),
+        render=spec.render,
+        fence=spec.fence,
+        rerank=rerank,
+        graph_boost=spec.graph_boost,
+        graph_view=graph_view,
         needs_embedding=any(plan.mode in EMBEDDING_MODES for plan in searches),
         embedding_model=embedding_model,
         profiles=tuple(sorted({plan.profile for plan in searches})),
@@ -161,8 +172,9 @@ class _Shared:
     rerank: Rerank | None
 
 
-def _resolve_search(query: SingleSearch | Source, loc: Loc, catalog: Catalog, shared: _Shared,
-                    problems: list[Detail]) -> SearchPlan:
+def _resolve_search(
+    query: SingleSearch | Source, loc: Loc, catalog: Catalog, shared: _Shared, problems: list[Detail]
+) -> SearchPlan:
     versions = _collection_versions(query.scope, query.mode, loc + ("scope",), catalog, problems)
     profile = _profile(versions, loc, problems)
     problems += _mode_problems(query.mode, versions, profile, loc, catalog)
@@ -174,11 +186,20 @@ def _resolve_search(query: SingleSearch | Source, loc: Loc, catalog: Catalog, sh
         problems += _score_problems(query.rank, loc + ("rank",), versions, catalog)
     return SearchPlan(
         source=query.name if isinstance(query, Source) else None,
-        mode=query.mode, q=shared.q, scope=query.scope, where=query.where, field_types=field_types,
-        order_by=tuple(query.order_by or ()), collections=versions, profile=profile, rank=rank,
-        k=query.k, candidates=query.candidates(),
+        mode=query.mode,
+        q=shared.q,
+        scope=query.scope,
+        where=query.where,
+        field_types=field_types,
+        order_by=tuple(query.order_by or ()),
+        collections=versions,
+        profile=profile,
+        rank=rank,
+        k=query.k,
+        candidates=query.candidates(),
         weight=query.weight if isinstance(query, Source) else 1.0,
-        rerank=shared.rerank, embedding_model=_embedding(versions) if query.mode in EMBEDDING_MODES else None,
+        rerank=shared.rerank,
+        embedding_model=_embedding(versions) if query.mode in EMBEDDING_MODES else None,
     )
 
 
@@ -188,8 +209,9 @@ def _rank(query: SingleSearch | Source, catalog: Catalog) -> RankNode | None:
     return query.rank if query.rank is not None else catalog.default_rank(query.mode)  # type: ignore[arg-type]
 
 
-def _collection_versions(scope: Scope, mode: str, loc: Loc, catalog: Catalog,
-                         problems: list[Detail]) -> tuple[Collection, ...]:
+def _collection_versions(
+    scope: Scope, mode: str, loc: Loc, catalog: Catalog, problems: list[Detail]
+) -> tuple[Collection, ...]:
     names = scope.collections or _readable(catalog, mode)
     if not names:
         problems.append(Detail(loc + ("collections",), f"no active collection can be read in {mode} mode"))
@@ -223,15 +245,19 @@ def _edges_collections(catalog: Catalog) -> frozenset[str]:
     return frozenset(from_views | from_nodes)
 
 
-def _pinned(name: str, versions: tuple[Collection, ...], pins: Sequence[int] | None, loc: Loc,
-            problems: list[Detail]) -> list[Collection]:
+def _pinned(
+    name: str, versions: tuple[Collection, ...], pins: Sequence[int] | None, loc: Loc, problems: list[Detail]
+) -> list[Collection]:
     if pins is None:
         return list(versions)
     loaded = {c.version: c for c in versions}
     for j, version in enumerate(pins):
         if version not in loaded:
-            problems.append(Detail(loc + ("collection_versions", name, j),
-                                   f"collection {name!r} has no version {version}"))
+            problems.append(
+                Detail(
+                    loc + ("collection_versions", name, j), f"collection {name!r} has no version {version}"
+                )
+            )
     return [loaded[v] for v in pins if v in loaded]
 
 
@@ -239,26 +265,41 @@ def _profile(versions: Sequence[Collection], loc: Loc, problems: list[Detail]) -
     profiles = sorted({c.search_profile for c in versions})
     if len(profiles) > 1:
         spread = ", ".join(f"{c.name} v{c.version} → {c.search_profile}" for c in versions)
-        problems.append(Detail(loc + ("scope", "collections"), "a search must resolve to one search profile; "
-                               f"these collections are indexed in different places: {spread}"))
+        problems.append(
+            Detail(
+                loc + ("scope", "collections"),
+                "a search must resolve to one search profile; "
+                f"these collections are indexed in different places: {spread}",
+            )
+        )
     return profiles[0] if profiles else ""
 
 
-def _mode_problems(mode: str, versions: Sequence[Collection], profile: str, loc: Loc,
-                   catalog: Catalog) -> list[Detail]:
+def _mode_problems(
+    mode: str, versions: Sequence[Collection], profile: str, loc: Loc, catalog: Catalog
+) -> list[Detail]:
     details = []
     missing = MODE_NEEDS[mode] - catalog.capabilities(profile) if profile in catalog.profiles else frozenset()
     if missing:
-        details.append(Detail(loc + ("mode",), f"search profile {profile!r} cannot run {mode} searches "
-                              f"(it lacks {', '.join(sorted(missing))})"))
+        details.append(
+            Detail(
+                loc + ("mode",),
+                f"search profile {profile!r} cannot run {mode} searches "
+                f"(it lacks {', '.join(sorted(missing))})",
+            )
+        )
     if mode in EMBEDDING_MODES:
         bare = [f"{c.name} v{c.version}" for c in versions if c.embedding is None]
         if bare:
             msg = f"{mode} search needs embeddings; no embedding is declared by {', '.join(bare)}"
             details.append(Detail(loc + ("mode",), msg))
         elif len({c.embedding for c in versions}) > 1:
-            details.append(Detail(loc + ("mode",), "the collection versions searched use different embedding "
-                                  "models; search them separately"))
+            details.append(
+                Detail(
+                    loc + ("mode",),
+                    "the collection versions searched use different embedding models; search them separately",
+                )
+            )
     return details
 
 
@@ -269,12 +310,16 @@ def _embedding(versions: Sequence[Collection]) -> str | None:
 
 def _type_problems(types: Sequence[str], versions: Sequence[Collection], loc: Loc) -> list[Detail]:
     declared = {t for c in versions for t in c.types}
-    return [Detail(loc + (i,), f"no collection searched declares record type {name!r}")
-            for i, name in enumerate(types) if versions and name not in declared]
+    return [
+        Detail(loc + (i,), f"no collection searched declares record type {name!r}")
+        for i, name in enumerate(types)
+        if versions and name not in declared
+    ]
 
 
-def _declared(name: str, flag: str, versions: Sequence[Collection], loc: Loc,
-              problems: list[Detail]) -> FieldType | None:
+def _declared(
+    name: str, flag: str, versions: Sequence[Collection], loc: Loc, problems: list[Detail]
+) -> FieldType | None:
     """The one declared type of field `name`, checking it is `flag` (filterable/sortable) everywhere."""
     decls: list[FieldDecl] = []
     for c in versions:
@@ -286,14 +331,20 @@ def _declared(name: str, flag: str, versions: Sequence[Collection], loc: Loc,
         decls.append(decl)
     kinds = sorted({d.type for d in decls})
     if len(kinds) > 1:
-        problems.append(Detail(loc, f"field {name!r} is declared with different types ({', '.join(kinds)}) "
-                               "across the collection versions searched"))
+        problems.append(
+            Detail(
+                loc,
+                f"field {name!r} is declared with different types ({', '.join(kinds)}) "
+                "across the collection versions searched",
+            )
+        )
         return None
     return kinds[0] if kinds else None
 
 
-def _where_types(where: Mapping[str, Condition], versions: Sequence[Collection], loc: Loc,
-                 problems: list[Detail]) -> dict[str, FieldType]:
+def _where_types(
+    where: Mapping[str, Condition], versions: Sequence[Collection], loc: Loc, problems: list[Detail]
+) -> dict[str, FieldType]:
     types: dict[str, FieldType] = {}
     for name, condition in where.items():
         declared = _declared(name, "filterable", versions, loc + (name,), problems)
@@ -303,8 +354,9 @@ def _where_types(where: Mapping[str, Condition], versions: Sequence[Collection],
     return types
 
 
-def _order_types(order_by: Sequence[OrderBy], versions: Sequence[Collection], loc: Loc,
-                 problems: list[Detail]) -> dict[str, FieldType]:
+def _order_types(
+    order_by: Sequence[OrderBy], versions: Sequence[Collection], loc: Loc, problems: list[Detail]
+) -> dict[str, FieldType]:
     types: dict[str, FieldType] = {}
     for i, key in enumerate(order_by):
         declared = _declared(key.field, "sortable", versions, loc + (i, "field"), problems)
@@ -357,15 +409,20 @@ def known_scores(versions: Sequence[Collection], catalog: Catalog) -> frozenset[
     return frozenset(names)
 
 
-def _score_problems(rank: RankNode, loc: Loc, versions: Sequence[Collection],
-                    catalog: Catalog) -> list[Detail]:
+def _score_problems(
+    rank: RankNode, loc: Loc, versions: Sequence[Collection], catalog: Catalog
+) -> list[Detail]:
     known = known_scores(versions, catalog)
-    return [Detail(at + (1,), f"no collection searched declares a score named {node.name!r}")
-            for at, node in iter_nodes(rank, loc) if isinstance(node, Score) and node.name not in known]
+    return [
+        Detail(at + (1,), f"no collection searched declares a score named {node.name!r}")
+        for at, node in iter_nodes(rank, loc)
+        if isinstance(node, Score) and node.name not in known
+    ]
 
 
-def _output_problems(spec: SingleSearch | CombinedSearch, read: Sequence[Collection],
-                     catalog: Catalog) -> list[Detail]:
+def _output_problems(
+    spec: SingleSearch | CombinedSearch, read: Sequence[Collection], catalog: Catalog
+) -> list[Detail]:
     details = []
     for i, name in enumerate(spec.fields):
         lacking = [f"{c.name} v{c.version}" for c in read if not _returnable(c, name)]
@@ -387,18 +444,25 @@ def _returnable(collection: Collection, name: str) -> bool:
     return decl is not None and decl.returnable
 
 
-def _shared_embedding(searches: Sequence[SearchPlan], spec: SingleSearch | CombinedSearch,
-                      problems: list[Detail]) -> str | None:
+def _shared_embedding(
+    searches: Sequence[SearchPlan], spec: SingleSearch | CombinedSearch, problems: list[Detail]
+) -> str | None:
     aliases = sorted({p.embedding_model for p in searches if p.embedding_model is not None})
     if len(aliases) > 1:
         loc: Loc = ("sources",) if isinstance(spec, CombinedSearch) else ()
-        problems.append(Detail(loc, "every vector and hybrid search of one request must use the same "
-                               f"embedding model; these searches use {', '.join(aliases)}"))
+        problems.append(
+            Detail(
+                loc,
+                "every vector and hybrid search of one request must use the same "
+                f"embedding model; these searches use {', '.join(aliases)}",
+            )
+        )
     return aliases[0] if aliases else None
 
 
-def _graph_view(boost: GraphBoost | None, catalog: Catalog, settings: Settings | None,
-                problems: list[Detail]) -> View | None:
+def _graph_view(
+    boost: GraphBoost | None, catalog: Catalog, settings: Settings | None, problems: list[Detail]
+) -> View | None:
     if boost is None:
         return None
     problems += _graph_ceiling_problems(boost, settings)
@@ -425,9 +489,17 @@ def _graph_ceiling_problems(boost: GraphBoost, settings: Settings | None) -> lis
         return []
     details = []
     if boost.depth > settings.max_graph_depth:
-        details.append(Detail(("graph_boost", "depth"), f"this deployment allows depth at most "
-                              f"{settings.max_graph_depth} (MAX_GRAPH_DEPTH)"))
+        details.append(
+            Detail(
+                ("graph_boost", "depth"),
+                f"this deployment allows depth at most {settings.max_graph_depth} (MAX_GRAPH_DEPTH)",
+            )
+        )
     if boost.limit > settings.max_graph_paths:
-        details.append(Detail(("graph_boost", "limit"), f"this deployment allows limit at most "
-                              f"{settings.max_graph_paths} (MAX_GRAPH_PATHS)"))
+        details.append(
+            Detail(
+                ("graph_boost", "limit"),
+                f"this deployment allows limit at most {settings.max_graph_paths} (MAX_GRAPH_PATHS)",
+            )
+        )
     return details

@@ -32,14 +32,16 @@ class ChatModels(Protocol):
 
 def score_prompt(decl: LlmScore) -> str:
     low, high = decl.range
-    return (f"{decl.instructions}\nReply with only a JSON object {{\"score\": N}}, "
-            f"where N is a number from {low} to {high}.")
+    return (
+        f'{decl.instructions}\nReply with only a JSON object {{"score": N}}, '
+        f"where N is a number from {low} to {high}."
+    )
 
 
 def label_prompt(decl: LlmLabel) -> str:
     labels = ", ".join(json.dumps(label) for label in decl.labels)
     head = decl.instructions or "Classify the text."
-    return f"{head}\nReply with only a JSON object {{\"label\": L}}, where L is exactly one of: {labels}."
+    return f'{head}\nReply with only a JSON object {{"label": L}}, where L is exactly one of: {labels}.'
 
 
 def read_score(name: str, decl: LlmScore, answer: Any) -> float:
@@ -49,7 +51,7 @@ def read_score(name: str, decl: LlmScore, answer: Any) -> float:
     valid = isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
     if not valid or not low <= value <= high:
         raise ModelOutputInvalid(
-            f"enrichment {name!r}: expected {{\"score\": number in [{low}, {high}]}}, got {_short(answer)}"
+            f'enrichment {name!r}: expected {{"score": number in [{low}, {high}]}}, got {_short(answer)}'
         )
     return float(value)
 
@@ -59,7 +61,7 @@ def read_label(name: str, decl: LlmLabel, answer: Any) -> str:
     value = answer.get("label") if isinstance(answer, dict) else None
     if not isinstance(value, str) or value not in decl.labels:
         raise ModelOutputInvalid(
-            f"enrichment {name!r}: expected {{\"label\": one of {list(decl.labels)}}}, got {_short(answer)}"
+            f'enrichment {name!r}: expected {{"label": one of {list(decl.labels)}}}, got {_short(answer)}'
         )
     return value
 

@@ -68,7 +68,9 @@ def _parent_depths(
     known = store.depths(conn, workspace_id, (p for c in checked for p in c.record.derived_from))
     problems = [
         Detail(("records", c.index, "derived_from", position), f"record {parent} does not exist")
-        for c in checked for position, parent in enumerate(c.record.derived_from) if parent not in known
+        for c in checked
+        for position, parent in enumerate(c.record.derived_from)
+        if parent not in known
     ]
     return known, problems
 
@@ -92,10 +94,16 @@ def write_records(conn: Connection, runtime: Runtime, workspace_id: UUID, items:
 
 def _lock_batch(conn: Connection, workspace_id: UUID, checked: Sequence[Checked]) -> None:
     """One advisory lock per idempotency key and per slot of the batch, all at once, sorted."""
-    keys = [lanes.lock_key(workspace_id, "idempotency", c.record.idempotency_key)
-            for c in checked if c.record.idempotency_key is not None]
-    keys += [lanes.lock_key(workspace_id, c.collection.name, c.record.entity, c.record.key)
-             for c in checked if c.record.key is not None]
+    keys = [
+        lanes.lock_key(workspace_id, "idempotency", c.record.idempotency_key)
+        for c in checked
+        if c.record.idempotency_key is not None
+    ]
+    keys += [
+        lanes.lock_key(workspace_id, c.collection.name, c.record.entity, c.record.key)
+        for c in checked
+        if c.record.key is not None
+    ]
     lanes.lock_keys(conn, keys)
 
 
@@ -135,13 +143,29 @@ def _record_row(checked: Checked, known_depths: dict[UUID, int]) -> Row:
     record, collection = checked.record, checked.collection
     depth = 1 + max((known_depths[p] for p in record.derived_from), default=-1)
     return Row(
-        id=uuid7(), collection=collection.name, collection_version=collection.version, entity=record.entity,
-        type=record.type, key=record.key, text=record.text, content=record.content, scores=record.scores,
-        annotations=record.annotations, fields=materialise_all(collection, record.content),
-        status=record.status, depth=depth, derived_from=tuple(record.derived_from), run_id=record.run_id,
-        occurred_at=record.occurred_at, pending=checked.pending, is_current=True,
-        embedding=record.embedding, embedding_model=record.embedding_model, language=collection.text_language,
-        idempotency_key=record.idempotency_key, payload_hash=checked.payload_hash or None,
+        id=uuid7(),
+        collection=collection.name,
+        collection_version=collection.version,
+        entity=record.entity,
+        type=record.type,
+        key=record.key,
+        text=record.text,
+        content=record.content,
+        scores=record.scores,
+        annotations=record.annotations,
+        fields=materialise_all(collection, record.content),
+        status=record.status,
+        depth=depth,
+        derived_from=tuple(record.derived_from),
+        run_id=record.run_id,
+        occurred_at=record.occurred_at,
+        pending=checked.pending,
+        is_current=True,
+        embedding=record.embedding,
+        embedding_model=record.embedding_model,
+        language=collection.text_language,
+        idempotency_key=record.idempotency_key,
+        payload_hash=checked.payload_hash or None,
     )
 
 
@@ -159,11 +183,15 @@ def _lanes(nodes: Sequence[Row]) -> list[LaneKey]:
 
 
 def _results(
-    checked: Sequence[Checked], fresh: Sequence[Checked], nodes: Sequence[Row],
+    checked: Sequence[Checked],
+    fresh: Sequence[Checked],
+    nodes: Sequence[Row],
     replays: dict[int, store.Existing | int],
 ) -> list[Written]:
-    by_index = {c.index: Written(row.id, "pending" if row.pending else "ready", row.is_current)
-                for c, row in zip(fresh, nodes, strict=True)}
+    by_index = {
+        c.index: Written(row.id, "pending" if row.pending else "ready", row.is_current)
+        for c, row in zip(fresh, nodes, strict=True)
+    }
     for index, earlier in sorted(replays.items()):
         if isinstance(earlier, int):
             by_index[index] = by_index[earlier]

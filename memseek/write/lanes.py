@@ -91,20 +91,31 @@ def current_of(conn: Connection, workspace_id: UUID, lanes: Sequence[LaneKey]) -
         return []
     cols = ("collection", "entity", "key", "status")
     src = unnest({name: ([lane[i] for lane in lanes], sa.Text) for i, name in enumerate(cols)}, "l")
-    stmt = sa.select(r.id).join(src, sa.and_(*(r[name] == src.c[name] for name in cols))).where(
-        r.workspace_id == workspace_id, r.is_current, r.key.is_not(None)
+    stmt = (
+        sa.select(r.id)
+        .join(src, sa.and_(*(r[name] == src.c[name] for name in cols)))
+        .where(r.workspace_id == workspace_id, r.is_current, r.key.is_not(None))
     )
     return list(conn.scalars(stmt))
 
 
-def newest_in_lane(conn: Connection, workspace_id: UUID, lane: LaneKey,
-                   excluding: UUID) -> UUID | None:
+def newest_in_lane(conn: Connection, workspace_id: UUID, lane: LaneKey, excluding: UUID) -> UUID | None:
     """The non-retracted record of `lane` written last, other than `excluding`."""
     collection, entity, key, status = lane
-    stmt = sa.select(r.id).where(
-        r.workspace_id == workspace_id, r.collection == collection, r.entity == entity, r.key == key,
-        r.status == status, r.retracted_at.is_(None), r.id != excluding,
-    ).order_by(r.lane_seq.desc()).limit(1)
+    stmt = (
+        sa.select(r.id)
+        .where(
+            r.workspace_id == workspace_id,
+            r.collection == collection,
+            r.entity == entity,
+            r.key == key,
+            r.status == status,
+            r.retracted_at.is_(None),
+            r.id != excluding,
+        )
+        .order_by(r.lane_seq.desc())
+        .limit(1)
+    )
     return conn.scalar(stmt)
 
 
@@ -138,7 +149,8 @@ def retract(
     lock_family(conn, workspace_id, [record_id] + ([restore] if restore else []))
     set_current(conn, workspace_id, [record_id], False)
     conn.execute(
-        sa.update(records).where(r.workspace_id == workspace_id, r.id == record_id)
+        sa.update(records)
+        .where(r.workspace_id == workspace_id, r.id == record_id)
         .values(retracted_at=sa.func.now(), retraction_reason=reason)
     )
     if restore is not None:
@@ -159,7 +171,8 @@ def approve(conn: Connection, workspace_id: UUID, record_id: UUID) -> None:
     family = _family(workspace_id, [record_id])
     conn.execute(sa.update(records).where(family).values(status="active"))
     conn.execute(
-        sa.update(records).where(r.workspace_id == workspace_id, r.id == record_id)
+        sa.update(records)
+        .where(r.workspace_id == workspace_id, r.id == record_id)
         .values(lane_seq=lane_seq.next_value())
     )
     set_current(conn, workspace_id, [record_id], True)

@@ -86,17 +86,34 @@ def link_rows(catalog: Catalog, collection: Collection, node: Row) -> list[Row]:
 
 def _link_row(edges: Collection, node: Row, content: dict[str, Any], text: str, pending: bool) -> Row:
     return Row(
-        id=uuid7(), collection=edges.name, collection_version=edges.version, entity=node.entity,
-        type=edges.types[0], key=None, text=text, content=content, scores={}, annotations={},
-        fields=materialise_all(edges, content), status=node.status, depth=node.depth + 1,
-        derived_from=(node.id,), run_id=node.run_id, occurred_at=node.occurred_at, pending=pending,
-        is_current=node.is_current, embedding=None, embedding_model=None, language=edges.text_language,
+        id=uuid7(),
+        collection=edges.name,
+        collection_version=edges.version,
+        entity=node.entity,
+        type=edges.types[0],
+        key=None,
+        text=text,
+        content=content,
+        scores={},
+        annotations={},
+        fields=materialise_all(edges, content),
+        status=node.status,
+        depth=node.depth + 1,
+        derived_from=(node.id,),
+        run_id=node.run_id,
+        occurred_at=node.occurred_at,
+        pending=pending,
+        is_current=node.is_current,
+        embedding=None,
+        embedding_model=None,
+        language=edges.text_language,
         link_node_id=node.id,
     )
 
 
-def link_problems(catalog: Catalog, collection: Collection, key: str | None,
-                  content: Mapping[str, Any], at: Loc) -> list[Detail]:
+def link_problems(
+    catalog: Catalog, collection: Collection, key: str | None, content: Mapping[str, Any], at: Loc
+) -> list[Detail]:
     """Why the links of a node could not be written (edges collection missing, unsuppliable fields)."""
     if key is None or not collection.links:
         return []

@@ -108,7 +108,9 @@ class RecordIn(BaseModel):
     run_id: Label | None = Field(None, description="The automated run that produced it.")
     idempotency_key: Label | None = Field(None, description="Repeat-safe writes: same key → same record.")
     embedding: list[Finite] | None = Field(
-        None, min_length=1, max_length=MAX_EMBEDDING_DIMENSIONS,
+        None,
+        min_length=1,
+        max_length=MAX_EMBEDDING_DIMENSIONS,
         description="A vector already computed with the collection's embedding model.",
     )
     embedding_model: StrictStr | None = Field(None, description="The model id that produced `embedding`.")

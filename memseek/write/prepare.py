@@ -159,8 +159,11 @@ def _enrichment_problems(catalog: Catalog, collection: Collection, record: Recor
             low, high = decl.range
             if not low <= record.scores[name] <= high:
                 problems.append(Detail((*at, "scores", name), f"must be within [{low}, {high}]"))
-        elif (decl.kind == "llm_label" and name in record.annotations
-              and label_of(record.annotations[name], decl.labels) is None):
+        elif (
+            decl.kind == "llm_label"
+            and name in record.annotations
+            and label_of(record.annotations[name], decl.labels) is None
+        ):
             allowed = ", ".join(decl.labels)
             problems.append(Detail((*at, "annotations", name), f'must be {{"label": one of {allowed}}}'))
     return problems
@@ -198,8 +201,10 @@ def _embedding_problems(
         return [Detail((*at, "embedding"), f"collection {collection.name!r} declares no embedding")]
     model = embedders.embedder(collection.embedding)
     if record.embedding_model != model.model_id:
-        msg = (f"collection {collection.name!r} embeds with {model.model_id!r} "
-               f"(alias {collection.embedding!r}), not {record.embedding_model!r}")
+        msg = (
+            f"collection {collection.name!r} embeds with {model.model_id!r} "
+            f"(alias {collection.embedding!r}), not {record.embedding_model!r}"
+        )
         return [Detail((*at, "embedding_model"), msg)]
     if len(record.embedding) != model.dimensions:
         msg = f"expected {model.dimensions} dimensions, got {len(record.embedding)}"

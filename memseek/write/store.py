@@ -71,11 +71,30 @@ def unnest(columns: Mapping[str, Column], alias: str, ordinality: str | None = N
 
 
 SOURCE = {
-    "n": sa.Integer, "id": UUID_T, "collection": sa.Text, "collection_version": sa.Integer, "entity": sa.Text,
-    "type": sa.Text, "key": sa.Text, "text": sa.Text, "content": JSONB, "scores": JSONB, "annotations": JSONB,
-    "fields": JSONB, "status": sa.Text, "depth": sa.Integer, "derived_from": ARRAY(UUID_T), "run_id": sa.Text,
-    "occurred_at": TS, "processing": sa.Text, "is_current": sa.Boolean, "embedding": Vector(EMBEDDING_DIM),
-    "embedding_model": sa.Text, "language": sa.Text, "idempotency_key": sa.Text, "payload_hash": sa.Text,
+    "n": sa.Integer,
+    "id": UUID_T,
+    "collection": sa.Text,
+    "collection_version": sa.Integer,
+    "entity": sa.Text,
+    "type": sa.Text,
+    "key": sa.Text,
+    "text": sa.Text,
+    "content": JSONB,
+    "scores": JSONB,
+    "annotations": JSONB,
+    "fields": JSONB,
+    "status": sa.Text,
+    "depth": sa.Integer,
+    "derived_from": ARRAY(UUID_T),
+    "run_id": sa.Text,
+    "occurred_at": TS,
+    "processing": sa.Text,
+    "is_current": sa.Boolean,
+    "embedding": Vector(EMBEDDING_DIM),
+    "embedding_model": sa.Text,
+    "language": sa.Text,
+    "idempotency_key": sa.Text,
+    "payload_hash": sa.Text,
     "link_node_id": UUID_T,
 }
 """The typed columns of the batch's JSON row source (`json_to_recordset`). A JSON array is pgvector's
@@ -85,21 +104,39 @@ text form, so `embedding` is read as a vector directly (a `real[]` and a cast co
 
 def _source_json(rows: Sequence[Row]) -> str:
     """The batch as ONE JSON array: PostgreSQL parses it in C, far cheaper than binding 25 arrays."""
-    return dump([
-        {
-            "n": n, "id": row.id, "collection": row.collection, "collection_version": row.collection_version,
-            "entity": row.entity, "type": row.type, "key": row.key, "text": row.text, "content": row.content,
-            "scores": row.scores, "annotations": row.annotations, "fields": row.fields, "status": row.status,
-            "depth": row.depth, "derived_from": row.derived_from, "run_id": row.run_id,
-            # as a UTC instant: ISO 8601 allows offsets up to ±23:59, PostgreSQL reads at most ±15:59
-            "occurred_at": None if row.occurred_at is None else row.occurred_at.astimezone(UTC),
-            "processing": "pending" if row.pending else "ready", "is_current": row.is_current,
-            "embedding": row.embedding, "embedding_model": row.embedding_model, "language": row.language,
-            "idempotency_key": row.idempotency_key, "payload_hash": row.payload_hash,
-            "link_node_id": row.link_node_id,
-        }
-        for n, row in enumerate(rows)
-    ])
+    return dump(
+        [
+            {
+                "n": n,
+                "id": row.id,
+                "collection": row.collection,
+                "collection_version": row.collection_version,
+                "entity": row.entity,
+                "type": row.type,
+                "key": row.key,
+                "text": row.text,
+                "content": row.content,
+                "scores": row.scores,
+                "annotations": row.annotations,
+                "fields": row.fields,
+                "status": row.status,
+                "depth": row.depth,
+                "derived_from": row.derived_from,
+                "run_id": row.run_id,
+                # as a UTC instant: ISO 8601 allows offsets up to ±23:59, PostgreSQL reads at most ±15:59
+                "occurred_at": None if row.occurred_at is None else row.occurred_at.astimezone(UTC),
+                "processing": "pending" if row.pending else "ready",
+                "is_current": row.is_current,
+                "embedding": row.embedding,
+                "embedding_model": row.embedding_model,
+                "language": row.language,
+                "idempotency_key": row.idempotency_key,
+                "payload_hash": row.payload_hash,
+                "link_node_id": row.link_node_id,
+            }
+            for n, row in enumerate(rows)
+        ]
+    )
 
 
 def _insert_source(rows: Sequence[Row], workspace_id: UUID) -> sa.Select[Any]:
@@ -109,20 +146,66 @@ def _insert_source(rows: Sequence[Row], workspace_id: UUID) -> sa.Select[Any]:
     src = sa.func.json_to_recordset(batch).table_valued(*columns).render_derived("u", with_types=True)
     c, now = src.c, sa.func.now()
     return sa.select(
-        sa.literal(workspace_id, UUID_T), c.id, lane_seq.next_value(), c.collection, c.collection_version,
-        c.entity, c.type, c.key, c.text, c.content, c.scores, c.annotations, c.fields, c.status, c.depth,
-        c.derived_from, c.run_id, sa.func.coalesce(c.occurred_at, now), now, now, c.processing, c.is_current,
-        c.embedding, c.embedding_model,
-        sa.func.to_tsvector(sa.cast(c.language, REGCONFIG), c.text), c.idempotency_key, c.payload_hash,
+        sa.literal(workspace_id, UUID_T),
+        c.id,
+        lane_seq.next_value(),
+        c.collection,
+        c.collection_version,
+        c.entity,
+        c.type,
+        c.key,
+        c.text,
+        c.content,
+        c.scores,
+        c.annotations,
+        c.fields,
+        c.status,
+        c.depth,
+        c.derived_from,
+        c.run_id,
+        sa.func.coalesce(c.occurred_at, now),
+        now,
+        now,
+        c.processing,
+        c.is_current,
+        c.embedding,
+        c.embedding_model,
+        sa.func.to_tsvector(sa.cast(c.language, REGCONFIG), c.text),
+        c.idempotency_key,
+        c.payload_hash,
         c.link_node_id,
     ).order_by(c.n)
 
 
 INSERT_COLUMNS = (
-    "workspace_id", "id", "lane_seq", "collection", "collection_version", "entity", "type", "key", "text",
-    "content", "scores", "annotations", "fields", "status", "depth", "derived_from", "run_id",
-    "occurred_at", "created_at", "last_accessed", "processing", "is_current", "embedding",
-    "embedding_model", "tsv", "idempotency_key", "payload_hash", "link_node_id",
+    "workspace_id",
+    "id",
+    "lane_seq",
+    "collection",
+    "collection_version",
+    "entity",
+    "type",
+    "key",
+    "text",
+    "content",
+    "scores",
+    "annotations",
+    "fields",
+    "status",
+    "depth",
+    "derived_from",
+    "run_id",
+    "occurred_at",
+    "created_at",
+    "last_accessed",
+    "processing",
+    "is_current",
+    "embedding",
+    "embedding_model",
+    "tsv",
+    "idempotency_key",
+    "payload_hash",
+    "link_node_id",
 )
 
 
@@ -161,8 +244,10 @@ def by_idempotency_key(conn: Connection, workspace_id: UUID, keys: Iterable[str]
     stmt = sa.select(r.idempotency_key, r.id, r.payload_hash, r.processing, r.is_current).where(
         r.workspace_id == workspace_id, r.idempotency_key == sa.any_(array(wanted, sa.Text))
     )
-    return {row.idempotency_key: Existing(row.id, row.payload_hash, row.processing, row.is_current)
-            for row in conn.execute(stmt)}
+    return {
+        row.idempotency_key: Existing(row.id, row.payload_hash, row.processing, row.is_current)
+        for row in conn.execute(stmt)
+    }
 
 
 def depths(conn: Connection, workspace_id: UUID, ids: Iterable[UUID]) -> dict[UUID, int]:
@@ -186,9 +271,28 @@ def states(conn: Connection, workspace_id: UUID, ids: Sequence[UUID]) -> dict[UU
 
 
 RECORD_COLUMNS = (
-    "id", "collection", "collection_version", "entity", "type", "key", "text", "content", "scores",
-    "annotations", "status", "depth", "derived_from", "run_id", "occurred_at", "created_at",
-    "last_accessed", "processing", "processing_error", "is_current", "retracted_at", "retraction_reason",
+    "id",
+    "collection",
+    "collection_version",
+    "entity",
+    "type",
+    "key",
+    "text",
+    "content",
+    "scores",
+    "annotations",
+    "status",
+    "depth",
+    "derived_from",
+    "run_id",
+    "occurred_at",
+    "created_at",
+    "last_accessed",
+    "processing",
+    "processing_error",
+    "is_current",
+    "retracted_at",
+    "retraction_reason",
 )
 
 

@@ -111,8 +111,17 @@ r = store.records.c
 def claim(conn: Connection, limit: int) -> list[Claimed]:
     """Lock up to `limit` due queue rows no other worker holds, oldest due first."""
     stmt = (
-        sa.select(q.workspace_id, q.record_id, q.attempts, r.collection, r.collection_version, r.text,
-                  r.embedding.is_not(None).label("has_vector"), r.scores, r.annotations)
+        sa.select(
+            q.workspace_id,
+            q.record_id,
+            q.attempts,
+            r.collection,
+            r.collection_version,
+            r.text,
+            r.embedding.is_not(None).label("has_vector"),
+            r.scores,
+            r.annotations,
+        )
         .join(store.records, sa.and_(r.workspace_id == q.workspace_id, r.id == q.record_id))
         .where(q.next_attempt_at <= sa.func.now())
         .order_by(q.next_attempt_at, q.record_id)
@@ -164,8 +173,10 @@ def _enrich_all(runtime: Runtime, batch: Sequence[Claimed], outcomes: dict[UUID,
     if not jobs:
         return
     with ThreadPoolExecutor(max_workers=CHAT_THREADS, thread_name_prefix="memseek-enrich") as pool:
-        futures = [(item, name, pool.submit(enrich, runtime.models, name, decl, item.text))
-                   for item, name, decl in jobs]
+        futures = [
+            (item, name, pool.submit(enrich, runtime.models, name, decl, item.text))
+            for item, name, decl in jobs
+        ]
         for item, name, future in futures:
             try:
                 target, key, value = future.result()
@@ -189,35 +200,49 @@ def _lock_records(conn: Connection, batch: Sequence[Claimed]) -> None:
     conn.execute(sa.select(r.id).where(pairs).order_by(r.workspace_id, r.id).with_for_update())
 
 
-def _write_records(conn: Connection, batch: Sequence[Claimed], outcomes: dict[UUID, Outcome],
-                   states: dict[UUID, str]) -> None:
+def _write_records(
+    conn: Connection, batch: Sequence[Claimed], outcomes: dict[UUID, Outcome], states: dict[UUID, str]
+) -> None:
     """Store results and the new processing state of every record of the batch (one statement)."""
+
     def values(get: Any, item_type: Any) -> tuple[list[Any], Any]:
         return [get(item, outcomes[item.id]) for item in batch], item_type
 
-    u = store.unnest({
-        "ws": values(lambda i, o: i.workspace_id, store.UUID_T),
-        "id": values(lambda i, o: i.id, store.UUID_T),
-        "state": values(lambda i, o: states[i.id], sa.Text),
-        "error": values(lambda i, o: o.error if states[i.id] == "failed" else None, sa.Text),
-        "vector": values(lambda i, o: None if o.embedding is None else store.dump(o.embedding), sa.Text),
-        "model": values(lambda i, o: o.embedding_model, sa.Text),
-        "scores": values(lambda i, o: store.dump(o.scores), sa.Text),
-        "annotations": values(lambda i, o: store.dump(o.annotations), sa.Text),
-    }, "u").c
-    stmt = sa.update(store.records).where(r.workspace_id == u.ws, r.id == u.id).values(
-        processing=u.state,
-        processing_error=u.error,
-        embedding=sa.func.coalesce(sa.cast(u.vector, Vector(EMBEDDING_DIM)), r.embedding),
-        embedding_model=sa.func.coalesce(u.model, r.embedding_model),
-        scores=r.scores.op("||")(sa.cast(u.scores, JSONB)),
-        annotations=r.annotations.op("||")(sa.cast(u.annotations, JSONB)),
+    u = store.unnest(
+        {
+            "ws": values(lambda i, o: i.workspace_id, store.UUID_T),
+            "id": values(lambda i, o: i.id, store.UUID_T),
+            "state": values(lambda i, o: states[i.id], sa.Text),
+            "error": values(lambda i, o: o.error if states[i.id] == "failed" else None, sa.Text),
+            "vector": values(lambda i, o: None if o.embedding is None else store.dump(o.embedding), sa.Text),
+            "model": values(lambda i, o: o.embedding_model, sa.Text),
+            "scores": values(lambda i, o: store.dump(o.scores), sa.Text),
+            "annotations": values(lambda i, o: store.dump(o.annotations), sa.Text),
+        },
+        "u",
+    ).c
+    stmt = (
+        sa.update(store.records)
+        .where(r.workspace_id == u.ws, r.id == u.id)
+        .values(
+            processing=u.state,
+            processing_error=u.error,
+            embedding=sa.func.coalesce(sa.cast(u.vector, Vector(EMBEDDING_DIM)), r.embedding),
+            embedding_model=sa.func.coalesce(u.model, r.embedding_model),
+            scores=r.scores.op("||")(sa.cast(u.scores, JSONB)),
+            annotations=r.annotations.op("||")(sa.cast(u.annotations, JSONB)),
+        )
     )
     conn.execute(stmt)
 
 
-def _write_queue(conn: Connection, batch: Sequence[Claimed], outcomes: dict[UUID, Outcome],
-                 states: dict[UUID, str], policy: RetryPolicy) -> None:
+def _write_queue(
+    conn: Connection,
+    batch: Sequence[Claimed],
+    outcomes: dict[UUID, Outcome],
+    states: dict[UUID, str],
+    policy: RetryPolicy,
+) -> None:
     """Finished records leave the queue; the rest wait their backoff."""
     done = [item for item in batch if states[item.id] != "pending"]
     retry = [item for item in batch if states[item.id] == "pending"]
@@ -231,17 +256,24 @@ def _write_queue(conn: Connection, batch: Sequence[Claimed], outcomes: dict[UUID
 def _reschedule(
     conn: Connection, items: Sequence[Claimed], errors: Sequence[str], policy: RetryPolicy
 ) -> None:
-    u = store.unnest({
-        "ws": ([i.workspace_id for i in items], store.UUID_T),
-        "id": ([i.id for i in items], store.UUID_T),
-        "attempts": ([i.attempts + 1 for i in items], sa.Integer),
-        "delay": ([policy.delay(i.attempts + 1) for i in items], sa.Float),
-        "error": (list(errors), sa.Text),
-    }, "u").c
-    stmt = sa.update(store.processing_queue).where(q.workspace_id == u.ws, q.record_id == u.id).values(
-        attempts=u.attempts,
-        next_attempt_at=sa.func.now() + sa.func.make_interval(0, 0, 0, 0, 0, 0, u.delay),
-        last_error=u.error,
+    u = store.unnest(
+        {
+            "ws": ([i.workspace_id for i in items], store.UUID_T),
+            "id": ([i.id for i in items], store.UUID_T),
+            "attempts": ([i.attempts + 1 for i in items], sa.Integer),
+            "delay": ([policy.delay(i.attempts + 1) for i in items], sa.Float),
+            "error": (list(errors), sa.Text),
+        },
+        "u",
+    ).c
+    stmt = (
+        sa.update(store.processing_queue)
+        .where(q.workspace_id == u.ws, q.record_id == u.id)
+        .values(
+            attempts=u.attempts,
+            next_attempt_at=sa.func.now() + sa.func.make_interval(0, 0, 0, 0, 0, 0, u.delay),
+            last_error=u.error,
+        )
     )
     conn.execute(stmt)
 
@@ -303,12 +335,19 @@ def _reclaim(conn: Connection, batch: Sequence[Claimed]) -> list[Claimed]:
 class BackgroundWorker:
     """Daemon threads running batches; each sleeps when idle and wakes on NOTIFY or after `idle_seconds`."""
 
-    def __init__(self, runtime: Runtime, batch: int = CLAIM, policy: RetryPolicy | None = None,
-                 idle_seconds: float = 1.0, threads: int = 1) -> None:
+    def __init__(
+        self,
+        runtime: Runtime,
+        batch: int = CLAIM,
+        policy: RetryPolicy | None = None,
+        idle_seconds: float = 1.0,
+        threads: int = 1,
+    ) -> None:
         self.runtime, self.batch, self.policy, self.idle_seconds = runtime, batch, policy, idle_seconds
         self._stop = threading.Event()
-        self._threads = [threading.Thread(target=self.run, name="memseek-worker", daemon=True)
-                         for _ in range(threads)]
+        self._threads = [
+            threading.Thread(target=self.run, name="memseek-worker", daemon=True) for _ in range(threads)
+        ]
 
     def start(self) -> BackgroundWorker:
         for thread in self._threads:

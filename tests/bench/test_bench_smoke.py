@@ -120,31 +120,61 @@ def test_latency_suite(tmp_path: Path) -> None:
     assert result["relation_sizes"]["index records_embedding"] > 0 and result["service_rss_bytes"] > 0
 
 
-TOPICS = ["vitamin d deficiency and bone density", "insulin resistance in adipose tissue",
-          "tumour suppressor genes in colon cancer", "antibiotic resistance of staphylococcus",
-          "sleep deprivation and memory consolidation", "statins lower cholesterol levels",
-          "malaria transmission by mosquitoes", "gut microbiome and obesity",
-          "hypertension treated with diuretics", "stem cells regenerate heart muscle"]
+TOPICS = [
+    "vitamin d deficiency and bone density",
+    "insulin resistance in adipose tissue",
+    "tumour suppressor genes in colon cancer",
+    "antibiotic resistance of staphylococcus",
+    "sleep deprivation and memory consolidation",
+    "statins lower cholesterol levels",
+    "malaria transmission by mosquitoes",
+    "gut microbiome and obesity",
+    "hypertension treated with diuretics",
+    "stem cells regenerate heart muscle",
+]
 
 
 def write_mini_data(root: Path) -> Path:
     """A dataset in the shared data's formats, for machines (CI) without `../shared/data`."""
     scifact = root / "scifact"
     (scifact / "qrels").mkdir(parents=True)
-    docs = [{"_id": f"d{i}", "title": t.title(), "text": f"We study {t}. Results on {t} in {n} patients.",
-             "metadata": {}} for i, (t, n) in enumerate((t, n) for n in (40, 90) for t in TOPICS)]
+    docs = [
+        {
+            "_id": f"d{i}",
+            "title": t.title(),
+            "text": f"We study {t}. Results on {t} in {n} patients.",
+            "metadata": {},
+        }
+        for i, (t, n) in enumerate((t, n) for n in (40, 90) for t in TOPICS)
+    ]
     (scifact / "corpus.jsonl").write_text("".join(json.dumps(d) + "\n" for d in docs))
     queries = [{"_id": f"q{i}", "text": f"Does {t} matter?", "metadata": {}} for i, t in enumerate(TOPICS)]
     (scifact / "queries-train.jsonl").write_text("".join(json.dumps(q) + "\n" for q in queries))
     qrels = "".join(f"q{i}\td{i}\t1\n" for i in range(len(TOPICS)))
     (scifact / "qrels" / "train.tsv").write_text("query-id\tcorpus-id\tscore\n" + qrels)
-    turns = [{"speaker": "Ann" if i % 2 else "Bo", "dia_id": f"D1:{i + 1}", "text": f"I read about {t}."}
-             for i, t in enumerate(TOPICS)]
-    qa = [{"question": f"Who read about {t}?", "answer": "x", "evidence": [f"D1:{i + 1}"],
-           "category": 1 + i % 4} for i, t in enumerate(TOPICS)]
-    sample = {"sample_id": "conv-1", "qa": qa, "conversation": {
-        "speaker_a": "Ann", "speaker_b": "Bo", "session_1": turns,
-        "session_1_date_time": "1:56 pm on 8 May, 2023"}}
+    turns = [
+        {"speaker": "Ann" if i % 2 else "Bo", "dia_id": f"D1:{i + 1}", "text": f"I read about {t}."}
+        for i, t in enumerate(TOPICS)
+    ]
+    qa = [
+        {
+            "question": f"Who read about {t}?",
+            "answer": "x",
+            "evidence": [f"D1:{i + 1}"],
+            "category": 1 + i % 4,
+        }
+        for i, t in enumerate(TOPICS)
+    ]
+    sample = {
+        "sample_id": "conv-1",
+        "qa": qa,
+        "conversation": {
+            "speaker_a": "Ann",
+            "speaker_b": "Bo",
+            "session_1": turns,
+            "session_1_date_time": "1:56 pm on 8 May, 2023",
+        },
+    }
     (root / "locomo").mkdir()
     (root / "locomo" / "locomo-dev.json").write_text(json.dumps([sample]))
     return root

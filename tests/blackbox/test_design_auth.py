@@ -108,9 +108,7 @@ def test_401_has_the_one_error_shape(bw_app: Flask, bw_ws: Tenant) -> None:
     assert "Bearer" in err["message"]
 
 
-def test_a_revoked_key_is_401_and_other_keys_keep_working(
-    bw_app: Flask, bw_url: str, bw_ws: Tenant
-) -> None:
+def test_a_revoked_key_is_401_and_other_keys_keep_working(bw_app: Flask, bw_url: str, bw_ws: Tenant) -> None:
     env = cli_env(DATABASE_URL=bw_url)
     second = last_line(memseek(env, "key", "create", "bw-a"))
     revoked = memseek(env, "key", "revoke", bw_ws.key[:16])
@@ -391,8 +389,9 @@ def test_a_body_nested_too_deeply_is_422_not_500(bw: Client, path: str) -> None:
 def test_deeply_nested_content_is_stored_or_refused_never_a_500(bw: Client, depth: int) -> None:
     content = b'{"a":' * depth + b"1" + b"}" * depth
     body = b'{"records": [{"collection": "bw_plain", "entity": "e", "type": "note", "text": "t", "content": '
-    response = bw.request("POST", "/records", data=body + content + b"}]}",
-                          headers={"Content-Type": "application/json"})
+    response = bw.request(
+        "POST", "/records", data=body + content + b"}]}", headers={"Content-Type": "application/json"}
+    )
     if depth > 128:  # content nests at most 128 levels
         error(response, 422)
         return

@@ -296,8 +296,9 @@ def test_requests_of_one_shape_share_a_template(body: dict[str, Any], other: dic
 
 def test_templates_hold_no_request_value() -> None:
     bounds = {"occurred_after": "2026-01-01T00:00:00Z", "occurred_before": "2026-02-01T00:00:00+01:00"}
-    search = compiled({"mode": "hybrid", "q": "budget", "scope": {"entities": ["a"], **bounds}}, WS,
-                      vector=unit(1.0))
+    search = compiled(
+        {"mode": "hybrid", "q": "budget", "scope": {"entities": ["a"], **bounds}}, WS, vector=unit(1.0)
+    )
     _, params = render(search.statement)
     assert set(search.params) == set(comp.REQUEST_VALUES)
     assert all(params[name] is None for name in comp.REQUEST_VALUES)

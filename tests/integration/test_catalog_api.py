@@ -249,13 +249,16 @@ def test_a_catalog_may_bring_its_own_rank_default(conn: sa.Connection, runtime: 
 
 def test_deployment_conf_is_recorded_as_last_loaded(conn: sa.Connection, tmp_path: Path) -> None:
     register_definitions(conn, load_catalog(MINIMAL_CATALOG))
-    cheap = ("models:\n  cheap: {kind: chat, provider: openai, model: another-chat-model,"
-             " base_url_env: OTHER_BASE_URL}\n")
+    cheap = (
+        "models:\n  cheap: {kind: chat, provider: openai, model: another-chat-model,"
+        " base_url_env: OTHER_BASE_URL}\n"
+    )
     repointed = load_catalog(build_catalog(tmp_path, {"conf/models.yaml": cheap}))
     register_definitions(conn, repointed)  # an operator setting, not a versioned contract
     stored = conn.execute(
-        sa.select(definitions.c.hash, definitions.c.body)
-        .where(definitions.c.kind == "model", definitions.c.name == "cheap")
+        sa.select(definitions.c.hash, definitions.c.body).where(
+            definitions.c.kind == "model", definitions.c.name == "cheap"
+        )
     ).one()
     assert stored.hash == repointed.hash_of("model", "cheap")
     assert stored.body["model"] == "another-chat-model"

@@ -89,6 +89,7 @@ def test_openapi_lists_routes(client: Client) -> None:
 )
 @pytest.mark.parametrize("path", ["/search", "/records"])
 def test_non_json_bodies_are_422(client: Client, path: str, body: bytes) -> None:
-    response = client.raw.post(path, data=body, headers={**client.tenant.headers,
-                                                         "Content-Type": "application/json"})
+    response = client.raw.post(
+        path, data=body, headers={**client.tenant.headers, "Content-Type": "application/json"}
+    )
     assert details(response)[0]["loc"] == ["body"]

@@ -68,7 +68,9 @@ def test_the_spec_example(vclient: Client, view_runtime: Runtime) -> None:
     }
     assert body == {
         "view": {
-            "name": "g_walk", "version": 1, "hash": public_hash(catalog.view_hash(catalog.view("g_walk"))),
+            "name": "g_walk",
+            "version": 1,
+            "hash": public_hash(catalog.view_hash(catalog.view("g_walk"))),
         },  # fmt: skip
         "parameters": parameters,
         "hits": [citation],

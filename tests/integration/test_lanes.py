@@ -243,21 +243,33 @@ class TestAutomaticLinks:
         [active] = written(wclient, self.node("live", ["a"]))
         [draft] = written(wclient, self.node("proposal", ["b"], status="draft"))
         assert {link.text: link.status for link in self.links(db)} == {
-            "k1 needs a": "active", "k1 needs b": "draft"}
+            "k1 needs a": "active",
+            "k1 needs b": "draft",
+        }
         action(wclient, draft["id"], "approve", reason=None)
         assert {link.text: (link.status, link.is_current) for link in self.links(db)} == {
-            "k1 needs a": ("active", False), "k1 needs b": ("active", True)}
+            "k1 needs a": ("active", False),
+            "k1 needs b": ("active", True),
+        }
         assert fetch(wclient, active["id"])["current"] is False
 
     def test_reference_graph_uses_the_view_field_names(self, client: Client, db: Engine) -> None:
-        body = {"collection": "components", "entity": "repo", "type": "component", "key": "api",
-                "text": "the api", "content": {"depends_on": ["db"]}}
+        body = {
+            "collection": "components",
+            "entity": "repo",
+            "type": "component",
+            "key": "api",
+            "text": "the api",
+            "content": {"depends_on": ["db"]},
+        }
         [node] = written(client, body)
         with db.connect() as conn:
-            link = conn.execute(sa.text(
-                "SELECT text, content, processing, link_node_id FROM records "
-                "WHERE collection = 'dependencies'"
-            )).one()
+            link = conn.execute(
+                sa.text(
+                    "SELECT text, content, processing, link_node_id FROM records "
+                    "WHERE collection = 'dependencies'"
+                )
+            ).one()
         assert link.text == "api depends_on db"
         assert link.content == {"from_node": "api", "to_node": "db", "relationship": "depends_on"}
         assert link.processing == "ready" and str(link.link_node_id) == node["id"]  # no embedding

@@ -47,23 +47,29 @@ NOW = RetryPolicy(max_attempts=3, base_delay=0.0)
 
 def queue(engine: Engine) -> list[Any]:
     with engine.connect() as conn:
-        return conn.execute(sa.text(
-            "SELECT record_id, attempts, last_error, next_attempt_at - now() AS wait FROM processing_queue"
-        )).all()
+        return conn.execute(
+            sa.text(
+                "SELECT record_id, attempts, last_error, next_attempt_at - now() AS wait"
+                " FROM processing_queue"
+            )
+        ).all()
 
 
 def vector_of(engine: Engine, record_id: str) -> list[float] | None:
     with engine.connect() as conn:
-        value = conn.execute(sa.text("SELECT embedding::text FROM records WHERE id = :id"),
-                             {"id": record_id}).scalar_one()
+        value = conn.execute(
+            sa.text("SELECT embedding::text FROM records WHERE id = :id"), {"id": record_id}
+        ).scalar_one()
     return None if value is None else [float(x) for x in value.strip("[]").split(",")]
 
 
 def answer_enrichments(score: Any = 4, label: Any = "good") -> Any:
     """A chat reply that answers each enrichment prompt by what its system prompt asks for."""
+
     def reply(messages: list[dict[str, Any]]) -> str:
         asked_score = '"score"' in messages[0]["content"]
         return json.dumps({"score": score} if asked_score else {"label": label})
+
     return reply
 
 
@@ -110,8 +116,9 @@ def _cosine(a: Any, b: Any) -> float:
 
 
 class TestHttpModels:
-    def test_one_embedding_call_per_batch_and_enrichments(self, remote: Runtime, rclient: Client, db: Engine,
-                                                          openai_server: OpenAIServer) -> None:
+    def test_one_embedding_call_per_batch_and_enrichments(
+        self, remote: Runtime, rclient: Client, db: Engine, openai_server: OpenAIServer
+    ) -> None:
         openai_server.reply_with(*[answer_enrichments()] * 10)
         results = written(rclient, *(record_in("w_remote", text=f"note {i}") for i in range(5)))
         assert process_batch(remote, 50) == 5
@@ -124,8 +131,9 @@ class TestHttpModels:
             models = set(conn.scalars(sa.text("SELECT embedding_model FROM records")))
         assert models == {"text-embedding-3-small"}
 
-    def test_only_missing_enrichments_run(self, remote: Runtime, rclient: Client, db: Engine,
-                                          openai_server: OpenAIServer) -> None:
+    def test_only_missing_enrichments_run(
+        self, remote: Runtime, rclient: Client, db: Engine, openai_server: OpenAIServer
+    ) -> None:
         openai_server.reply_with(answer_enrichments())
         [result] = written(rclient, record_in("w_chat", scores={"w_score": 1.5}))
         process_batch(remote, 10)
@@ -146,7 +154,12 @@ class TestHttpModels:
         ],
     )
     def test_invalid_output_retries_then_fails(
-        self, remote: Runtime, rclient: Client, db: Engine, openai_server: OpenAIServer, reply: Any,
+        self,
+        remote: Runtime,
+        rclient: Client,
+        db: Engine,
+        openai_server: OpenAIServer,
+        reply: Any,
         invalid: set[str],
     ) -> None:
         openai_server.reply_with(*[reply] * 6)
@@ -174,8 +187,9 @@ class TestHttpModels:
         assert process_batch(write_runtime, 10) == 0  # not due yet
         assert vector_of(db, result["id"]) is None
 
-    def test_partial_results_are_kept_while_pending(self, remote: Runtime, rclient: Client, db: Engine,
-                                                    openai_server: OpenAIServer) -> None:
+    def test_partial_results_are_kept_while_pending(
+        self, remote: Runtime, rclient: Client, db: Engine, openai_server: OpenAIServer
+    ) -> None:
         openai_server.reply_with(answer_enrichments(score=99), answer_enrichments(score=99))
         [result] = written(rclient, record_in("w_remote"))
         process_batch(remote, 10, NOW)
@@ -192,10 +206,18 @@ def test_backoff_doubles_and_is_capped(attempts: int, delay: float) -> None:
     assert RetryPolicy().delay(attempts) == delay
 
 
-def test_parallel_workers_process_each_record_once(remote: Runtime, rclient: Client, db: Engine,
-                                                   openai_server: OpenAIServer) -> None:
-    results = written(rclient, *(record_in("w_remote", text=f"note {i}", scores={"w_score": 1},
-                                           annotations={"w_label": {"label": "bad"}}) for i in range(40)))
+def test_parallel_workers_process_each_record_once(
+    remote: Runtime, rclient: Client, db: Engine, openai_server: OpenAIServer
+) -> None:
+    results = written(
+        rclient,
+        *(
+            record_in(
+                "w_remote", text=f"note {i}", scores={"w_score": 1}, annotations={"w_label": {"label": "bad"}}
+            )
+            for i in range(40)
+        ),
+    )
     openai_server.delay_next(0.2, times=4)
     totals: list[int] = []
 
@@ -214,8 +236,9 @@ def test_parallel_workers_process_each_record_once(remote: Runtime, rclient: Cli
     assert {fetch(rclient, r["id"])["processing"] for r in results} == {"ready"}
 
 
-def test_batch_that_raises_rolls_back_and_counts_an_attempt(runtime: Runtime, wclient: Client,
-                                                            db: Engine) -> None:
+def test_batch_that_raises_rolls_back_and_counts_an_attempt(
+    runtime: Runtime, wclient: Client, db: Engine
+) -> None:
     """A worker whose catalog lacks the record's collection: the batch raises mid-transaction."""
     [result] = written(wclient, record_in("w_local"))
     assert process_batch(runtime, 10, NOW) == 1
@@ -260,8 +283,9 @@ def held_record(write_runtime: Runtime, wclient: Client, db: Engine) -> Iterator
     conn.close()
 
 
-def test_killed_worker_loses_nothing(write_runtime: Runtime, wclient: Client, db: Engine,
-                                     held_record: tuple[str, Any]) -> None:
+def test_killed_worker_loses_nothing(
+    write_runtime: Runtime, wclient: Client, db: Engine, held_record: tuple[str, Any]
+) -> None:
     record_id, lock = held_record
     worker = start_memseek(worker_env(write_runtime), "worker", "--once", output=subprocess.DEVNULL)
     try:
@@ -293,8 +317,9 @@ def test_background_worker_wakes_on_notify(write_runtime: Runtime, wclient: Clie
     assert elapsed < 20
 
 
-def test_touch_sets_last_accessed_in_own_workspace(write_app: Flask, wclient: Client, other_tenant: Tenant,
-                                                   db: Engine, tenant: Tenant) -> None:
+def test_touch_sets_last_accessed_in_own_workspace(
+    write_app: Flask, wclient: Client, other_tenant: Tenant, db: Engine, tenant: Tenant
+) -> None:
     [mine] = written(wclient, record_in())
     [theirs] = written(Client(write_app.test_client(), other_tenant), record_in())
     time.sleep(0.01)
@@ -303,8 +328,9 @@ def test_touch_sets_last_accessed_in_own_workspace(write_app: Flask, wclient: Cl
     record = fetch(wclient, mine["id"])
     assert record["last_accessed"] > record["created_at"]
     with db.connect() as conn:
-        untouched = conn.execute(sa.text("SELECT last_accessed = created_at FROM records WHERE id = :id"),
-                                 {"id": theirs["id"]}).scalar_one()
+        untouched = conn.execute(
+            sa.text("SELECT last_accessed = created_at FROM records WHERE id = :id"), {"id": theirs["id"]}
+        ).scalar_one()
     assert untouched
     assert count(db) == 2
 

@@ -30,15 +30,23 @@ LOCAL_MODEL = "all-MiniLM-L6-v2-onnx-int8"
 
 INVALID = [
     pytest.param(record_in(foo=1), ["records", 0, "foo"], id="unknown-key"),
-    pytest.param({"entity": "e", "type": "fact", "text": "t"}, ["records", 0, "collection"],
-                 id="no-collection"),
+    pytest.param(
+        {"entity": "e", "type": "fact", "text": "t"}, ["records", 0, "collection"], id="no-collection"
+    ),
     pytest.param(record_in("nope"), ["records", 0, "collection"], id="unknown-collection"),
-    pytest.param(record_in("w_events", collection_version=9), ["records", 0, "collection_version"],
-                 id="unknown-version"),
-    pytest.param(record_in("w_events", collection_version=0), ["records", 0, "collection_version"],
-                 id="version-zero"),
-    pytest.param(record_in("w_events", collection_version=1, type="note"), ["records", 0, "type"],
-                 id="type-of-other-version"),
+    pytest.param(
+        record_in("w_events", collection_version=9),
+        ["records", 0, "collection_version"],
+        id="unknown-version",
+    ),
+    pytest.param(
+        record_in("w_events", collection_version=0), ["records", 0, "collection_version"], id="version-zero"
+    ),
+    pytest.param(
+        record_in("w_events", collection_version=1, type="note"),
+        ["records", 0, "type"],
+        id="type-of-other-version",
+    ),
     pytest.param(record_in(entity=""), ["records", 0, "entity"], id="entity-empty"),
     pytest.param(record_in(entity="   "), ["records", 0, "entity"], id="entity-blank"),
     pytest.param(record_in(entity="x" * 257), ["records", 0, "entity"], id="entity-too-long"),
@@ -50,8 +58,9 @@ INVALID = [
     pytest.param(record_in(text=" \n "), ["records", 0, "text"], id="text-blank"),
     pytest.param(record_in(text="x" * (MAX_CHARS + 1)), ["records", 0, "text"], id="text-too-long"),
     pytest.param(record_in(content=[1]), ["records", 0, "content"], id="content-not-object"),
-    pytest.param(record_in(occurred_at="2026-01-01T00:00:00"), ["records", 0, "occurred_at"],
-                 id="naive-time"),
+    pytest.param(
+        record_in(occurred_at="2026-01-01T00:00:00"), ["records", 0, "occurred_at"], id="naive-time"
+    ),
     pytest.param(record_in(occurred_at=1767225600), ["records", 0, "occurred_at"], id="epoch-time"),
     pytest.param(record_in(occurred_at="yesterday"), ["records", 0, "occurred_at"], id="bad-time"),
     pytest.param(record_in(scores={"a": "high"}), ["records", 0, "scores", "a"], id="score-string"),
@@ -60,40 +69,67 @@ INVALID = [
     pytest.param(record_in(annotations=[]), ["records", 0, "annotations"], id="annotations-not-object"),
     pytest.param(record_in(status="live"), ["records", 0, "status"], id="status"),
     pytest.param(record_in(derived_from=["nope"]), ["records", 0, "derived_from", 0], id="parent-not-uuid"),
-    pytest.param(record_in(derived_from=[str(uuid4())]), ["records", 0, "derived_from", 0],
-                 id="parent-missing"),
-    pytest.param(record_in(derived_from=[str(UUID(int=1))] * 2), ["records", 0, "derived_from"],
-                 id="parent-repeated"),
+    pytest.param(
+        record_in(derived_from=[str(uuid4())]), ["records", 0, "derived_from", 0], id="parent-missing"
+    ),
+    pytest.param(
+        record_in(derived_from=[str(UUID(int=1))] * 2), ["records", 0, "derived_from"], id="parent-repeated"
+    ),
     pytest.param(record_in(run_id=""), ["records", 0, "run_id"], id="run-id-empty"),
     pytest.param(record_in(idempotency_key="x" * 257), ["records", 0, "idempotency_key"], id="idem-too-long"),
     pytest.param(record_in(embedding=[0.1] * 384), ["records", 0], id="embedding-without-model"),
-    pytest.param(record_in(embedding=[0.1] * 384, embedding_model=LOCAL_MODEL), ["records", 0, "embedding"],
-                 id="embedding-without-declared-model"),
-    pytest.param(record_in("w_local", embedding=[0.1] * 384, embedding_model="other"),
-                 ["records", 0, "embedding_model"], id="embedding-wrong-model"),
-    pytest.param(record_in("w_local", embedding=[0.1] * 383, embedding_model=LOCAL_MODEL),
-                 ["records", 0, "embedding"], id="embedding-wrong-dimensions"),
-    pytest.param(record_in("w_local", embedding=[0.1, "x"], embedding_model=LOCAL_MODEL),
-                 ["records", 0, "embedding", 1], id="embedding-not-numbers"),
-    pytest.param(record_in("w_client"), ["records", 0, "annotations", "w_region"],
-                 id="client-enrichment-missing"),
-    pytest.param(record_in("w_chat", scores={"w_score": 9}), ["records", 0, "scores", "w_score"],
-                 id="supplied-score-out-of-range"),
-    pytest.param(record_in("w_chat", annotations={"w_label": {"label": "meh"}}),
-                 ["records", 0, "annotations", "w_label"], id="supplied-label-unknown"),
-    pytest.param(record_in(content={"x": [float("nan")]}), ["records", 0, "content", "x", 0],
-                 id="content-nan"),
-    pytest.param(record_in(annotations={"x": float("-inf")}), ["records", 0, "annotations", "x"],
-                 id="annotation-infinity"),
+    pytest.param(
+        record_in(embedding=[0.1] * 384, embedding_model=LOCAL_MODEL),
+        ["records", 0, "embedding"],
+        id="embedding-without-declared-model",
+    ),
+    pytest.param(
+        record_in("w_local", embedding=[0.1] * 384, embedding_model="other"),
+        ["records", 0, "embedding_model"],
+        id="embedding-wrong-model",
+    ),
+    pytest.param(
+        record_in("w_local", embedding=[0.1] * 383, embedding_model=LOCAL_MODEL),
+        ["records", 0, "embedding"],
+        id="embedding-wrong-dimensions",
+    ),
+    pytest.param(
+        record_in("w_local", embedding=[0.1, "x"], embedding_model=LOCAL_MODEL),
+        ["records", 0, "embedding", 1],
+        id="embedding-not-numbers",
+    ),
+    pytest.param(
+        record_in("w_client"), ["records", 0, "annotations", "w_region"], id="client-enrichment-missing"
+    ),
+    pytest.param(
+        record_in("w_chat", scores={"w_score": 9}),
+        ["records", 0, "scores", "w_score"],
+        id="supplied-score-out-of-range",
+    ),
+    pytest.param(
+        record_in("w_chat", annotations={"w_label": {"label": "meh"}}),
+        ["records", 0, "annotations", "w_label"],
+        id="supplied-label-unknown",
+    ),
+    pytest.param(
+        record_in(content={"x": [float("nan")]}), ["records", 0, "content", "x", 0], id="content-nan"
+    ),
+    pytest.param(
+        record_in(annotations={"x": float("-inf")}),
+        ["records", 0, "annotations", "x"],
+        id="annotation-infinity",
+    ),
     pytest.param(record_in(text="a\x00b"), ["records", 0, "text"], id="text-nul"),
-    pytest.param(record_in(content={"x": ["ok", "a\x00"]}), ["records", 0, "content", "x", 1],
-                 id="content-nul"),
+    pytest.param(
+        record_in(content={"x": ["ok", "a\x00"]}), ["records", 0, "content", "x", 1], id="content-nul"
+    ),
 ]
 
 
 @pytest.mark.parametrize(("body", "loc"), INVALID)
-def test_invalid_record_is_422_and_writes_nothing(wclient: Client, db: Any, body: dict[str, Any],
-                                                   loc: list[Any]) -> None:
+def test_invalid_record_is_422_and_writes_nothing(
+    wclient: Client, db: Any, body: dict[str, Any], loc: list[Any]
+) -> None:
     good = record_in(text="fine")
     response = post_records(wclient, good, body)
     shifted = [loc[0], 1, *loc[2:]]
@@ -108,8 +144,9 @@ def test_nan_is_rejected(wclient: Client, db: Any) -> None:
 
 
 FIELD_TYPES = [
-    pytest.param({"meta": {"s": 1}}, ["content", "meta", "s"], "field 's' at content.meta.s",
-                 id="string-path"),
+    pytest.param(
+        {"meta": {"s": 1}}, ["content", "meta", "s"], "field 's' at content.meta.s", id="string-path"
+    ),
     pytest.param({"s_old": 1}, ["content", "s_old"], "field 's' at content.s_old", id="string-fallback"),
     pytest.param({"sa": ["a", 1]}, ["content", "sa"], "field 'sa'", id="string-array"),
     pytest.param({"sa": "a"}, ["content", "sa"], "field 'sa'", id="string-array-scalar"),
@@ -134,11 +171,20 @@ def test_declared_field_type_errors_name_index_field_and_path(
 
 
 def test_every_problem_of_every_record_is_listed(wclient: Client, db: Any) -> None:
-    response = post_records(wclient, record_in("w_facts", type="x", key=None), record_in(),
-                            record_in("w_facts", text=" ", foo=1))
-    assert sorted(map(str, locs(response))) == sorted(map(str, [
-        ["records", 0, "key"], ["records", 0, "type"], ["records", 2, "text"], ["records", 2, "foo"],
-    ]))
+    response = post_records(
+        wclient, record_in("w_facts", type="x", key=None), record_in(), record_in("w_facts", text=" ", foo=1)
+    )
+    assert sorted(map(str, locs(response))) == sorted(
+        map(
+            str,
+            [
+                ["records", 0, "key"],
+                ["records", 0, "type"],
+                ["records", 2, "text"],
+                ["records", 2, "foo"],
+            ],
+        )
+    )
     assert count(db) == 0
 
 
@@ -168,17 +214,48 @@ def test_thousand_records_in_one_batch(wclient: Client, db: Any) -> None:
 
 
 def test_written_record_reads_back_whole(wclient: Client, db: Any) -> None:
-    body = record_in("w_events", content={"meta": {"s": "x"}, "sa": ["a"], "n": 1.5, "i": 2, "b": False,
-                                          "d": "2026-01-02T03:04:05.000006+01:00", "extra": {"ü": [1, None]}},
-                     scores={"importance": 3}, annotations={"note": {"any": "json"}}, run_id="run-1",
-                     occurred_at="2026-01-01T00:00:00+02:00")
+    body = record_in(
+        "w_events",
+        content={
+            "meta": {"s": "x"},
+            "sa": ["a"],
+            "n": 1.5,
+            "i": 2,
+            "b": False,
+            "d": "2026-01-02T03:04:05.000006+01:00",
+            "extra": {"ü": [1, None]},
+        },
+        scores={"importance": 3},
+        annotations={"note": {"any": "json"}},
+        run_id="run-1",
+        occurred_at="2026-01-01T00:00:00+02:00",
+    )
     [result] = written(wclient, body)
     assert result["processing"] == "ready" and result["current"] is True
     record = fetch(wclient, result["id"])
     assert list(record) == [
-        "id", "collection", "collection_version", "entity", "type", "key", "text", "content", "scores",
-        "annotations", "status", "depth", "derived_from", "run_id", "occurred_at", "created_at",
-        "last_accessed", "processing", "processing_error", "current", "retracted_at", "retraction_reason",
+        "id",
+        "collection",
+        "collection_version",
+        "entity",
+        "type",
+        "key",
+        "text",
+        "content",
+        "scores",
+        "annotations",
+        "status",
+        "depth",
+        "derived_from",
+        "run_id",
+        "occurred_at",
+        "created_at",
+        "last_accessed",
+        "processing",
+        "processing_error",
+        "current",
+        "retracted_at",
+        "retraction_reason",
     ]
     assert record["collection_version"] == 2 and record["content"] == body["content"]
     assert record["scores"] == {"importance": 3} and record["annotations"] == body["annotations"]
@@ -193,7 +270,7 @@ def test_written_record_reads_back_whole(wclient: Client, db: Any) -> None:
 
 
 def test_content_keeps_numbers_json_cannot_round_trip_through_floats(wclient: Client, db: Any) -> None:
-    content = {"big": 10**40, "exact": 0.1, "nested": [{"x": -(2**70)}], "unicode": "ü\U0001F600"}
+    content = {"big": 10**40, "exact": 0.1, "nested": [{"x": -(2**70)}], "unicode": "ü\U0001f600"}
     [result] = written(wclient, record_in(content=content))
     assert fetch(wclient, result["id"])["content"] == content
 
@@ -204,10 +281,13 @@ def test_occurred_at_defaults_to_created_at(wclient: Client, db: Any) -> None:
     assert record["occurred_at"] == record["created_at"]
 
 
-@pytest.mark.parametrize(("written_at", "stored"), [
-    ("2026-07-01T10:00:00+23:59", "2026-06-30T10:01:00+00:00"),
-    ("2026-07-01T10:00:00-23:59", "2026-07-02T09:59:00+00:00"),
-])
+@pytest.mark.parametrize(
+    ("written_at", "stored"),
+    [
+        ("2026-07-01T10:00:00+23:59", "2026-06-30T10:01:00+00:00"),
+        ("2026-07-01T10:00:00-23:59", "2026-07-02T09:59:00+00:00"),
+    ],
+)
 def test_occurred_at_offsets_beyond_postgres_are_stored_as_the_instant(
     wclient: Client, db: Any, written_at: str, stored: str
 ) -> None:
@@ -230,8 +310,9 @@ def test_derived_depth(wclient: Client, db: Any) -> None:
     assert record["depth"] == 2 and record["derived_from"] == [b["id"], c["id"]]
 
 
-def test_parent_from_another_workspace_does_not_exist(write_app: Flask, wclient: Client,
-                                                      other_tenant: Tenant) -> None:
+def test_parent_from_another_workspace_does_not_exist(
+    write_app: Flask, wclient: Client, other_tenant: Tenant
+) -> None:
     other = Client(write_app.test_client(), other_tenant)
     [foreign] = written(other, record_in())
     response = post_records(wclient, record_in(derived_from=[foreign["id"]]))
@@ -277,8 +358,9 @@ class TestIdempotency:
         assert again["id"] == first["id"]
 
     @pytest.mark.parametrize("earlier_request", [True, False], ids=["stored", "same-batch"])
-    def test_different_payload_is_409_and_writes_nothing(self, wclient: Client, db: Any,
-                                                         earlier_request: bool) -> None:
+    def test_different_payload_is_409_and_writes_nothing(
+        self, wclient: Client, db: Any, earlier_request: bool
+    ) -> None:
         if earlier_request:
             written(wclient, record_in(idempotency_key="op-1"))
         batch = [record_in(text="other"), record_in(idempotency_key="op-1", text="changed")]
@@ -326,8 +408,9 @@ class TestWait:
 
 
 class TestGet:
-    def test_other_workspace_is_404_like_unknown(self, write_app: Flask, wclient: Client,
-                                                 other_tenant: Tenant) -> None:
+    def test_other_workspace_is_404_like_unknown(
+        self, write_app: Flask, wclient: Client, other_tenant: Tenant
+    ) -> None:
         [result] = written(wclient, record_in())
         other = Client(write_app.test_client(), other_tenant)
         foreign = error(other.get(f"/records/{result['id']}"), 404, "not_found")
@@ -343,6 +426,11 @@ class TestGet:
 
 def test_routes_are_in_openapi(wclient: Client) -> None:
     paths = wclient.get("/openapi.json").get_json()["paths"]
-    assert {"/records", "/records/{id}", "/records/{id}/retract", "/records/{id}/approve",
-            "/records/{id}/reject"} <= set(paths)
+    assert {
+        "/records",
+        "/records/{id}",
+        "/records/{id}/retract",
+        "/records/{id}/approve",
+        "/records/{id}/reject",
+    } <= set(paths)
     assert "requestBody" in paths["/records"]["post"]

@@ -247,4 +247,3 @@ def test_postings_follow_the_records_table(engine: Engine, db: Engine, tenant: T
     with db.begin() as conn:
         conn.execute(sa.text("DELETE FROM records WHERE id = :id"), {"id": record})
     assert postings(db, record) == {}
-

@@ -110,8 +110,12 @@ def count(engine: Engine, table: str = "records") -> int:
 def record_in(collection: str = "w_any", **values: Any) -> dict[str, Any]:
     """A valid record body for `collection` (defaults fit the `w_` catalog)."""
     types = {"w_events": "event", "w_facts": "fact", "w_nodes": "node", "w_edges": "link"}
-    body: dict[str, Any] = {"collection": collection, "entity": "e1", "type": types.get(collection, "note"),
-                            "text": "some text"}
+    body: dict[str, Any] = {
+        "collection": collection,
+        "entity": "e1",
+        "type": types.get(collection, "note"),
+        "text": "some text",
+    }
     if collection == "w_any":
         body["type"] = "fact"
     if collection in ("w_facts", "w_nodes"):

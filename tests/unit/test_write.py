@@ -66,8 +66,12 @@ def test_read_score(answer: Any, value: float | None) -> None:
 
 @pytest.mark.parametrize(
     ("answer", "ok"),
-    [({"label": "positive"}, True), ({"label": "Positive"}, False), ({"label": 1}, False),
-     ("positive", False)],
+    [
+        ({"label": "positive"}, True),
+        ({"label": "Positive"}, False),
+        ({"label": 1}, False),
+        ("positive", False),
+    ],
 )
 def test_read_label(answer: Any, ok: bool) -> None:
     if ok:
@@ -82,10 +86,14 @@ def test_prompts_state_the_contract() -> None:
     assert '"positive", "negative"' in label_prompt(LABEL)
 
 
-EDGES = Collection.model_validate({
-    "name": "edges", "version": 1, "types": ["link"],
-    "fields": {"from_node": {"type": "string", "path": "ends.from"}, "to_node": {"type": "string"}},
-})
+EDGES = Collection.model_validate(
+    {
+        "name": "edges",
+        "version": 1,
+        "types": ["link"],
+        "fields": {"from_node": {"type": "string", "path": "ends.from"}, "to_node": {"type": "string"}},
+    }
+)
 
 
 def test_link_content_uses_declared_paths() -> None:
@@ -93,10 +101,18 @@ def test_link_content_uses_declared_paths() -> None:
     assert content == {"ends": {"from": "a"}, "to_node": "b", "kind": "uses"}
 
 
-NODES = Collection.model_validate({
-    "name": "nodes", "version": 1, "types": ["node"], "keyed": True,
-    "fields": {"deps": {"type": "string_array", "fallback_paths": ["old.deps"]}, "owner": {"type": "string"}},
-})
+NODES = Collection.model_validate(
+    {
+        "name": "nodes",
+        "version": 1,
+        "types": ["node"],
+        "keyed": True,
+        "fields": {
+            "deps": {"type": "string_array", "fallback_paths": ["old.deps"]},
+            "owner": {"type": "string"},
+        },
+    }
+)
 
 
 @pytest.mark.parametrize(
@@ -114,10 +130,29 @@ def test_link_values(content: dict[str, Any], field: str, values: list[str]) -> 
 
 
 def _row(key: str | None, status: str = "active") -> Row:
-    return Row(id=uuid7(), collection="c", collection_version=1, entity="e", type="t", key=key, text="x",
-               content={}, scores={}, annotations={}, fields={}, status=status, depth=0, derived_from=(),
-               run_id=None, occurred_at=None, pending=False, is_current=True, embedding=None,
-               embedding_model=None, language="english")
+    return Row(
+        id=uuid7(),
+        collection="c",
+        collection_version=1,
+        entity="e",
+        type="t",
+        key=key,
+        text="x",
+        content={},
+        scores={},
+        annotations={},
+        fields={},
+        status=status,
+        depth=0,
+        derived_from=(),
+        run_id=None,
+        occurred_at=None,
+        pending=False,
+        is_current=True,
+        embedding=None,
+        embedding_model=None,
+        language="english",
+    )
 
 
 def test_last_write_of_each_lane_is_current() -> None:
