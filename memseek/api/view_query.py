@@ -1,7 +1,8 @@
 """`POST /views/{name}/query`: run the active version of a view with the caller's parameters.
 
-The body is the view's parameters object itself (`{"entity": "contact.maria", "task": "..."}`);
-an empty body means no parameters. `GET /views` lists each view's `input_schema`.
+The body is the view's parameters object itself (`{"entity": "contact.maria", "task": "..."}`),
+or that object under a single `parameters` key, the shape the response echoes; an empty body
+means no parameters. `GET /views` lists each view's `input_schema`.
 """
 
 from __future__ import annotations

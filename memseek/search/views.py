@@ -2,8 +2,9 @@
 
 1. The view is the active version of `name` — the one the deployment package pins when
    `MEMSEEK_PACKAGE` is set — or a 404.
-2. The caller's arguments are checked against the view's parameters (unknown, missing, wrongly
-   typed or out-of-range → 422 at `("parameters", name)`), and defaults are applied.
+2. The caller's arguments — the parameters object, or `{"parameters": {...}}` around it — are
+   checked against the view's parameters (unknown, missing, wrongly typed or out-of-range → 422
+   at `("parameters", name)`), and defaults are applied.
 3. A search view fills its template, parses the result again as a strict search request and
    runs it through the search service. A problem found in the filled request is reported at the
    parameter that supplied that part of the query. Graph views walk, orphan reports list.
@@ -75,7 +76,7 @@ def view_label(view: View) -> str:
 def run_view(runtime: Runtime, workspace_id: UUID, name: str, arguments: Any) -> ViewResult:
     """Run the active version of view `name` with the caller's arguments (see module docstring)."""
     view = find_view(runtime, name)
-    values = validate_arguments(view, _trimmed_seed(view, arguments))
+    values = validate_arguments(view, _trimmed_seed(view, _unwrapped(view, arguments)))
     result = RUNNERS[view.kind](runtime, workspace_id, view, values)
     head = {"view": _identity(runtime, view), "parameters": values}
     return ViewResult({**head, **result.body}, result.record_ids, result.timings)
@@ -101,6 +102,16 @@ def public_hash(digest: str) -> str:
     `"hash": "sha256-definition-hash"`); `GET /views` and the view wrapper agree."""
     algorithm, _, hexdigest = digest.partition(":")
     return f"{algorithm}-{hexdigest}"
+
+
+def _unwrapped(view: View, arguments: Any) -> Any:
+    """`{"parameters": {...}}` is read as the parameters themselves, unless the view declares a
+    parameter named `parameters`: the wrapper mirrors the response's own `parameters` object, and
+    callers reasonably send either shape (errors are at `("parameters", name)` for both)."""
+    if not isinstance(arguments, dict) or set(arguments) != {"parameters"} or "parameters" in view.parameters:
+        return arguments
+    inner = arguments["parameters"]
+    return inner if isinstance(inner, dict) else arguments
 
 
 def _trimmed_seed(view: View, arguments: Any) -> Any:

@@ -155,6 +155,22 @@ def test_invalid_parameters_are_422(vclient: Client, view: str, change: dict[str
     assert ["parameters", name] in locs(view_query(vclient, view, parameters))
 
 
+def test_the_parameters_may_come_wrapped_as_the_response_echoes_them(vclient: Client) -> None:
+    seed_notes(vclient)
+    parameters = {"entity": "maria", "task": "budget"}
+    plain = ok(view_query(vclient, "g_note_search", parameters))
+    wrapped = ok(view_query(vclient, "g_note_search", {"parameters": parameters}))
+    assert wrapped["parameters"] == plain["parameters"] == {**parameters, "k": 10}
+    assert wrapped["input_record_ids"] == plain["input_record_ids"] and len(plain["hits"]) == 2
+    assert locs(view_query(vclient, "g_note_search", {"parameters": {"entity": "maria"}})) == [
+        ["parameters", "task"]
+    ]
+    # Beside another key, or holding a non-object, `parameters` is an unknown parameter.
+    mixed = locs(view_query(vclient, "g_note_search", {"parameters": parameters, "task": "budget"}))
+    assert ["parameters", "parameters"] in mixed
+    assert ["parameters", "parameters"] in locs(view_query(vclient, "g_note_search", {"parameters": "x"}))
+
+
 def test_every_problem_is_reported_at_once(vclient: Client) -> None:
     found = locs(view_query(vclient, "g_note_search", {"k": 0, "extra": 1}))
     assert sorted(found) == [["parameters", n] for n in ("entity", "extra", "k", "task")]
