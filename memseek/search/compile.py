@@ -545,14 +545,20 @@ def _bounded_or_exact(ctx: _Context, exact: Select[Any]) -> Select[Any]:
     own matches are ranked (as many rows as match, so it costs most when many records match
     outside the scope and few inside). Fewer than `candidates` proposals mean every lexeme's
     postings were read whole: the bounded matches are then the exact ones. The condition is a
-    constant of the statement: Postgres runs only the branch it selects."""
+    constant of the statement: Postgres runs only the branch it selects.
+
+    The exact branch is gated from outside its `LIMIT` (a qual cannot pass a LIMIT, so it stays a
+    one-time filter above the whole branch). Gated inside, at its scan, the planner may put a
+    parallel `Gather Merge` above the gate, and Postgres then starts a worker for a branch that
+    returns nothing: 8–10 ms of every broad-scope keyword and hybrid search at 100k records."""
     postings = posting_ids(ctx).cte("text_postings")
     bounded = _best_matches(ctx, R.id.in_(sa.select(postings.c.record_id))).cte("text_bounded")
     proposed, kept = (_row_count(cte) for cte in (postings, bounded))
     enough = min(ctx.plan.k, ctx.plan.candidates)  # both are part of the shape key
     short = sa.and_(kept < enough, proposed >= ctx.plan.candidates)  # else the postings held every match
+    when_short = sa.select(exact.subquery("text_exact")).where(short)
     return sa.select(
-        sa.union_all(sa.select(*bounded.c).where(sa.not_(short)), exact.where(short)).subquery("text_matches")
+        sa.union_all(sa.select(*bounded.c).where(sa.not_(short)), when_short).subquery("text_matches")
     )
 
 

@@ -154,6 +154,36 @@ def test_ef_search_follows_the_candidate_count(corpus: tuple[Tenant, list[float]
         assert conn.execute(sa.text("SHOW jit")).scalar() == "off"
 
 
+PARALLEL_FOR_FREE = {
+    "parallel_setup_cost": "0",
+    "parallel_tuple_cost": "0",
+    "min_parallel_table_scan_size": "0",
+    "max_parallel_workers_per_gather": "2",
+}
+
+
+@pytest.mark.parametrize("mode", ["text", "hybrid"])
+def test_an_untaken_exact_fallback_starts_no_parallel_worker(
+    corpus: tuple[Tenant, list[float]], engine: Engine, mode: str
+) -> None:
+    """The exact keyword fallback is gated above its LIMIT: planned parallel, it still never runs
+    (gated at its scan, Postgres started a worker under `Gather Merge` for nothing, 8–10 ms)."""
+    tenant, vector = corpus
+    search = compiled({"mode": mode, "q": "refund outage", "k": 20}, tenant.id, vector=vector)
+    with workspace_transaction(engine, tenant.id) as conn:
+        prepare_transaction(conn, search)
+        for name, value in PARALLEL_FOR_FREE.items():
+            conn.execute(sa.text("SELECT set_config(:n, :v, true)"), {"n": name, "v": value})
+        analyzed = "\n".join(conn.execute(Explain(search.statement, analyze=True), search.params).scalars())
+        hits = run_compiled(conn, search).hits
+    lines = analyzed.splitlines()
+    ranking = [i for i, line in enumerate(lines) if "Gather Merge" in line and "ts_rank_cd(" in lines[i + 4]]
+    assert ranking  # the exact fallback (ranked by ts_rank_cd) really was planned parallel
+    for i in ranking:
+        assert "never executed" in lines[i] and lines[i + 2].strip() == "Workers Launched: 0"
+    assert hits
+
+
 # --- statement templates -------------------------------------------------------------------------------
 
 
