@@ -287,6 +287,10 @@ class _Context:
         self.inputs = inputs
         self.ws = request_value("workspace_id", records.c.workspace_id.type)
         self.now = request_value("now", TS)
+        self.vector_list: CTE | None = None
+        """The nearest-embedding proposals (`id, pos, distance`), once built."""
+        self.proposed_distance: ColumnElement[float] | None = None
+        """In the pool: the distance the vector list measured for the row, NULL if it proposed none."""
 
     def vector(self) -> ColumnElement[Any]:
         if self.inputs.vector is None:
@@ -469,10 +473,12 @@ def _eligible(ctx: _Context, *extra: ColumnElement[bool]) -> Select[Any]:
     return sa.select(R.id).where(*rules(ctx), *extra)
 
 
-def _numbered(inner: Select[Any], name: str, order: Callable[[Any], list[Any]]) -> CTE:
-    """A bounded proposal with 1-based positions in a deterministic (total) order."""
+def _numbered(inner: Select[Any], name: str, order: Callable[[Any], list[Any]], *keep: str) -> CTE:
+    """A bounded proposal with 1-based positions in a deterministic (total) order (and the
+    columns named in `keep`)."""
     sub = inner.subquery(f"{name}_raw")
-    return sa.select(sub.c.id, sa.func.row_number().over(order_by=order(sub)).label("pos")).cte(name)
+    position = sa.func.row_number().over(order_by=order(sub)).label("pos")
+    return sa.select(sub.c.id, position, *(sub.c[column] for column in keep)).cte(name)
 
 
 def _newest_first(source: Any) -> list[Any]:
@@ -487,7 +493,10 @@ def _vector_candidates(ctx: _Context) -> CTE:
         .order_by(distance)
         .limit(ctx.plan.candidates)
     )
-    return _numbered(inner, "vector_candidates", lambda sub: [sub.c.distance, sub.c.id])
+    ctx.vector_list = _numbered(
+        inner, "vector_candidates", lambda sub: [sub.c.distance, sub.c.id], "distance"
+    )
+    return ctx.vector_list
 
 
 def _proposal_distance(ctx: _Context) -> ColumnElement[float]:
@@ -710,6 +719,8 @@ def signal_column(node: Signal, ctx: _Context) -> ColumnElement[float]:
 @signal_column.register
 def _(node: Similarity, ctx: _Context) -> ColumnElement[float]:
     distance = R.embedding.cosine_distance(ctx.vector())
+    if ctx.proposed_distance is not None:  # measured while proposing: the same row, operator, vector
+        distance = sa.func.coalesce(ctx.proposed_distance, distance, type_=FLOAT)
     usable = sa.and_(R.embedding.isnot(None), *ctx.same_model())
     # NaN (a zero vector) would outrank everything; it counts as missing.
     similarity = sa.func.nullif(_float(1.0) - distance, _float(float("nan")), type_=FLOAT)
@@ -773,15 +784,33 @@ def _rank_stages(pool: Any, root: RankNode, labels: Mapping[RankNode, str]) -> A
 # --- scored and structured searches ---------------------------------------------------------
 
 
-def _pool(ctx: _Context, proposed: CTE, extra: Sequence[ColumnElement[Any]]) -> CTE:
-    """The canonical re-check of the proposed rows, with the columns ranking needs.
+def _pool(ctx: _Context, proposed: CTE, extra: Sequence[ColumnElement[Any]], source: Any = None) -> CTE:
+    """The canonical re-check of the proposed rows (joined from `source`, default `proposed`),
+    with the columns ranking needs.
 
     MATERIALIZED: later stages read each signal several times (a normalize window reads its
     input for min, max and the row); inlined, Postgres would recompute `ts_rank_cd` and the
     cosine distance at every reference (measured: about 1 ms of a 10 ms hybrid search)."""
-    joined = proposed.join(records, sa.and_(R.workspace_id == ctx.ws, R.id == proposed.c.id))
+    source = proposed if source is None else source
+    joined = source.join(records, sa.and_(R.workspace_id == ctx.ws, R.id == proposed.c.id))
     pool = sa.select(R.id, R.occurred_at, R.seq, *extra).select_from(joined).where(*rules(ctx))
     return pool.cte("pool").prefix_with("MATERIALIZED")
+
+
+def _with_proposed_distance(ctx: _Context, proposed: CTE) -> Any:
+    """What the pool joins from so that `similarity` can reuse the vector list's distances
+    (sets `ctx.proposed_distance`; `proposed` itself when there is no vector list).
+
+    A row the vector list proposed had its distance measured there: the same row version (one
+    statement, one snapshot), the same operator and query vector, so the same value, without
+    reading the 1.5 kB embedding out of TOAST a second time. At 100k records those reads were
+    most of the pool's cost. Rows proposed otherwise (keyword, newest-first) are measured in
+    the pool as before."""
+    vectors = ctx.vector_list
+    if vectors is None:
+        return proposed
+    ctx.proposed_distance = vectors.c.distance
+    return proposed if vectors is proposed else proposed.outerjoin(vectors, vectors.c.id == proposed.c.id)
 
 
 def _scored_top(ctx: _Context) -> tuple[CTE, CTE]:
@@ -790,8 +819,11 @@ def _scored_top(ctx: _Context) -> tuple[CTE, CTE]:
         raise ValueError("a scored search needs its effective rank formula")
     proposed = CANDIDATES[ctx.plan.mode](ctx)
     labels = rank_inputs(root)
+    source = (
+        _with_proposed_distance(ctx, proposed) if any(isinstance(n, Similarity) for n in labels) else None
+    )
     signals = [signal_column(n, ctx).label(lab) for n, lab in labels.items() if isinstance(n, Signal)]
-    stage = _rank_stages(_pool(ctx, proposed, signals), root, labels)
+    stage = _rank_stages(_pool(ctx, proposed, signals, source), root, labels)
     value = compile_rank(root, RankContext(stage, labels))
     ranked = sa.select(
         stage.c.id,

@@ -14,6 +14,7 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.engine import Engine
 
 from memseek.db import workspace_transaction
+from memseek.search import compile as compile_module
 from memseek.search.compile import Explain
 from memseek.search.compile import Inputs
 from memseek.search.compile import build_statement
@@ -182,6 +183,44 @@ def test_an_untaken_exact_fallback_starts_no_parallel_worker(
     for i in ranking:
         assert "never executed" in lines[i] and lines[i + 2].strip() == "Workers Launched: 0"
     assert hits
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        *BODIES,
+        pytest.param(
+            {"mode": "vector", "q": "x", "k": 10, "rank": ["sum", [["similarity"], ["score", "importance"]]]},
+            id="vector-raw-similarity",
+        ),
+        pytest.param(
+            {"mode": "hybrid", "q": "refund", "k": 30, "rank": ["similarity"]}, id="hybrid-similarity"
+        ),
+    ],
+)
+def test_similarity_reused_from_the_vector_list_equals_the_pools_own(
+    corpus: tuple[Tenant, list[float]], engine: Engine, body: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The pool takes a vector-proposed row's distance from the proposal instead of reading the
+    embedding again: every value, bound and count must be what measuring in the pool gives."""
+    tenant, vector = corpus
+    (plan,) = plans(body)
+    inputs = Inputs(tenant.id, NOW, vector, "test-model")
+    reusing = compiled(body, tenant.id, vector=vector)
+    with monkeypatch.context() as patch:
+        patch.setattr(compile_module, "_with_proposed_distance", lambda ctx, proposed: proposed)
+        measuring = replace(reusing, statement=build_statement(plan, inputs, TEXT_OUTPUT, "test"))
+    sql = [str(search.statement) for search in (reusing, measuring)]
+    if body["mode"] in ("vector", "hybrid"):
+        assert "coalesce(vector_candidates.distance" in sql[0]
+    assert "coalesce(vector_candidates.distance" not in sql[1]
+    with workspace_transaction(engine, tenant.id) as conn:
+        outcomes = [run_compiled(conn, search) for search in (reusing, measuring)]
+    results = [
+        ([(h.id, h.value) for h in o.hits], o.low, o.high, o.candidate_count, o.ranked_count)
+        for o in outcomes
+    ]
+    assert results[0] == results[1] and results[0][0]
 
 
 # --- statement templates -------------------------------------------------------------------------------
