@@ -34,7 +34,21 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--threads", type=int, default=8, help="memseek serve --threads (default 8)")
     parser.add_argument("--no-tune", action="store_true", help="do not ALTER SYSTEM the benchmark settings")
     parser.add_argument("--keep", action="store_true", help="keep the temporary MEMSEEK_HOME / database")
+    parser.add_argument(
+        "--reuse",
+        type=Path,
+        metavar="HOME",
+        help="latency: measure the embedded database a --keep run left in MEMSEEK_HOME HOME (no loading)",
+    )
     parser.add_argument("--out", type=Path, default=RESULTS_DIR, help="where the JSON result goes")
+
+
+def _modes(raw: str) -> tuple[str, ...]:
+    modes = tuple(part for part in raw.split(",") if part)
+    unknown = sorted(set(modes) - set(latency.MODES))
+    if unknown:
+        raise argparse.ArgumentTypeError(f"unknown modes: {', '.join(unknown)}")
+    return modes
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -70,6 +84,12 @@ def build_parser() -> argparse.ArgumentParser:
     lat.add_argument(
         "--p95-target", type=float, default=60.0, help="p95 for 'throughput at a fixed p95' (ms)"
     )
+    lat.add_argument(
+        "--modes",
+        type=_modes,
+        default=latency.MODES,
+        help=f"only these modes, e.g. structured,recent ({', '.join(latency.MODES)})",
+    )
     _common(lat)
 
     qual = sub.add_parser("quality", help="retrieval quality on SciFact or LoCoMo beside BM25 and dense")
@@ -84,7 +104,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _service_options(args: argparse.Namespace) -> ServiceOptions:
     return ServiceOptions(
-        database_url=args.database_url, threads=args.threads, tune=not args.no_tune, keep=args.keep
+        database_url=args.database_url,
+        threads=args.threads,
+        tune=not args.no_tune,
+        keep=args.keep,
+        reuse=getattr(args, "reuse", None),
     )
 
 
@@ -107,6 +131,7 @@ def _suite(
             args.concurrency,
             args.duration,
             args.p95_target,
+            args.modes,
         )
         return "latency", lambda: latency.run(lopts, service), latency.render
     qopts = quality.QualityOptions(args.dataset, args.queries, args.corpus)

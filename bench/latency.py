@@ -7,6 +7,11 @@ none, and the result says so). The bare engine runs the matching raw statement o
 database with the same query texts and vectors. Then hybrid searches run from 1, 2, 4, …
 concurrent clients for a fixed time each (throughput and client-side p95), and the result
 records index sizes and the service's resident memory.
+
+`--reuse HOME` measures the database an earlier `--keep` run left in HOME instead of loading
+(the probes' entities are read back from it in ingestion order); `--modes` measures only some
+modes (their bare-engine statements with them; throughput only with hybrid, the fused
+comparison only with fused).
 """
 
 from __future__ import annotations
@@ -76,6 +81,7 @@ class LatencyOptions:
     concurrency: tuple[int, ...] = (1, 2, 4, 8)
     duration: float = 10.0
     p95_target_ms: float = 60.0
+    modes: tuple[str, ...] = MODES
 
 
 @dataclass(frozen=True, slots=True)
@@ -331,22 +337,42 @@ def load_corpus(service: Service, opts: LatencyOptions) -> dict[str, Any]:
     }
 
 
+def reused_corpus(service: Service) -> dict[str, Any]:
+    """What `load_corpus` returns, read back from a database loaded by an earlier run."""
+    with service.connect() as conn:
+        entities = conn.execute(
+            "SELECT entity FROM records WHERE workspace_id = %s AND collection <> %s ORDER BY seq",
+            (service.workspace_id, LINKS),
+        ).fetchall()
+    return {
+        "reused": True,
+        "processing_states": processing_counts(service),
+        "entities": [e for (e,) in entities],
+    }
+
+
 def run(options: LatencyOptions, service_options: ServiceOptions) -> dict[str, Any]:
     """Load, then measure every mode, its bare-engine statement, throughput, sizes and memory."""
     cache = VectorCache()
     with running_service(service_options) as service:
-        loaded = load_corpus(service, options)
+        loaded = reused_corpus(service) if service_options.reuse else load_corpus(service, options)
         probes = make_probes(loaded.pop("entities"), options, cache)
-        modes = [measure_mode(service, mode, probes.per_mode[mode], options) for mode in MODES]
-        fused_sources_result = measure_fused_sources(service, probes.per_mode["fused"], options)
+        modes = [measure_mode(service, mode, probes.per_mode[mode], options) for mode in options.modes]
+        fused_sources_result = (
+            measure_fused_sources(service, probes.per_mode["fused"], options)
+            if "fused" in options.modes
+            else {}
+        )
+        wanted_raw = {BASELINE[mode] for mode in options.modes if mode in BASELINE}
         with raw_connection(libpq_url(service.database_url)) as conn:
             raw = {
                 name: measure_raw(conn, name, probes.per_mode[name], options, service.workspace_id)
                 for name in RAW_QUERIES
+                if name in wanted_raw
             }
             sizes = relation_sizes(conn)
             versions = database_versions(conn)
-        hybrid_ok = any(m["mode"] == "hybrid" and "server" in m for m in modes)
+        hybrid_ok = any(m["mode"] == "hybrid" and "server" in m for m in modes)  # measured and working
         levels = throughput(service, probes.pool, options) if hybrid_ok else []
         rss = service.rss_bytes()
         tuning = service.tuning

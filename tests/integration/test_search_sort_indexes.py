@@ -1,0 +1,205 @@
+"""Start-up sort indexes for declared sortable fields (`memseek.indexes.sort_indexes`).
+
+A structured search must return what it returns without them: the property test of
+`test_search_property` runs again with the indexes present and the planner pushed onto them
+(no sequential scans, no sorts), against the same brute-force oracle. Fixed requests check that
+the index really serves the ordered proposal and stops at its limit.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import sqlalchemy as sa
+from hypothesis import HealthCheck
+from hypothesis import given
+from hypothesis import settings
+from hypothesis import strategies as st
+from sqlalchemy.engine import Engine
+
+from memseek.db import _SCOPE
+from memseek.db import SCOPED_ROLE
+from memseek.db import workspace_transaction
+from memseek.indexes import ensure_field_indexes
+from memseek.indexes import sort_indexes
+from memseek.runtime import Runtime
+from memseek.search.compile import Explain
+from memseek.search.execute import run_compiled
+from tests.conftest import Tenant
+from tests.conftest import make_tenant
+from tests.integration.searchdata import Rec
+from tests.integration.searchdata import catalog
+from tests.integration.searchdata import compiled
+from tests.integration.searchdata import hours_ago
+from tests.integration.searchdata import insert
+from tests.integration.searchdata import plans
+from tests.integration.test_search_property import oracle
+from tests.integration.test_search_property import records as record_strategy
+from tests.integration.test_search_property import requests
+from tests.integration.test_search_property import written
+
+FORCED = {"enable_seqscan": "off", "enable_sort": "off", "enable_bitmapscan": "off"}
+EXACT = {"enable_indexscan": "off", "enable_bitmapscan": "off"}
+
+
+def index_names(engine: Engine) -> set[str]:
+    with engine.connect() as conn:
+        query = "SELECT indexname FROM pg_indexes WHERE tablename = 'records'"
+        return set(conn.exec_driver_sql(query).scalars())
+
+
+@pytest.fixture(scope="module")
+def sort_indexed(engine: Engine) -> Iterator[list[str]]:
+    """The sort indexes of the search tests' catalog (collection `main`), dropped afterwards."""
+    names = [str(index.name) for index in sort_indexes(catalog())]
+    with engine.begin() as conn:
+        ensure_field_indexes(conn, catalog())
+    yield names
+    with engine.begin() as conn:
+        for name in names:
+            conn.execute(sa.text(f'DROP INDEX IF EXISTS "{name}"'))
+
+
+def test_start_up_creates_sort_indexes_for_declared_sortable_fields(runtime: Runtime, engine: Engine) -> None:
+    """The reference catalog declares `calendar_events.starts_at` and `ends_at` sortable, not `location`."""
+    names = index_names(engine)
+    for field in ("starts_at", "ends_at"):
+        for kind in ("sort", "sortall"):
+            wanted = {f"records_{kind}_calendar_events_{field}_{d}" for d in ("asc", "desc")}
+            assert wanted <= names
+    assert not any(name.startswith("records_sort") and "_location_" in name for name in names)
+
+
+def test_creating_the_indexes_again_changes_nothing(engine: Engine, sort_indexed: list[str]) -> None:
+    before = index_names(engine)
+    assert set(sort_indexed) <= before
+    with engine.begin() as conn:
+        created = ensure_field_indexes(conn, catalog())
+    assert set(sort_indexed) <= set(created)
+    assert index_names(engine) == before
+
+
+def test_index_expressions_are_the_sort_keys_of_a_structured_search(sort_indexed: list[str]) -> None:
+    """Integers and datetimes sort as numbers: one index per typed value, named without the type."""
+    assert "records_sort_main_starts_at_asc" in sort_indexed
+    assert "records_sortall_main_vip_desc" in sort_indexed
+    assert len(sort_indexed) == 5 * 4  # channel, amount, count, vip, starts_at × 2 scopes × 2 directions
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(recs=st.lists(record_strategy, max_size=24), body=requests())
+def test_statement_through_the_sort_indexes_matches_brute_force(
+    db: Engine, tenant: Tenant, sort_indexed: list[str], recs: list[Rec], body: dict[str, Any]
+) -> None:
+    recs = written(recs)
+    (plan,) = plans(body)
+    with db.connect() as conn, conn.begin() as transaction:
+        record_ids = insert(conn, tenant.id, *recs)
+        conn.execute(_SCOPE, {"role": SCOPED_ROLE, "ws": str(tenant.id)})
+        for name, value in FORCED.items():
+            conn.execute(sa.text("SELECT set_config(:n, :v, true)"), {"n": name, "v": value})
+        result = run_compiled(conn, compiled(body, tenant.id))
+        transaction.rollback()
+    expected = oracle(list(zip(record_ids, recs, strict=True)), plan)
+    assert [(h.id, h.value) for h in result.hits] == expected
+
+
+# --- fixed requests on a larger set ------------------------------------------------------------------
+
+ROWS = 600
+
+
+@pytest.fixture(scope="module")
+def many(engine: Engine, sort_indexed: list[str]) -> Iterator[Tenant]:
+    """600 records over 6 entities: values of every type, missing and mistyped, many ties."""
+    tenant = make_tenant(engine, "sorted")
+    rng = random.Random(5)
+
+    def fields() -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        if rng.random() < 0.8:
+            out["channel"] = rng.choice(["email", "Email", "call", "é", "chat"])
+        if rng.random() < 0.8:
+            out["amount"] = rng.choice([rng.randint(-3, 3), rng.random() * 10, "12"])
+        if rng.random() < 0.7:
+            out["starts_at"] = rng.randint(0, 20) * 3_600_000_000
+        if rng.random() < 0.6:
+            out["vip"] = rng.random() < 0.5
+        return out
+
+    recs = [
+        Rec(
+            entity=f"e{rng.randint(0, 5)}",
+            fields=fields(),
+            occurred_at=hours_ago(rng.randint(0, 300)),
+            processing=rng.choice(["ready"] * 9 + ["pending"]),
+            retracted=rng.random() < 0.05,
+            status=rng.choice(["active"] * 5 + ["draft"]),
+        )
+        for _ in range(ROWS)
+    ]
+    with engine.begin() as conn:
+        insert(conn, tenant.id, *recs)
+        conn.execute(sa.text("ANALYZE records"))
+    yield tenant
+    with engine.begin() as conn:
+        conn.execute(sa.text("TRUNCATE processing_queue, records, api_keys, workspaces CASCADE"))
+
+
+def _run(engine: Engine, tenant: Tenant, body: dict[str, Any], forced: dict[str, str]) -> tuple[str, Any]:
+    with workspace_transaction(engine, tenant.id, forced) as conn:
+        search = compiled(body, tenant.id)
+        plan = "\n".join(conn.execute(Explain(search.statement), search.params).scalars())
+        result = run_compiled(conn, search)
+    return plan, ([h.id for h in result.hits], result.candidate_count)
+
+
+ORDERS = [
+    [{"field": field, "direction": direction}]
+    for field in ("channel", "amount", "starts_at", "vip")
+    for direction in ("asc", "desc")
+] + [[{"field": "starts_at", "direction": "desc"}, {"field": "channel", "direction": "asc"}]]
+SCOPES = [{}, {"entities": ["e2"]}, {"entities": ["e1", "e3"]}, {"status": "all", "entities": ["e4"]}]
+
+
+def _order_id(order_by: list[dict[str, str]]) -> str:
+    return ",".join(f"{o['field']}-{o['direction']}" for o in order_by)
+
+
+@pytest.mark.parametrize("order_by", ORDERS, ids=_order_id)
+@pytest.mark.parametrize("scope", SCOPES, ids=["workspace", "entity", "two-entities", "entity-all-statuses"])
+def test_the_sort_indexes_serve_a_structured_search_with_the_same_results(
+    engine: Engine, many: Tenant, order_by: list[dict[str, str]], scope: dict[str, Any]
+) -> None:
+    body = {"mode": "structured", "k": 15, "scope": scope, "order_by": order_by, "params": {"candidates": 40}}
+    forced_plan, through_index = _run(engine, many, body, FORCED)
+    exact_plan, exact = _run(engine, many, body, EXACT)
+    _, planned = _run(engine, many, body, {})
+    assert through_index == exact == planned
+    assert len(exact[0]) == 15
+    assert "records_sort" not in exact_plan
+    if len(scope.get("entities", ())) <= 1:  # one entity (an equality) or none: the index orders the scope
+        kind = "sort" if scope.get("entities") else "sortall"
+        first = order_by[0]
+        assert f"records_{kind}_main_{first['field']}_{first['direction']} " in forced_plan, forced_plan
+
+
+def test_a_filter_on_another_field_still_stops_at_the_limit(engine: Engine, many: Tenant) -> None:
+    """The bench's shape: one entity, an equality on a field, sorted by another."""
+    body = {
+        "mode": "structured",
+        "k": 5,
+        "scope": {"entities": ["e2"]},
+        "where": {"channel": {"eq": "call"}},
+        "order_by": [{"field": "starts_at", "direction": "asc"}],
+        "params": {"candidates": 10},
+    }
+    forced_plan, through_index = _run(engine, many, body, FORCED)
+    _, exact = _run(engine, many, body, EXACT)
+    assert through_index == exact and len(exact[0]) == 5
+    assert "records_sort_main_starts_at_asc " in forced_plan
+    proposal = forced_plan.split("CTE structured_candidates")[1].split("CTE pool")[0]
+    assert "Sort Key" not in proposal, forced_plan
