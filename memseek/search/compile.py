@@ -38,6 +38,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from dataclasses import field
 from datetime import datetime
+from functools import cached_property
 from functools import lru_cache
 from functools import singledispatch
 from typing import Any
@@ -321,6 +322,21 @@ class _Context:
         """The query's lexemes as a tsvector (what postings are keyed by)."""
         return self._per_language(lambda cfg, q: sa.func.to_tsvector(cfg, q, type_=TSVECTOR), TSVECTOR)
 
+    @cached_property
+    def text_terms(self) -> CTE:
+        """The query's lexemes with their rarity labels (`query_terms`; one CTE per statement)."""
+        return query_terms(self)
+
+    def labelled_tsv(self) -> ColumnElement[Any]:
+        """The record's `tsv` with the query's lexemes labelled by rarity (see `query_terms`)."""
+        terms = self.text_terms
+        labelled = R.tsv
+        for label, _ in RARITY_CLASSES:
+            lexemes = sa.func.array_agg(terms.c.lexeme).filter(terms.c.label == label)
+            chosen = sa.select(sa.func.coalesce(lexemes, sa.cast(sa.literal([]), ARRAY(sa.Text))))
+            labelled = sa.func.setweight(labelled, _label(label), chosen.scalar_subquery(), type_=TSVECTOR)
+        return labelled
+
 
 # --- the rules (used while proposing AND in the canonical re-check) ------------------------
 
@@ -514,6 +530,84 @@ def _proposal_distance(ctx: _Context) -> ColumnElement[float]:
     return distance + _float(0.0) if ctx.plan.scope.entities else distance
 
 
+RARITY_CLASSES = (("A", 0.001), ("B", 0.01), ("C", 0.1))
+"""`ts_rank_cd` weight label of a query lexeme → the largest fraction of the workspace's records
+holding it; more common lexemes keep the label every stored position has, D. With PostgreSQL's
+default weights (A 1.0, B 0.4, C 0.2, D 0.1) an occurrence of a word at most one record in a
+thousand holds counts ten times one most records hold (`query_terms`)."""
+RARITY_MIN_RECORDS = 200
+"""Smaller workspaces label nothing (a tenth of a few records is no evidence that a word is
+common): `text_match` is then plain `ts_rank_cd`."""
+RARITY_SCALE = 20_000
+"""Records counted at most: in larger workspaces the classes are the fractions of this many
+records (a lexeme with more than 2,000 postings is common), so counting stays bounded."""
+_POSTING_COUNT_LABEL = "C"
+"""Postings are counted up to this class's bound (more means D)."""
+LABEL_WEIGHTS = {"A": 1.0, "B": 0.4, "C": 0.2, "D": 0.1}
+"""PostgreSQL's default `ts_rank_cd` weights per label (what `text_match` uses)."""
+
+
+class _PgChar(sa.types.UserDefinedType[str]):
+    """PostgreSQL's one-byte `"char"` (the weight label `setweight` takes)."""
+
+    cache_ok = True
+
+    def get_col_spec(self) -> str:
+        return '"char"'
+
+
+def _label(label: str) -> ColumnElement[str]:
+    return sa.cast(sa.literal(label, sa.Text), _PgChar())
+
+
+def query_terms(ctx: _Context) -> CTE:
+    """The query's lexemes, each labelled A, B, C or D by how many of the workspace's records
+    hold it (`RARITY_CLASSES`): an inverse document frequency in four steps for `ts_rank_cd`.
+
+    `ts_rank_cd` has none of its own: a word most records hold counts as much as one a few hold,
+    so long records full of the query's common words outrank the few that share its distinctive
+    ones. Document frequencies are counted from the workspace's own postings, each with a LIMIT
+    just past the C bound (no statistics of other workspaces, no count beyond the cut-off),
+    against the workspace's record count (itself counted up to `RARITY_SCALE`). A workspace
+    smaller than `RARITY_MIN_RECORDS` counts nothing and labels every lexeme D, the label every
+    stored position already has, so `text_match` is unchanged there. Matching is unchanged
+    everywhere."""
+    held = sa.select(R.seq).where(R.workspace_id == ctx.ws).limit(RARITY_SCALE).subquery("workspace_records")
+    counted = sa.select(sa.func.count().label("n")).select_from(held).subquery("workspace_size")
+    bounds = {
+        label: sa.case(
+            (counted.c.n >= RARITY_MIN_RECORDS, sa.cast(sa.func.floor(counted.c.n * fraction), sa.Integer)),
+            else_=-1,  # a small workspace: nothing is counted, nothing is labelled
+        ).label(label)
+        for label, fraction in RARITY_CLASSES
+    }
+    size = sa.select(*bounds.values()).cte("rarity_bounds")
+    lexemes = _query_lexemes(ctx)
+    P = record_postings.c
+    postings = (
+        sa.select(sa.literal(1).label("one"))
+        .where(P.workspace_id == ctx.ws, P.lexeme == lexemes.c.lexeme)
+        .limit(sa.select(size.c[_POSTING_COUNT_LABEL]).scalar_subquery() + 1)
+        .lateral("lexeme_postings")
+    )
+    df = sa.func.count(postings.c.one)
+    label = sa.case(*((df <= size.c[name], name) for name, _ in RARITY_CLASSES), else_="D")
+    return (
+        sa.select(lexemes.c.lexeme, label.label("label"))
+        .select_from(lexemes.join(size, sa.true()).outerjoin(postings, sa.true()))
+        .group_by(lexemes.c.lexeme, *size.c)
+        .cte("query_terms")
+    )
+
+
+def _query_lexemes(ctx: _Context) -> Any:
+    return (
+        sa.func.unnest(sa.func.tsvector_to_array(ctx.query_tsvector()))
+        .table_valued("lexeme")
+        .render_derived(name="query_lexemes", with_types=False)
+    )
+
+
 TEXT_MATCH_NORMALIZATION = 1 | 32
 """ts_rank_cd divided by 1 + log(document length), then mapped to rank/(rank + 1) in [0, 1):
 `max(similarity, text_match)` in the default hybrid formula then compares like with like. With
@@ -521,9 +615,12 @@ the raw rank, long documents with many covers out-scored every similarity and hy
 keyword order (SciFact train nDCG@10: hybrid 0.385 raw, 0.663 with these flags; docs/search.md)."""
 
 
-def text_match(query: ColumnElement[Any]) -> ColumnElement[float]:
-    """The `text_match` signal: PostgreSQL `ts_rank_cd` of the record for `query`."""
-    return sa.func.ts_rank_cd(R.tsv, query, sa.literal(TEXT_MATCH_NORMALIZATION), type_=FLOAT)
+def text_match(ctx: _Context) -> ColumnElement[float]:
+    """The `text_match` signal: PostgreSQL `ts_rank_cd` (default weights) of the record, its
+    query lexemes labelled by rarity (`query_terms`), for the query."""
+    return sa.func.ts_rank_cd(
+        ctx.labelled_tsv(), ctx.tsquery(), sa.literal(TEXT_MATCH_NORMALIZATION), type_=FLOAT
+    )
 
 
 def _text_candidates(ctx: _Context) -> CTE:
@@ -535,10 +632,9 @@ def _text_candidates(ctx: _Context) -> CTE:
 
 def _best_matches(ctx: _Context, *extra: ColumnElement[bool]) -> Select[Any]:
     """The `candidates` eligible records that match the query best (among `extra`)."""
-    query = ctx.tsquery()
-    rank = text_match(query)
+    rank = text_match(ctx)
     return (
-        _eligible(ctx, R.tsv.op("@@", is_comparison=True)(query), *extra)
+        _eligible(ctx, R.tsv.op("@@", is_comparison=True)(ctx.tsquery()), *extra)
         .add_columns(rank.label("match"), R.occurred_at, R.seq)
         .order_by(rank.desc(), *_newest_first(records))
         .limit(ctx.plan.candidates)
@@ -577,15 +673,12 @@ def _row_count(cte: CTE) -> ColumnElement[int]:
 
 def posting_ids(ctx: _Context) -> Select[Any]:
     """Ids holding the best postings of the query lexemes: each lexeme's `candidates` highest
-    impacts, then the `POSTING_POOL × candidates` records with the largest impact sum.
+    impacts, then the `POSTING_POOL × candidates` records with the largest sum of impacts
+    weighted as `text_match` weighs the lexemes (`query_terms`).
 
     For a scope naming entities the exact path is used instead: those rows are few, and the
     best postings of the whole workspace could all lie outside the scope."""
-    lexemes = (
-        sa.func.unnest(sa.func.tsvector_to_array(ctx.query_tsvector()))
-        .table_valued("lexeme")
-        .render_derived(name="query_lexemes", with_types=False)
-    )
+    lexemes = ctx.text_terms
     P = record_postings.c
     best = (
         sa.select(P.record_id, P.impact)
@@ -594,7 +687,8 @@ def posting_ids(ctx: _Context) -> Select[Any]:
         .limit(ctx.plan.candidates)
         .lateral("best_postings")
     )
-    total = sa.func.sum(best.c.impact)
+    weight = sa.case(*((lexemes.c.label == label, w) for label, w in LABEL_WEIGHTS.items()))
+    total = sa.func.sum(best.c.impact * weight)
     return (
         sa.select(best.c.record_id)
         .select_from(lexemes.join(best, sa.true()))
@@ -729,7 +823,7 @@ def _(node: Similarity, ctx: _Context) -> ColumnElement[float]:
 
 @signal_column.register
 def _(node: TextMatch, ctx: _Context) -> ColumnElement[float]:
-    return text_match(ctx.tsquery())
+    return text_match(ctx)
 
 
 @signal_column.register

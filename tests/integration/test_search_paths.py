@@ -290,7 +290,7 @@ def test_postings_propose_what_the_exact_path_proposes(
         broad_plan, broad, broad_count = run_on(conn, "planner", body, tenant, vector)
         exact_body = {**body, "scope": {"entities": ALL_ENTITIES}}
         plan, exact, exact_count = run_on(conn, "planner", exact_body, tenant, vector)
-    assert "record_postings" in broad_plan and "record_postings" not in plan
+    assert "CTE text_postings" in broad_plan and "text_postings" not in plan
     assert broad == exact and broad_count == exact_count
 
 

@@ -1,0 +1,97 @@
+"""`text_match` weighs a query's lexemes by how many of the workspace's records hold them.
+
+The query's lexemes are labelled A/B/C/D by document frequency in the workspace
+(`compile.RARITY_CLASSES`) and ranked by `ts_rank_cd` with PostgreSQL's default weights; in a
+workspace smaller than `compile.RARITY_MIN_RECORDS` every lexeme keeps label D (plain
+`ts_rank_cd`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from uuid import UUID
+
+import pytest
+import sqlalchemy as sa
+from sqlalchemy.engine import Engine
+
+from memseek.search.compile import RARITY_MIN_RECORDS
+from tests.conftest import Tenant
+from tests.integration.searchdata import Rec
+from tests.integration.test_search_execute import given
+from tests.integration.test_search_execute import ids
+from tests.integration.test_search_execute import run
+from tests.integration.test_search_execute import values
+
+COMMON_HEAVY = "budget budget budget note"
+"""Three occurrences of `budget`, which most records of a big workspace hold."""
+RARE_ONE = "zebra note"
+"""One occurrence of `zebra`, which one record holds."""
+QUERY = "budget zebra"
+
+
+def plain_and_labelled(db: Engine, text: str, labels: dict[str, list[str]]) -> tuple[float, float]:
+    """`ts_rank_cd(tsv, q, 1|32)` of `text` for QUERY: as stored, and with `labels` applied."""
+    labelled = "to_tsvector('english', :t)"
+    for label in labels:
+        labelled = f"setweight({labelled}, '{label}', CAST(:{label} AS text[]))"
+    q = "memseek_any_lexeme('english', :q)"
+    sql = sa.text(f"SELECT ts_rank_cd(to_tsvector('english', :t), {q}, 33), ts_rank_cd({labelled}, {q}, 33)")
+    with db.connect() as conn:
+        row = conn.execute(sql, {"t": text, "q": QUERY, **labels}).one()
+    return float(row[0]), float(row[1])
+
+
+def fill(db: Engine, tenant: Tenant, count: int, text: str) -> None:
+    given(db, tenant, *(Rec(text=f"{text} {i}") for i in range(count)))
+
+
+def text_search(db: Engine, tenant: Tenant, **extra: Any) -> tuple[list[UUID], list[float | None]]:
+    result = run(db, tenant, {"mode": "text", "q": QUERY, "rank": ["text_match"], **extra})
+    return ids(result), values(result)
+
+
+def test_a_rare_lexeme_outranks_a_common_one_in_a_big_workspace(db: Engine, tenant: Tenant) -> None:
+    fill(db, tenant, RARITY_MIN_RECORDS, "budget")  # budget: in > 10 % of the records → D
+    heavy, rare = given(db, tenant, Rec(text=COMMON_HEAVY), Rec(text=RARE_ONE))
+    # zebra: 1 of 202 records → B (≤ 1 %: floor(2.02) = 2 records; A allows floor(0.202) = 0)
+    found, found_values = text_search(db, tenant, k=2)
+    assert found == [rare, heavy]
+    _, rare_value = plain_and_labelled(db, RARE_ONE, {"B": ["zebra"]})
+    _, heavy_value = plain_and_labelled(db, COMMON_HEAVY, {"B": ["zebra"]})
+    assert found_values == pytest.approx([rare_value, heavy_value], rel=1e-6)
+
+
+def test_a_small_workspace_ranks_with_plain_ts_rank_cd(db: Engine, tenant: Tenant) -> None:
+    fill(db, tenant, RARITY_MIN_RECORDS - 3, "budget")
+    heavy, rare = given(db, tenant, Rec(text=COMMON_HEAVY), Rec(text=RARE_ONE))
+    found, found_values = text_search(db, tenant, k=2)
+    assert found == [heavy, rare]  # three occurrences beat one: no lexeme is weighed up
+    plain = [plain_and_labelled(db, text, {})[0] for text in (COMMON_HEAVY, RARE_ONE)]
+    assert found_values == pytest.approx(plain, rel=1e-6)
+
+
+def test_one_workspace_never_weighs_anothers_lexemes(
+    db: Engine, tenant: Tenant, other_tenant: Tenant
+) -> None:
+    """`budget` is common in the other workspace only; here both query lexemes are equally rare
+    (one record each of 202 → B), so the ranking is plain `ts_rank_cd`'s."""
+    fill(db, other_tenant, RARITY_MIN_RECORDS + 50, "budget")
+    fill(db, tenant, RARITY_MIN_RECORDS, "filler")
+    heavy, rare = given(db, tenant, Rec(text=COMMON_HEAVY), Rec(text=RARE_ONE))
+    found, found_values = text_search(db, tenant, k=2)
+    assert found == [heavy, rare]
+    both = {"B": ["budget", "zebra"]}
+    assert found_values == pytest.approx(
+        [plain_and_labelled(db, t, both)[1] for t in (COMMON_HEAVY, RARE_ONE)]
+    )
+    other_found, _ = text_search(db, other_tenant, k=2)
+    assert len(other_found) == 2 and not set(other_found) & {heavy, rare}
+
+
+def test_records_holding_only_common_lexemes_still_match(db: Engine, tenant: Tenant) -> None:
+    fill(db, tenant, RARITY_MIN_RECORDS, "budget")
+    (rare,) = given(db, tenant, Rec(text=RARE_ONE))
+    found, found_values = text_search(db, tenant, k=3)
+    assert found[0] == rare and len(found) == 3
+    assert all(value is not None and value > 0 for value in found_values)
