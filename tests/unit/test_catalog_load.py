@@ -1054,7 +1054,7 @@ def test_reference_rank_default_adds_importance(reference: Catalog) -> None:
 
     term = ["product", 1.0, ["normalize", ["score", "importance"]]]
     for mode in ("text", "vector", "hybrid"):
-        assert to_tree(reference.default_rank(mode))[1][2] == term
+        assert to_tree(reference.default_rank(mode))[1][-1] == term
     assert to_tree(reference.default_rank("recent")) == [
         "decay",
         ["age_hours", "occurred_at"],
