@@ -4,9 +4,9 @@ Every statement is confined to one workspace (`workspace_id = :ws`) even under r
 security. The batch insert is ONE `INSERT … SELECT` for all rows of a request (records and their
 automatic links), ordered by input position, so `seq`/`lane_seq` follow input order. Its source
 is the batch as one JSON document (`json_to_recordset(:batch)`) for small batches, and for
-batches of `COPY_MIN_ROWS` or more a session-local stage table filled by `COPY … FROM STDIN`
-(the bulk path): PostgreSQL reads COPY's rows without parsing a JSON document, and they stream
-to the server while the rest of the batch is still being formatted. Both sources have the same
+batches of `COPY_MIN_ROWS` or more a temporary stage table of the transaction filled by `COPY …
+FROM STDIN` (the bulk path): PostgreSQL reads COPY's rows without parsing a JSON document, and
+they stream to the server while the rest of the batch is still being formatted. Both sources have the same
 columns (`SOURCE`) and feed the same SELECT, so the stored rows are the same.
 """
 
@@ -184,7 +184,9 @@ kept per session) so that it always belongs to the role writing: a pooled connec
 the scoped role and the login role."""
 
 COPY_MIN_ROWS = 100
-"""Batches of at least this many rows (records and links) take the COPY path."""
+"""Batches of at least this many rows (records and links) take the COPY path. Below it the JSON
+document saves the stage's two extra statements; the figure is a round number, not a measured
+crossover (measured: 1,000-row batches, where COPY wins)."""
 
 
 def _copy_to_stage(conn: Connection, rows: Sequence[Row], route: str) -> None:
