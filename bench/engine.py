@@ -168,13 +168,17 @@ class BarePath:
     part of the bound no code above PostgreSQL can remove. With `postings`, the service's own
     postings trigger (`memseek_postings_insert`) fires on it, so its postings go to the service's
     `record_postings` (under ids no record has; the benchmark database is thrown away): the same
-    storage work as the service's table, without the service."""
+    storage work as the service's table, without the service. With `direct`, COPY writes straight
+    into the table: its `tsv` is a generated column (`to_tsvector('english', text)`, with the same
+    GIN index) and `lane_seq` defaults to `nextval`, so the server computes what the INSERT computes
+    in SQL, as a plain pgvector application would lay its table out for COPY."""
 
     method: str
     table: str
     copy: bool = False
     hnsw: bool = True
     postings: bool = False
+    direct: bool = False
 
     def create(self, conn: psycopg.Connection) -> None:
         table = sql.Identifier(self.table)
@@ -188,6 +192,8 @@ class BarePath:
             ).fetchall()
             for (name,) in names:
                 conn.execute(sql.SQL("DROP INDEX {}").format(sql.Identifier(name)))
+        if self.direct:
+            _direct_copy_columns(conn, table)
         if self.postings:
             conn.execute(
                 sql.SQL(
@@ -195,7 +201,7 @@ class BarePath:
                     "FOR EACH STATEMENT EXECUTE FUNCTION memseek_postings_insert()"
                 ).format(sql.Identifier(f"{self.table}_postings"), table)
             )
-        if self.copy:
+        if self.copy and not self.direct:
             names = sql.SQL(", ").join(map(sql.Identifier, _STAGE_COLUMNS))
             conn.execute(sql.SQL("DROP TABLE IF EXISTS {}").format(sql.Identifier(_stage(self.table))))
             conn.execute(
@@ -205,14 +211,18 @@ class BarePath:
             )
 
     def drop(self, conn: psycopg.Connection) -> None:
-        for name in (self.table, _stage(self.table)) if self.copy else (self.table,):
+        for name in (self.table, _stage(self.table)) if self.copy and not self.direct else (self.table,):
             conn.execute(sql.SQL("DROP TABLE IF EXISTS {}").format(sql.Identifier(name)))
 
     def write(self, conn: psycopg.Connection, part: Sequence[tuple[Any, ...]]) -> float:
         """Write one batch in one transaction; returns its milliseconds."""
+        if self.postings:  # ids of its own: every postings path writes into the one record_postings
+            part = [(row[0], uuid7(), *row[2:]) for row in part]
         started = time.perf_counter()
         with conn.transaction(), conn.cursor() as cur:
-            if self.copy:
+            if self.direct:
+                _copy_direct(cur, self.table, part)
+            elif self.copy:
                 _copy(cur, self.table, part)
             else:
                 cur.executemany(_insert_sql(self.table), [(*row, row[7]) for row in part])
@@ -221,19 +231,39 @@ class BarePath:
 
 BARE_PATHS = (
     BarePath("batched INSERT", "bench_bare"),
+    BarePath("COPY", "bench_bare_direct", copy=True, direct=True),
     BarePath("COPY + INSERT…SELECT", "bench_bare_copy", copy=True),
     BarePath("batched INSERT, no HNSW index", "bench_bare_nohnsw", hnsw=False),
     BarePath("COPY + INSERT…SELECT + postings trigger", "bench_bare_postings", copy=True, postings=True),
+    BarePath("COPY + postings trigger", "bench_bare_direct_postings", copy=True, direct=True, postings=True),
 )
 """Batched INSERTs (psycopg `executemany`, pipelined; `to_tsvector` and `nextval` in SQL); COPY
-into an unlogged stage followed by INSERT … SELECT (the server computes tsv and lane_seq); and
-the batched INSERTs into a table without the HNSW index; COPY again into a table with the
-service's postings trigger (one INSERT … SELECT per batch fires it once, as the service's does)."""
+straight into the table (tsv a generated column, lane_seq a `nextval` default); COPY into an
+unlogged stage followed by INSERT … SELECT (the server computes tsv and lane_seq); and
+the batched INSERTs into a table without the HNSW index; COPY again, through the stage and
+straight in, into tables with the service's postings trigger (it fires once per statement, as the
+service's does): the bare engine doing the service's storage work."""
 
 
 def _stage(table: str) -> str:
     """The unlogged table a COPY path stages each batch in."""
     return f"{table}_stage"
+
+
+def _direct_copy_columns(conn: psycopg.Connection, table: sql.Identifier) -> None:
+    """`tsv` computed by the server on COPY (a generated column, GIN index as on records), and
+    `lane_seq` from the records sequence by default."""
+    conn.execute(sql.SQL("ALTER TABLE {} DROP COLUMN tsv").format(table))
+    conn.execute(
+        sql.SQL(
+            "ALTER TABLE {} ADD COLUMN tsv tsvector NOT NULL "
+            "GENERATED ALWAYS AS (to_tsvector('english'::regconfig, text)) STORED"
+        ).format(table)
+    )
+    conn.execute(sql.SQL("CREATE INDEX ON {} USING gin (tsv)").format(table))
+    conn.execute(
+        sql.SQL("ALTER TABLE {} ALTER COLUMN lane_seq SET DEFAULT nextval('records_lane_seq')").format(table)
+    )
 
 
 def _insert_sql(table: str) -> sql.Composed:
@@ -245,6 +275,13 @@ def _insert_sql(table: str) -> sql.Composed:
         sql.SQL(", ").join(map(sql.Identifier, BARE_COLUMNS)),
         sql.SQL(", ").join([sql.Placeholder()] * (len(BARE_COLUMNS) - 3)),
     )
+
+
+def _copy_direct(cur: psycopg.Cursor[Any], table: str, part: Sequence[tuple[Any, ...]]) -> None:
+    names = sql.SQL(", ").join(map(sql.Identifier, _STAGE_COLUMNS))
+    with cur.copy(sql.SQL("COPY {} ({}) FROM STDIN").format(sql.Identifier(table), names)) as copy:
+        for row in part:
+            copy.write_row(row)
 
 
 def _copy(cur: psycopg.Cursor[Any], table: str, part: Sequence[tuple[Any, ...]]) -> None:

@@ -62,14 +62,13 @@ Timestamp = Annotated[AwareDatetime, BeforeValidator(_timestamp_text), AfterVali
 
 
 def _depth(value: Any) -> int:
-    """How many objects and arrays deep `value` nests (iteratively: no recursion limit to hit)."""
-    deepest, stack = 0, [(value, 0)]
-    while stack:
-        item, level = stack.pop()
-        if isinstance(item, dict | list):
-            deepest = max(deepest, level + 1)
-            stack.extend((child, level + 1) for child in (item.values() if isinstance(item, dict) else item))
-    return deepest
+    """How many objects and arrays deep `value` nests (level by level: no recursion limit to hit,
+    and one pass over each level's containers instead of a stack entry per value)."""
+    depth, level = 0, [value]
+    while containers := [item for item in level if isinstance(item, dict | list)]:
+        depth += 1
+        level = [child for c in containers for child in (c.values() if isinstance(c, dict) else c)]
+    return depth
 
 
 def _shallow(value: dict[str, Any]) -> dict[str, Any]:

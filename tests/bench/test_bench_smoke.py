@@ -92,9 +92,10 @@ def test_tsvector_parsing_counts_positions() -> None:
 def test_ingest_suite(tmp_path: Path) -> None:
     result = run_suite(tmp_path, "ingest", "--records", "300", "--embed-records", "40")
     paths = {row["path"]: row for row in result["rows"]}
-    assert len(paths) == 8  # raw model at two batch sizes, four bare-engine paths
+    assert len(paths) == 10  # raw model at two batch sizes, six bare-engine paths
     assert all(row["per_second"] > 0 for row in paths.values())
     assert paths["service POST /records, vectors supplied"]["records"] == 300
+    assert paths["bare engine: COPY"]["vs_bare_copy"] == 1.0
 
 
 def test_latency_suite(tmp_path: Path) -> None:
