@@ -104,6 +104,7 @@ def create_db_engine(settings: Settings, url: str | None = None) -> Engine:
         pool_size=settings.db_pool_size,
         max_overflow=settings.db_pool_size,
         pool_pre_ping=True,
+        pool_use_lifo=True,  # reuse the warmest connection (backend caches, prepared statements)
         connect_args={"connect_timeout": 10, "application_name": "memseek"},
     )
     sa.event.listen(engine, "before_cursor_execute", _label_statement, retval=True)
