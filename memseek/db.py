@@ -9,6 +9,7 @@ workspace predicate (design §1, defence in depth).
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Iterator
 from collections.abc import Mapping
 from contextlib import contextmanager
@@ -136,6 +137,41 @@ def _begin_scoped(settings: tuple[tuple[str, str], ...]) -> tuple[str, str]:
     return "BEGIN; SELECT " + ", ".join(calls), "', true)" + extra
 
 
+class _Held:
+    """A request's checked-out connection, waiting for the request's first workspace transaction."""
+
+    def __init__(self, conn: Connection) -> None:
+        self._conn: Connection | None = conn
+        self._lock = threading.Lock()  # a combined search's helper threads see the same holder
+
+    def take(self, engine: Engine | None = None) -> Connection | None:
+        """The connection (once: later calls get None), if it belongs to `engine` (any when None)."""
+        with self._lock:
+            conn = self._conn
+            if conn is None or (engine is not None and conn.engine is not engine):
+                return None
+            self._conn = None
+            return conn
+
+
+_HELD: ContextVar[_Held | None] = ContextVar("memseek_held_connection", default=None)
+
+
+def hold_for_request(conn: Connection) -> None:
+    """Keep `conn` (checked out by the request, outside any transaction) for the request's first
+    `workspace_transaction`: one pool checkout and liveness ping per request instead of two.
+    `release_held` must end the request."""
+    _HELD.set(_Held(conn))
+
+
+def release_held() -> None:
+    """Return the request's held connection to the pool if no transaction took it."""
+    held = _HELD.get()
+    _HELD.set(None)
+    if held is not None and (conn := held.take()) is not None:
+        conn.close()
+
+
 @contextmanager
 def workspace_transaction(
     engine: Engine, workspace_id: UUID, settings: Mapping[str, str] | None = None
@@ -147,9 +183,11 @@ def workspace_transaction(
     its own) and `BEGIN` travels with the `set_config` calls in one simple-protocol query. The
     server-side transaction is then ended like any other: psycopg's commit and rollback send
     `COMMIT` or `ROLLBACK` whenever the server reports a transaction open, autocommit or not, and
-    the pool restores the connection's default mode when it is returned."""
+    the pool restores the connection's default mode when it is returned. The connection is the
+    one the request authenticated on (`hold_for_request`) when no other transaction took it yet."""
     head, tail = _begin_scoped(tuple(settings.items()) if settings else ())
-    with engine.connect() as conn:
+    held = _HELD.get()
+    with (held and held.take(engine)) or engine.connect() as conn:
         conn.execution_options(isolation_level="AUTOCOMMIT")
         with conn.begin():
             conn.exec_driver_sql(head + str(UUID(str(workspace_id))) + tail)

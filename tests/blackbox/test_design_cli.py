@@ -15,6 +15,7 @@ from uuid import UUID
 
 import anyio
 import pytest
+import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
 from memseek.errors import ConfigError
@@ -161,6 +162,27 @@ def test_a_search_ranked_on_last_accessed_sees_the_touches_of_earlier_searches(b
     first = age()
     assert first >= 0.5 / 3600
     assert age() < first  # no flush: the second search waited for the first one's touch
+
+
+def test_a_search_request_checks_out_one_connection(bw_runtime: Runtime, bw_ws: Tenant) -> None:
+    client = client_for(with_settings(bw_runtime, touch_on_read=False), bw_ws)
+    written_ids(client, rec(text="one connection"))
+    checkouts: list[int] = []
+
+    def count(dbapi_conn: Any, record: Any, proxy: Any) -> None:
+        checkouts.append(id(dbapi_conn))
+
+    sa.event.listen(bw_runtime.engine, "checkout", count)
+    try:
+        body = {"mode": "recent", "scope": {"collections": ["bw_plain"]}}
+        assert client.post("/search", json=body).status_code == 200
+        assert len(checkouts) == 1  # authentication's connection runs the search's transaction
+        error(client.raw.post("/search", json=body), 401)  # a refused key returns its connection
+        assert client.post("/search", json=body).status_code == 200
+    finally:
+        sa.event.remove(bw_runtime.engine, "checkout", count)
+    assert len(checkouts) == 3
+    assert bw_runtime.engine.pool.checkedout() == 0  # type: ignore[attr-defined]
 
 
 def test_touch_on_read_false_leaves_last_accessed(bw_runtime: Runtime, bw_ws: Tenant) -> None:
