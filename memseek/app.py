@@ -20,6 +20,8 @@ from memseek import api
 from memseek.api.common import runtime
 from memseek.auth import authenticate
 from memseek.db import STATEMENT_LABEL
+from memseek.db import hold_for_request
+from memseek.db import release_held
 from memseek.errors import BackendUnavailable
 from memseek.errors import MemseekError
 from memseek.errors import PayloadTooLarge
@@ -46,6 +48,7 @@ def create_app(settings: Settings | None = None, *, shared: Runtime | None = Non
     app.json.sort_keys = False  # type: ignore[attr-defined]
     app.extensions["memseek"] = rt
     app.before_request(_authenticate)
+    app.teardown_request(_release_connection)
     _register_error_handlers(app)
     api.register(app)
     return app
@@ -67,8 +70,19 @@ def _authenticate() -> None:
         raise PayloadTooLarge(f"request body is larger than {limit} bytes")
     if request.endpoint in PUBLIC_ENDPOINTS:
         return
-    with runtime().engine.connect() as conn:
+    # One statement, so no transaction around it: BEGIN and ROLLBACK would double its round trips.
+    conn = runtime().engine.connect().execution_options(isolation_level="AUTOCOMMIT")
+    try:
         g.workspace_id = authenticate(conn, request.headers.get("Authorization"))
+        conn.commit()  # ends SQLAlchemy's autobegun transaction; in autocommit nothing is sent
+    except BaseException:
+        conn.close()
+        raise
+    hold_for_request(conn)  # the request's first workspace transaction runs on it
+
+
+def _release_connection(exc: BaseException | None) -> None:
+    release_held()
 
 
 def _json_error(status: int, body: dict[str, Any]) -> Response:

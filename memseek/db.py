@@ -9,6 +9,7 @@ workspace predicate (design §1, defence in depth).
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Iterator
 from collections.abc import Mapping
 from contextlib import contextmanager
@@ -104,6 +105,7 @@ def create_db_engine(settings: Settings, url: str | None = None) -> Engine:
         pool_size=settings.db_pool_size,
         max_overflow=settings.db_pool_size,
         pool_pre_ping=True,
+        pool_use_lifo=True,  # reuse the warmest connection (backend caches, prepared statements)
         connect_args={"connect_timeout": 10, "application_name": "memseek"},
     )
     sa.event.listen(engine, "before_cursor_execute", _label_statement, retval=True)
@@ -121,13 +123,72 @@ def check_reachable(engine: Engine) -> None:
         raise StartupError(f"cannot reach PostgreSQL at {target}: {reason}") from None
 
 
+def _quoted(value: str) -> str:
+    """A SQL string literal (standard_conforming_strings, on since PostgreSQL 9.1)."""
+    return "'" + value.replace("'", "''") + "'"
+
+
+@lru_cache(maxsize=64)
+def _begin_scoped(settings: tuple[tuple[str, str], ...]) -> tuple[str, str]:
+    """`BEGIN` and the scope's `set_config` calls as one simple-protocol query, split where the
+    workspace id goes. Names and values are code-defined (a role, planner settings, limits)."""
+    calls = [f"set_config('role', {_quoted(SCOPED_ROLE)}, true)", "set_config('memseek.workspace_id', '"]
+    extra = "".join(f", set_config({_quoted(name)}, {_quoted(value)}, true)" for name, value in settings)
+    return "BEGIN; SELECT " + ", ".join(calls), "', true)" + extra
+
+
+class _Held:
+    """A request's checked-out connection, waiting for the request's first workspace transaction."""
+
+    def __init__(self, conn: Connection) -> None:
+        self._conn: Connection | None = conn
+        self._lock = threading.Lock()  # a combined search's helper threads see the same holder
+
+    def take(self, engine: Engine | None = None) -> Connection | None:
+        """The connection (once: later calls get None), if it belongs to `engine` (any when None)."""
+        with self._lock:
+            conn = self._conn
+            if conn is None or (engine is not None and conn.engine is not engine):
+                return None
+            self._conn = None
+            return conn
+
+
+_HELD: ContextVar[_Held | None] = ContextVar("memseek_held_connection", default=None)
+
+
+def hold_for_request(conn: Connection) -> None:
+    """Keep `conn` (checked out by the request, outside any transaction) for the request's first
+    `workspace_transaction`: one pool checkout and liveness ping per request instead of two.
+    `release_held` must end the request."""
+    _HELD.set(_Held(conn))
+
+
+def release_held() -> None:
+    """Return the request's held connection to the pool if no transaction took it."""
+    held = _HELD.get()
+    _HELD.set(None)
+    if held is not None and (conn := held.take()) is not None:
+        conn.close()
+
+
 @contextmanager
 def workspace_transaction(
     engine: Engine, workspace_id: UUID, settings: Mapping[str, str] | None = None
 ) -> Iterator[Connection]:
     """A transaction confined to one workspace by role and row-level security; `settings`
-    (name → value) are further transaction-local settings, applied in the same round trip."""
-    with engine.begin() as conn:
-        scope = _scope_statement(tuple(settings.items())) if settings else _SCOPE
-        conn.execute(scope, {"role": SCOPED_ROLE, "ws": str(workspace_id)})
-        yield conn
+    (name → value) are further transaction-local settings.
+
+    One round trip opens it: the driver is put in autocommit mode (it then sends no `BEGIN` of
+    its own) and `BEGIN` travels with the `set_config` calls in one simple-protocol query. The
+    server-side transaction is then ended like any other: psycopg's commit and rollback send
+    `COMMIT` or `ROLLBACK` whenever the server reports a transaction open, autocommit or not, and
+    the pool restores the connection's default mode when it is returned. The connection is the
+    one the request authenticated on (`hold_for_request`) when no other transaction took it yet."""
+    head, tail = _begin_scoped(tuple(settings.items()) if settings else ())
+    held = _HELD.get()
+    with (held and held.take(engine)) or engine.connect() as conn:
+        conn.execution_options(isolation_level="AUTOCOMMIT")
+        with conn.begin():
+            conn.exec_driver_sql(head + str(UUID(str(workspace_id))) + tail)
+            yield conn

@@ -51,6 +51,8 @@ from memseek.search.fuse import Hit
 from memseek.search.fuse import RankedList
 from memseek.search.graph import proximity
 from memseek.search.rank import AgeField
+from memseek.search.rank import AgeHours
+from memseek.search.rank import iter_nodes
 from memseek.search.render import RenderRow
 from memseek.search.render import json_text
 from memseek.search.render import render_block
@@ -174,7 +176,8 @@ def run_search(runtime: Runtime, workspace_id: UUID, spec: SearchSpec, label: st
     have encoded the response: `touch_on_read`)."""
     started = time.perf_counter()
     prepared = prepare(runtime, workspace_id, spec, label)
-    runtime.touches.settle(workspace_id)  # rank on the last_accessed earlier searches set
+    if reads_last_accessed(prepared.plan):
+        runtime.touches.settle(workspace_id)  # rank on the last_accessed earlier searches set
     searched = time.perf_counter()
     concurrency = runtime.settings.search_max_concurrency
     results = run_searches(runtime.engine, workspace_id, prepared.compiled, concurrency)
@@ -184,6 +187,19 @@ def run_search(runtime: Runtime, workspace_id: UUID, spec: SearchSpec, label: st
     body = build_body(prepared, results, ranked, runtime, {"rerank": judged, "graph_boost": graph_info})
     hit_ids = tuple(hit.id for hit in ranked.hits)
     return SearchOutcome(body, hit_ids, Timings(prepared.embed_ms, search_ms, _ms(started)))
+
+
+def reads_last_accessed(plan: RequestPlan) -> bool:
+    """Whether the request's order can depend on `last_accessed`: a search's rank formula or the
+    combined boost ages it. Only then does the search wait for the workspace's queued touches
+    (no other part of a search reads the column, and the response never shows it)."""
+    formulas = [search.rank for search in plan.searches] + [plan.boost]
+    return any(
+        isinstance(node, AgeHours) and node.field == "last_accessed"
+        for formula in formulas
+        if formula is not None
+        for _, node in iter_nodes(formula)
+    )
 
 
 def search_response(

@@ -22,6 +22,7 @@ from memseek.settings import Settings
 from tests.conftest import Tenant
 from tests.conftest import make_database
 from tests.helpers import error
+from tests.helpers import statements_sent
 
 TABLES = {"workspaces", "api_keys", "definitions", "records", "processing_queue"}
 
@@ -74,6 +75,34 @@ def test_row_level_security_hides_other_workspaces(db, tenant: Tenant, other_ten
     assert seen == [tenant.id]
     with workspace_transaction(db, tenant.id) as conn, pytest.raises(sa.exc.ProgrammingError):
         conn.execute(insert, {"ws": other_tenant.id, "id": uuid.uuid4()})
+
+
+def test_a_workspace_transaction_is_opened_in_one_round_trip(db, tenant: Tenant) -> None:  # type: ignore[no-untyped-def]
+    check = (
+        "SELECT current_user, current_setting('memseek.workspace_id'), current_setting('statement_timeout')"
+    )
+    with (
+        statements_sent(db) as sent,
+        workspace_transaction(db, tenant.id, {"statement_timeout": "7s"}) as conn,
+    ):
+        seen = conn.execute(sa.text(check)).one()
+        first, second = (conn.execute(sa.text("SELECT txid_current()")).scalar() for _ in range(2))
+    assert tuple(seen) == ("memseek_scoped", str(tenant.id), "7s")
+    assert first == second  # one transaction, though the driver sent no BEGIN of its own
+    assert len(sent) == 4 and sent[0].count("BEGIN;") == 1  # BEGIN travels with the settings
+
+
+def test_a_failed_workspace_transaction_rolls_back_and_returns_its_connection_as_it_was(
+    db, tenant: Tenant
+) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(sa.exc.DataError), workspace_transaction(db, tenant.id) as conn:
+        conn.execute(sa.text("SELECT 1 / 0"))
+    with db.connect() as conn:  # the pool's most recently used connection: the one that failed
+        role, ws = conn.execute(
+            sa.text("SELECT current_user, current_setting('memseek.workspace_id', true)")
+        ).one()
+        assert role != "memseek_scoped" and not ws
+        assert conn.connection.driver_connection.autocommit is False
 
 
 def test_external_url_path(database_url: str, engine: sa.engine.Engine) -> None:
