@@ -38,7 +38,7 @@ from the validated catalog), never request input."""
 
 
 @lru_cache(maxsize=64)
-def _scope_statement(settings: tuple[tuple[str, str], ...]) -> sa.Select[Any]:
+def scope_statement(settings: tuple[tuple[str, str], ...] = ()) -> sa.Select[Any]:
     """Set role and workspace (bound as :role and :ws), plus `settings`, transaction-locally."""
     scope = [
         sa.func.set_config("role", sa.bindparam("role"), True),
@@ -46,9 +46,6 @@ def _scope_statement(settings: tuple[tuple[str, str], ...]) -> sa.Select[Any]:
     ]
     extra = [sa.func.set_config(name, value, True) for name, value in settings]
     return sa.select(*scope, *extra)
-
-
-_SCOPE = _scope_statement(())
 
 
 def embedded_url(home: Path) -> str:
@@ -123,20 +120,6 @@ def check_reachable(engine: Engine) -> None:
         raise StartupError(f"cannot reach PostgreSQL at {target}: {reason}") from None
 
 
-def _quoted(value: str) -> str:
-    """A SQL string literal (standard_conforming_strings, on since PostgreSQL 9.1)."""
-    return "'" + value.replace("'", "''") + "'"
-
-
-@lru_cache(maxsize=64)
-def _begin_scoped(settings: tuple[tuple[str, str], ...]) -> tuple[str, str]:
-    """`BEGIN` and the scope's `set_config` calls as one simple-protocol query, split where the
-    workspace id goes. Names and values are code-defined (a role, planner settings, limits)."""
-    calls = [f"set_config('role', {_quoted(SCOPED_ROLE)}, true)", "set_config('memseek.workspace_id', '"]
-    extra = "".join(f", set_config({_quoted(name)}, {_quoted(value)}, true)" for name, value in settings)
-    return "BEGIN; SELECT " + ", ".join(calls), "', true)" + extra
-
-
 class _Held:
     """A request's checked-out connection, waiting for the request's first workspace transaction."""
 
@@ -177,18 +160,16 @@ def workspace_transaction(
     engine: Engine, workspace_id: UUID, settings: Mapping[str, str] | None = None
 ) -> Iterator[Connection]:
     """A transaction confined to one workspace by role and row-level security; `settings`
-    (name → value) are further transaction-local settings.
-
-    One round trip opens it: the driver is put in autocommit mode (it then sends no `BEGIN` of
-    its own) and `BEGIN` travels with the `set_config` calls in one simple-protocol query. The
-    server-side transaction is then ended like any other: psycopg's commit and rollback send
-    `COMMIT` or `ROLLBACK` whenever the server reports a transaction open, autocommit or not, and
-    the pool restores the connection's default mode when it is returned. The connection is the
-    one the request authenticated on (`hold_for_request`) when no other transaction took it yet."""
-    head, tail = _begin_scoped(tuple(settings.items()) if settings else ())
+    (name → value) are further transaction-local settings, applied in the same round trip as
+    the role and workspace, every value a bound parameter. The connection is the one the request
+    authenticated on (`hold_for_request`) when no other transaction took it yet."""
     held = _HELD.get()
     with (held and held.take(engine)) or engine.connect() as conn:
-        conn.execution_options(isolation_level="AUTOCOMMIT")
+        # The held connection authenticated in autocommit; the transaction needs the default mode.
+        conn.execution_options(isolation_level=conn.default_isolation_level)
         with conn.begin():
-            conn.exec_driver_sql(head + str(UUID(str(workspace_id))) + tail)
+            conn.execute(
+                scope_statement(tuple(settings.items()) if settings else ()),
+                {"role": SCOPED_ROLE, "ws": str(workspace_id)},
+            )
             yield conn

@@ -14,6 +14,8 @@ from memseek import migrate
 from memseek.app import create_app
 from memseek.db import create_db_engine
 from memseek.db import database_url as resolve_url
+from memseek.db import hold_for_request
+from memseek.db import release_held
 from memseek.db import workspace_transaction
 from memseek.errors import StartupError
 from memseek.runtime import Runtime
@@ -77,19 +79,28 @@ def test_row_level_security_hides_other_workspaces(db, tenant: Tenant, other_ten
         conn.execute(insert, {"ws": other_tenant.id, "id": uuid.uuid4()})
 
 
-def test_a_workspace_transaction_is_opened_in_one_round_trip(db, tenant: Tenant) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize("held", [False, True], ids=["pooled", "held-after-autocommit-auth"])
+def test_a_workspace_transaction_binds_its_scope_and_is_one_transaction(
+    db, tenant: Tenant, held: bool
+) -> None:  # type: ignore[no-untyped-def]
     check = (
         "SELECT current_user, current_setting('memseek.workspace_id'), current_setting('statement_timeout')"
     )
-    with (
-        statements_sent(db) as sent,
-        workspace_transaction(db, tenant.id, {"statement_timeout": "7s"}) as conn,
-    ):
-        seen = conn.execute(sa.text(check)).one()
-        first, second = (conn.execute(sa.text("SELECT txid_current()")).scalar() for _ in range(2))
+    if held:  # as a request does: authenticate in autocommit, then hand the connection on
+        hold_for_request(db.connect().execution_options(isolation_level="AUTOCOMMIT"))
+    try:
+        with (
+            statements_sent(db) as sent,
+            workspace_transaction(db, tenant.id, {"statement_timeout": "7s"}) as conn,
+        ):
+            seen = conn.execute(sa.text(check)).one()
+            first, second = (conn.execute(sa.text("SELECT txid_current()")).scalar() for _ in range(2))
+    finally:
+        release_held()
     assert tuple(seen) == ("memseek_scoped", str(tenant.id), "7s")
-    assert first == second  # one transaction, though the driver sent no BEGIN of its own
-    assert len(sent) == 4 and sent[0].count("BEGIN;") == 1  # BEGIN travels with the settings
+    assert first == second  # one transaction, not a statement each
+    assert len(sent) == 4  # role, workspace and settings travel in one statement
+    assert str(tenant.id) not in sent[0] and "7s" not in sent[0]  # bound, never inlined
 
 
 def test_a_failed_workspace_transaction_rolls_back_and_returns_its_connection_as_it_was(

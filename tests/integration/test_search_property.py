@@ -24,8 +24,8 @@ from sqlalchemy.engine import Engine
 from memseek.catalog.fields import epoch_micros
 from memseek.catalog.fields import materialise_all
 from memseek.catalog.fields import parse_datetime
-from memseek.db import _SCOPE
 from memseek.db import SCOPED_ROLE
+from memseek.db import scope_statement
 from memseek.search import fuse
 from memseek.search.execute import run_compiled
 from memseek.search.rank import AgeHours
@@ -253,11 +253,20 @@ def written(recs: list[Rec]) -> list[Rec]:
 def test_statement_matches_brute_force(
     db: Engine, tenant: Tenant, recs: list[Rec], body: dict[str, Any]
 ) -> None:
+    assert_matches_oracle(db, tenant, recs, body)
+
+
+def assert_matches_oracle(
+    db: Engine, tenant: Tenant, recs: list[Rec], body: dict[str, Any], planner: dict[str, str] | None = None
+) -> None:
+    """The compiled statement, run on `recs` (rolled back) under `planner` settings, returns the
+    oracle's hits."""
     recs = written(recs)
     (plan,) = plans(body)
     with db.connect() as conn, conn.begin() as transaction:
         record_ids = insert(conn, tenant.id, *recs)
-        conn.execute(_SCOPE, {"role": SCOPED_ROLE, "ws": str(tenant.id)})
+        scope = scope_statement(tuple((planner or {}).items()))
+        conn.execute(scope, {"role": SCOPED_ROLE, "ws": str(tenant.id)})
         result = run_compiled(conn, compiled(body, tenant.id))
         transaction.rollback()
     expected = oracle(list(zip(record_ids, recs, strict=True)), plan)

@@ -20,8 +20,6 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from sqlalchemy.engine import Engine
 
-from memseek.db import _SCOPE
-from memseek.db import SCOPED_ROLE
 from memseek.db import workspace_transaction
 from memseek.indexes import ensure_field_indexes
 from memseek.indexes import sort_indexes
@@ -35,11 +33,9 @@ from tests.integration.searchdata import catalog
 from tests.integration.searchdata import compiled
 from tests.integration.searchdata import hours_ago
 from tests.integration.searchdata import insert
-from tests.integration.searchdata import plans
-from tests.integration.test_search_property import oracle
+from tests.integration.test_search_property import assert_matches_oracle
 from tests.integration.test_search_property import records as record_strategy
 from tests.integration.test_search_property import requests
-from tests.integration.test_search_property import written
 
 FORCED = {"enable_seqscan": "off", "enable_sort": "off", "enable_bitmapscan": "off"}
 EXACT = {"enable_indexscan": "off", "enable_bitmapscan": "off"}
@@ -94,17 +90,7 @@ def test_index_expressions_are_the_sort_keys_of_a_structured_search(sort_indexed
 def test_statement_through_the_sort_indexes_matches_brute_force(
     db: Engine, tenant: Tenant, sort_indexed: list[str], recs: list[Rec], body: dict[str, Any]
 ) -> None:
-    recs = written(recs)
-    (plan,) = plans(body)
-    with db.connect() as conn, conn.begin() as transaction:
-        record_ids = insert(conn, tenant.id, *recs)
-        conn.execute(_SCOPE, {"role": SCOPED_ROLE, "ws": str(tenant.id)})
-        for name, value in FORCED.items():
-            conn.execute(sa.text("SELECT set_config(:n, :v, true)"), {"n": name, "v": value})
-        result = run_compiled(conn, compiled(body, tenant.id))
-        transaction.rollback()
-    expected = oracle(list(zip(record_ids, recs, strict=True)), plan)
-    assert [(h.id, h.value) for h in result.hits] == expected
+    assert_matches_oracle(db, tenant, recs, body, FORCED)
 
 
 # --- fixed requests on a larger set ------------------------------------------------------------------
