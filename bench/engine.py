@@ -28,6 +28,7 @@ from bench.corpus import Corpus
 from bench.corpus import SynthRecord
 from memseek.models.local import MODEL_ID
 from memseek.write.ids import uuid7
+from memseek.write.store import INSERT_COLUMNS
 
 RAW_VECTOR = "SELECT id FROM records ORDER BY embedding <=> %(vec)s LIMIT %(k)s"
 RAW_TEXT = (
@@ -81,31 +82,10 @@ def relation_sizes(conn: psycopg.Connection) -> dict[str, int]:
 
 # --- writes ------------------------------------------------------------------------------------
 
-BARE_COLUMNS = (
-    "workspace_id",
-    "id",
-    "lane_seq",
-    "collection",
-    "collection_version",
-    "entity",
-    "type",
-    "key",
-    "text",
-    "content",
-    "scores",
-    "annotations",
-    "fields",
-    "status",
-    "depth",
-    "derived_from",
-    "occurred_at",
-    "created_at",
-    "last_accessed",
-    "processing",
-    "is_current",
-    "embedding",
-    "embedding_model",
+BARE_COLUMNS = tuple(
+    c for c in INSERT_COLUMNS if c not in {"run_id", "tsv", "idempotency_key", "payload_hash", "link_node_id"}
 )
+"""The service's insert columns a plain pgvector application has too (`tsv` the server computes)."""
 
 
 def _micros(value: str) -> int:

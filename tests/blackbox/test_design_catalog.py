@@ -613,9 +613,15 @@ def test_the_reference_catalog_holds_the_spec_examples() -> None:
 def test_the_reference_rank_default_adds_normalised_importance(app: Flask, tenant: Any) -> None:
     client = Client(app.test_client(), tenant)
     defaults = client.get("/rank/schema").get_json()["defaults"]["variants"]
-    term = ["product", 1.0, ["normalize", ["score", "importance"]]]
-    for mode in ("text", "vector", "hybrid"):
-        assert term in defaults[mode][1], mode
+    recency = ["product", 1.0, ["decay", ["age_hours", "last_accessed"], {"midpoint": 24, "exponent": 1}]]
+    importance = ["product", 1.0, ["normalize", ["score", "importance"]]]
+    relevance = {  # spec "Rank expressions": the shipped defaults, N(importance) added as a third term
+        "text": ["normalize", ["text_match"]],
+        "vector": ["normalize", ["similarity"]],
+        "hybrid": ["normalize", ["max", [["similarity"], ["text_match"]]]],
+    }
+    for mode, signal in relevance.items():
+        assert defaults[mode] == ["sum", [["product", 1.0, signal], recency, importance]], mode
 
 
 def test_the_reference_catalog_serves_the_spec_views(app: Flask, tenant: Any) -> None:

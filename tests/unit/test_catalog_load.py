@@ -1050,11 +1050,16 @@ def test_reference_collections_work_offline(reference: Catalog) -> None:
 
 
 def test_reference_rank_default_adds_importance(reference: Catalog) -> None:
+    """Spec: the reference catalog adds N(importance) as a third term and changes nothing else."""
+    from memseek.search.rank import SHIPPED_RANK_DEFAULT
+    from memseek.search.rank import load_rank_default
     from memseek.search.rank import to_tree
 
+    shipped = load_rank_default(SHIPPED_RANK_DEFAULT)
     term = ["product", 1.0, ["normalize", ["score", "importance"]]]
     for mode in ("text", "vector", "hybrid"):
-        assert to_tree(reference.default_rank(mode))[1][-1] == term
+        operator, terms = to_tree(shipped.variants[mode])  # type: ignore[index]
+        assert to_tree(reference.default_rank(mode)) == [operator, [*terms, term]], mode
     assert to_tree(reference.default_rank("recent")) == [
         "decay",
         ["age_hours", "occurred_at"],
