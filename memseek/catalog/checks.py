@@ -33,6 +33,7 @@ from memseek.search.rank import iter_nodes
 from memseek.search.request import parse_search
 from memseek.search.resolve import known_scores
 from memseek.search.resolve import resolve
+from memseek.search.resolve import score_name_problems
 
 if TYPE_CHECKING:
     from memseek.catalog.load import Entry
@@ -231,10 +232,12 @@ def _search_view_problems(view: View, catalog: Catalog) -> tuple[Found, Footprin
     if catalog.rank_default is None:  # its own problem is already reported; searches need it
         return [], None
     try:
-        plan = resolve(parse_search(fill_template(view.query, sample_values(view.parameters))), catalog, None)
+        spec = parse_search(fill_template(view.query, sample_values(view.parameters)))
+        plan = resolve(spec, catalog, None)
     except RequestInvalid as exc:
         return [(("query",) + d.loc, d.msg) for d in exc.details], None
-    found: Found = [
+    found: Found = [(("query",) + d.loc, d.msg) for d in score_name_problems(spec, plan, catalog)]
+    found += [
         (("required_capabilities", i), f"search profile {profile!r} cannot do {capability}")
         for i, capability in enumerate(view.required_capabilities)
         for profile in plan.profiles

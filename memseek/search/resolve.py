@@ -123,8 +123,6 @@ def resolve(spec: SingleSearch | CombinedSearch, catalog: Catalog, settings: Set
     problems += _output_problems(spec, read, catalog)
     embedding_model = _shared_embedding(searches, spec, problems)
     graph_view = _graph_view(spec.graph_boost, catalog, settings, problems)
-    if isinstance(spec, CombinedSearch) and spec.boost is not None:
-        problems += _score_problems(spec.boost, ("boost",), read, catalog)
     if problems:
         raise RequestInvalid("the search request does not match the catalog", problems)
     return _request_plan(spec, searches, graph_view, embedding_model, rerank)
@@ -182,8 +180,6 @@ def _resolve_search(
     field_types = _where_types(query.where, versions, loc + ("where",), problems)
     field_types |= _order_types(query.order_by or (), versions, loc + ("order_by",), problems)
     rank = _rank(query, catalog)
-    if query.rank is not None:
-        problems += _score_problems(query.rank, loc + ("rank",), versions, catalog)
     return SearchPlan(
         source=query.name if isinstance(query, Source) else None,
         mode=query.mode,
@@ -409,14 +405,24 @@ def known_scores(versions: Sequence[Collection], catalog: Catalog) -> frozenset[
     return frozenset(names)
 
 
-def _score_problems(
-    rank: RankNode, loc: Loc, versions: Sequence[Collection], catalog: Catalog
+def score_name_problems(
+    spec: SingleSearch | CombinedSearch, plan: RequestPlan, catalog: Catalog
 ) -> list[Detail]:
-    known = known_scores(versions, catalog)
+    """Score names the request's own `rank` and `boost` formulas read that no searched collection
+    declares. Spec: scorer names are checked when definitions load (a view's request), while a
+    typo'd scorer name at runtime (an ad-hoc request) reads 0 like any missing signal."""
+    ranks = [
+        (query.rank, loc + ("rank",), search.collections)
+        for (query, loc), search in zip(_queries(spec), plan.searches, strict=True)
+        if query.rank is not None
+    ]
+    if isinstance(spec, CombinedSearch) and spec.boost is not None:
+        ranks.append((spec.boost, ("boost",), tuple(c for s in plan.searches for c in s.collections)))
     return [
         Detail(at + (1,), f"no collection searched declares a score named {node.name!r}")
-        for at, node in iter_nodes(rank, loc)
-        if isinstance(node, Score) and node.name not in known
+        for formula, loc, versions in ranks
+        for at, node in iter_nodes(formula, loc)
+        if isinstance(node, Score) and node.name not in known_scores(versions, catalog)
     ]
 
 

@@ -40,6 +40,7 @@ def importances(client: Client, *scores: float | None) -> None:
         pytest.param(["const", -1], [-1.0] * 4, id="const-negative"),
         pytest.param(IMP, [2.0, 5.0, 9.0, 0.0], id="score-missing-is-0"),
         pytest.param(["score", "urgency"], [0.0] * 4, id="score-nobody-has"),
+        pytest.param(["score", "importanse"], [0.0] * 4, id="score-typo-at-runtime-is-0"),
         pytest.param(["sum", [IMP, ["const", 1]]], [3.0, 6.0, 10.0, 1.0], id="sum"),
         pytest.param(["max", [IMP, ["const", 4]]], [4.0, 5.0, 9.0, 4.0], id="max"),
         pytest.param(["product", 0.5, IMP], [1.0, 2.5, 4.5, 0.0], id="product"),

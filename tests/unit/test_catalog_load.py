@@ -429,6 +429,16 @@ CASES = [
         id="rank-score-typo",
     ),
     pytest.param(
+        view(
+            "{q: x, sources: [{name: a, mode: recent, scope: {collections: [notes]}}], "
+            "fuse: {kind: rrf}, boost: [score, importanse]}"
+        ),
+        *V,
+        f"{Q}.boost[1]",
+        "score named 'importanse'",
+        id="boost-score-typo",
+    ),
+    pytest.param(
         view("{mode: text, q: x, scope: {collections: [notes]}, rank: [similarity]}"),
         *V,
         f"{Q}.rank",
