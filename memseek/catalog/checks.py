@@ -243,8 +243,16 @@ def _search_view_problems(view: View, catalog: Catalog) -> tuple[Found, Footprin
         for profile in plan.profiles
         if capability not in catalog.capabilities(profile)
     ]
-    collections = sorted({c.name for search in plan.searches for c in search.collections})
-    return found, Footprint(tuple(collections), plan.profiles)
+    # Design §1: a collection's capabilities decide which modes may read it; vector needs embedding.
+    read = {(c.name, c.version): c for search in plan.searches for c in search.collections}
+    found += [
+        (("required_capabilities", i), f"{name} v{version} declares no embedding: it cannot do vector")
+        for i, capability in enumerate(view.required_capabilities)
+        if capability == "vector"
+        for (name, version), c in sorted(read.items())
+        if c.embedding is None
+    ]
+    return found, Footprint(tuple(sorted({name for name, _ in read})), plan.profiles)
 
 
 def _graph_view_problems(view: View, catalog: Catalog) -> tuple[Found, Footprint | None]:

@@ -529,6 +529,18 @@ CASES = [
         "cannot do structured",
         id="required-capability-unsupported",
     ),
+    pytest.param(
+        {
+            **collection("fields: {}"),
+            **view(
+                "{mode: recent, scope: {collections: [bad]}}", extra="required_capabilities: [recent, vector]"
+            ),
+        },
+        *V,
+        "views[0].required_capabilities[1]",
+        "bad v1 declares no embedding",
+        id="required-vector-without-embedding",
+    ),
     # -- graph views (spec: Graph views, Orphan reports) ------------------------------------------
     pytest.param(
         graph(parameters="{seed: {type: string, required: true}}"),
