@@ -103,6 +103,7 @@ QUERY_LOCS = {
     ("k",): "k",
     ("scope", "entities"): "entity",
     ("scope", "collections"): "collection",
+    ("mode",): "collection",  # the route's fixed hybrid mode fails only on a collection without embeddings
     ("fence", "tag"): "fence_tag",
     ("fence", "preamble"): "fence_preamble",
 }

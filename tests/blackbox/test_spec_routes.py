@@ -113,6 +113,11 @@ def test_get_search_invalid_values(sx: Client, query: str) -> None:
     invalid(sx.get(f"/search?{query}"))
 
 
+def test_get_search_on_a_collection_without_embeddings_points_at_the_collection(sx: Client) -> None:
+    """The hybrid mode is the route's own choice, so the caller's `collection` is what is wrong."""
+    invalid(sx.get("/search?q=x&collection=sx_notes"), "query", "collection")
+
+
 def test_get_search_k_bounds_are_inclusive(sx: Client) -> None:
     assert sx.get("/search?q=x&k=1").status_code == 200
     assert sx.get("/search?q=x&k=100").status_code == 200
