@@ -196,7 +196,6 @@ def test_sixteen_nodes_and_five_levels(sx: Client) -> None:
         pytest.param(["decay", IMP, {"midpoint": 5, "exponent": -1}], id="exponent-positive"),
         pytest.param(["decay", IMP, {"midpoint": 5, "exponent": 1, "floor": 0}], id="unknown-option"),
         pytest.param(["age_hours", "updated_at"], id="age-field"),
-        pytest.param(["score", "imortance"], id="score-name-typo"),
         pytest.param(["score"], id="score-name-missing"),
     ],
 )
