@@ -147,25 +147,23 @@ def _source_json(rows: Sequence[Row]) -> str:
     return dump([dict(zip(names, _source_values(n, row), strict=True)) for n, row in enumerate(rows)])
 
 
-JSON_COLUMNS = frozenset(name for name, kind in SOURCE.items() if kind is JSONB)
-"""Source columns COPY receives as JSON text (`dump`, as the JSON source writes them)."""
+_JSON_AT = tuple(at for at, kind in enumerate(SOURCE.values()) if kind is JSONB)
+_EMBEDDING_AT = tuple(SOURCE).index("embedding")
+_DERIVED_AT = tuple(SOURCE).index("derived_from")
 
 
 def _copy_values(n: int, row: Row) -> tuple[Any, ...]:
-    """One stage row for COPY: JSON columns and the vector as text (a JSON array is pgvector's
-    text form), everything else as psycopg dumps it (COPY's escaping is psycopg's)."""
+    """One stage row for COPY: JSON columns as JSON text (`dump`, as the JSON source writes them)
+    and the vector as text (a JSON array is pgvector's text form), everything else as psycopg
+    dumps it (COPY's escaping is psycopg's)."""
     values = list(_source_values(n, row))
-    for position, name in enumerate(SOURCE):
-        if name in JSON_COLUMNS:
-            values[position] = dump(values[position])
+    for at in _JSON_AT:
+        values[at] = dump(values[at])
     if row.embedding is not None:
         values[_EMBEDDING_AT] = dump(row.embedding)
     values[_DERIVED_AT] = list(row.derived_from)
     return tuple(values)
 
-
-_EMBEDDING_AT = tuple(SOURCE).index("embedding")
-_DERIVED_AT = tuple(SOURCE).index("derived_from")
 
 stage = sa.Table(
     "memseek_write_stage",

@@ -74,9 +74,12 @@ def _rows() -> list[Row]:
         AWKWARD: [1, 2.5, -0.0, 10**30, 1.5e3, True, None, {"nested": {"deeper": ["\\u0000 as text"]}}],
         "json escapes": '\\" \\\\ \\n \\t \\u00e9 /',
     }
-    rows = [
-        Row(
-            id=uuid.uuid4(),
+
+    def row(**values: Any) -> Row:
+        return Row(**{"id": uuid.uuid4(), "key": None, "content": {}, "annotations": {}, **base, **values})
+
+    return [
+        row(
             entity=AWKWARD,
             key=AWKWARD,
             text=AWKWARD,
@@ -84,59 +87,37 @@ def _rows() -> list[Row]:
             annotations={"note": AWKWARD, "deep": [[[]]]},
             idempotency_key=AWKWARD,
             payload_hash="ab" * 32,
-            **{**base, "run_id": AWKWARD},
+            run_id=AWKWARD,
         ),
-        Row(
-            id=uuid.uuid4(),
+        row(
             entity="e",
-            key=None,
             text="an event",
-            content={},
-            annotations={},
-            **{
-                **base,
-                "type": "event",
-                "depth": 2,
-                "derived_from": (parent, uuid.uuid4()),
-                "occurred_at": datetime(1, 1, 1, tzinfo=UTC),
-            },
+            type="event",
+            depth=2,
+            derived_from=(parent, uuid.uuid4()),
+            occurred_at=datetime(1, 1, 1, tzinfo=UTC),
         ),
-        Row(
-            id=uuid.uuid4(),
+        row(
             entity="e",
             key="k",
             text="a draft, far in time",
             content={"x": 1},
-            annotations={},
             link_node_id=parent,
-            **{
-                **base,
-                "status": "draft",
-                "is_current": False,
-                "occurred_at": datetime(
-                    9999, 12, 31, 23, 59, tzinfo=timezone(timedelta(hours=23, minutes=59))
-                ),
-            },
+            status="draft",
+            is_current=False,
+            occurred_at=datetime(9999, 12, 31, 23, 59, tzinfo=timezone(timedelta(hours=23, minutes=59))),
         ),
-        Row(
-            id=uuid.uuid4(),
+        row(
             entity="v",
-            key=None,
             text="a vector",
-            content={},
-            annotations={},
-            **{
-                **base,
-                "collection": "w_local",
-                "type": "note",
-                "pending": True,
-                "embedding": [((i * 7919) % 1000 - 500) / 3001.0 for i in range(383)] + [-3e-8],
-                "embedding_model": LOCAL_MODEL,
-                "language": "simple",
-            },
+            collection="w_local",
+            type="note",
+            pending=True,
+            embedding=[((i * 7919) % 1000 - 500) / 3001.0 for i in range(383)] + [-3e-8],
+            embedding_model=LOCAL_MODEL,
+            language="simple",
         ),
     ]
-    return rows
 
 
 COMPARED = [c for c in store.INSERT_COLUMNS if c not in ("workspace_id", "id", "lane_seq")]
