@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from dataclasses import field
+from uuid import UUID
 
 from sqlalchemy.engine import Engine
 
@@ -26,6 +28,10 @@ class Runtime:
     models: ModelRegistry
     touches: TouchQueue
     """Touch-on-read of this process's searches, written in the background (`memseek.write.touch`)."""
+    large_workspaces: set[UUID] = field(default_factory=set)
+    """Workspaces a search found holding at least `RARITY_SCALE` records: their keyword searches
+    skip counting them (`memseek.search.compile.rarity_bounds`). Records are never deleted, so
+    an entry never goes stale; one id per large workspace this process has searched."""
 
 
 def build_runtime(settings: Settings, *, engine: Engine | None = None, upgrade: bool = True) -> Runtime:

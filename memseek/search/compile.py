@@ -139,6 +139,9 @@ class Inputs:
     """One instant for every age signal of a request, so combined sources agree."""
     vector: Sequence[float] | None = None
     embedding_model: str | None = None
+    large_workspace: bool = False
+    """The workspace is known to hold at least `RARITY_SCALE` records, so rarity labels need not
+    count them (records are never deleted: once true, it stays true)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -208,6 +211,7 @@ REQUEST_VALUES = (
     "scope_entities",
     "occurred_after",
     "occurred_before",
+    "known_records",
 )
 """The statement parameters whose values come from each request (`request_values`)."""
 
@@ -215,6 +219,7 @@ REQUEST_VALUES = (
 def request_values(plan: CompilablePlan, inputs: Inputs) -> dict[str, Any]:
     """This request's value for each `REQUEST_VALUES` parameter its statement can contain."""
     values: dict[str, Any] = {"workspace_id": inputs.workspace_id, "now": inputs.now}
+    values["known_records"] = RARITY_SCALE if inputs.large_workspace else None
     values["query_text"] = plan.q or ""
     if inputs.vector is not None:
         values["query_vector"] = list(inputs.vector)
@@ -326,6 +331,17 @@ class _Context:
     def text_terms(self) -> CTE:
         """The query's lexemes with their rarity labels (`query_terms`; one CTE per statement)."""
         return query_terms(self)
+
+    @cached_property
+    def rarity_bounds(self) -> CTE:
+        """The record count and class bounds the rarity labels use (`rarity_bounds`)."""
+        return rarity_bounds(self)
+
+    def counted_records(self) -> ColumnElement[int] | None:
+        """The record count the statement's rarity labels used; None when it labels nothing."""
+        if "rarity_bounds" not in self.__dict__:
+            return None
+        return sa.select(self.rarity_bounds.c.n).scalar_subquery()
 
     def labelled_tsv(self) -> ColumnElement[Any]:
         """The record's `tsv` with the query's lexemes labelled by rarity (see `query_terms`)."""
@@ -573,16 +589,7 @@ def query_terms(ctx: _Context) -> CTE:
     smaller than `RARITY_MIN_RECORDS` counts nothing and labels every lexeme D, the label every
     stored position already has, so `text_match` is unchanged there. Matching is unchanged
     everywhere."""
-    held = sa.select(R.seq).where(R.workspace_id == ctx.ws).limit(RARITY_SCALE).subquery("workspace_records")
-    counted = sa.select(sa.func.count().label("n")).select_from(held).subquery("workspace_size")
-    bounds = {
-        label: sa.case(
-            (counted.c.n >= RARITY_MIN_RECORDS, sa.cast(sa.func.floor(counted.c.n * fraction), sa.Integer)),
-            else_=-1,  # a small workspace: nothing is counted, nothing is labelled
-        ).label(label)
-        for label, fraction in RARITY_CLASSES
-    }
-    size = sa.select(*bounds.values()).cte("rarity_bounds")
+    size = ctx.rarity_bounds
     lexemes = _query_lexemes(ctx)
     P = record_postings.c
     postings = (
@@ -599,6 +606,29 @@ def query_terms(ctx: _Context) -> CTE:
         .group_by(lexemes.c.lexeme, *size.c)
         .cte("query_terms")
     )
+
+
+def rarity_bounds(ctx: _Context) -> CTE:
+    """One row: the workspace's records counted up to `RARITY_SCALE` (`n`; not counted when the
+    request already knows there are that many, `known_records`) and each class's largest
+    posting count (`A`, `B`, `C`; -1 in a workspace too small to label)."""
+    known = request_value("known_records", sa.BigInteger)
+    # A bound value: with it given, the planner folds `known IS NULL` to false and reads nothing.
+    held = sa.select(R.seq).where(R.workspace_id == ctx.ws, known.is_(None)).limit(RARITY_SCALE)
+    counted = sa.func.coalesce(known, sa.func.count())  # an aggregate: never pulled up, counted once
+    size = (
+        sa.select(counted.label("n"))
+        .select_from(held.subquery("workspace_records"))
+        .subquery("workspace_size")
+    )
+    bounds = [
+        sa.case(
+            (size.c.n >= RARITY_MIN_RECORDS, sa.cast(sa.func.floor(size.c.n * fraction), sa.Integer)),
+            else_=-1,  # a small workspace: nothing is counted, nothing is labelled
+        ).label(label)
+        for label, fraction in RARITY_CLASSES
+    ]
+    return sa.select(size.c.n, *bounds).cte("rarity_bounds")
 
 
 def _query_lexemes(ctx: _Context) -> Any:
@@ -990,4 +1020,6 @@ def _final(ctx: _Context, parts: tuple[CTE, CTE], output: Output) -> Select[Any]
     else:
         hits_order = [rows.c.value.desc(), *_newest_first(rows)]
     outer = meta.outerjoin(rows, sa.true())
-    return sa.select(meta.c.candidate_count, rows).select_from(outer).order_by(*hits_order)
+    counted = ctx.counted_records()
+    extra = [] if counted is None else [counted.label("counted_records")]
+    return sa.select(meta.c.candidate_count, *extra, rows).select_from(outer).order_by(*hits_order)

@@ -64,6 +64,9 @@ class SearchResult:
     ranked_count: int
     low: float | None
     high: float | None
+    counted_records: int | None = None
+    """The workspace's records as the rarity labels counted them (up to `RARITY_SCALE`), when
+    the statement labels any."""
 
 
 def pgvector_version(engine: Engine) -> tuple[int, ...]:
@@ -133,6 +136,7 @@ def to_result(rows: Sequence[Any]) -> SearchResult:
         ranked_count=int(first["ranked_count"]) if first else 0,
         low=first["pool_low"] if first else None,
         high=first["pool_high"] if first else None,
+        counted_records=rows[0].get("counted_records") if rows else None,
     )
 
 

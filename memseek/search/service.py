@@ -35,6 +35,7 @@ from memseek.errors import ResponseTooLarge
 from memseek.runtime import Runtime
 from memseek.search import fuse
 from memseek.search.boost import apply_graph_boost
+from memseek.search.compile import RARITY_SCALE
 from memseek.search.compile import CompiledSearch
 from memseek.search.compile import Explain
 from memseek.search.compile import Inputs
@@ -138,7 +139,13 @@ def prepare(runtime: Runtime, workspace_id: UUID, spec: SearchSpec, label: str =
     vector = _embed(runtime, plan, spec.q)
     embed_ms = _ms(started)
     now = datetime.now(UTC)
-    inputs = Inputs(workspace_id, now, vector.values if vector else None, vector.model_id if vector else None)
+    inputs = Inputs(
+        workspace_id,
+        now,
+        vector.values if vector else None,
+        vector.model_id if vector else None,
+        large_workspace=workspace_id in runtime.large_workspaces,
+    )
     # The judge reads each record's text, so reranking fetches it even when no hit shows it.
     output = Output(
         text="text" in plan.include or plan.render or plan.rerank is not None,
@@ -181,12 +188,19 @@ def run_search(runtime: Runtime, workspace_id: UUID, spec: SearchSpec, label: st
     searched = time.perf_counter()
     concurrency = runtime.settings.search_max_concurrency
     results = run_searches(runtime.engine, workspace_id, prepared.compiled, concurrency)
+    note_workspace_size(runtime, workspace_id, results)
     results, judged = _rerank(runtime, prepared, results)
     ranked, graph_info = _finish(runtime, workspace_id, prepared, _rank(prepared, results), label)
     search_ms = _ms(searched)
     body = build_body(prepared, results, ranked, runtime, {"rerank": judged, "graph_boost": graph_info})
     hit_ids = tuple(hit.id for hit in ranked.hits)
     return SearchOutcome(body, hit_ids, Timings(prepared.embed_ms, search_ms, _ms(started)))
+
+
+def note_workspace_size(runtime: Runtime, workspace_id: UUID, results: Sequence[SearchResult]) -> None:
+    """Remember a workspace its searches counted `RARITY_SCALE` records in (`Runtime.large_workspaces`)."""
+    if any((result.counted_records or 0) >= RARITY_SCALE for result in results):
+        runtime.large_workspaces.add(workspace_id)
 
 
 def reads_last_accessed(plan: RequestPlan) -> bool:

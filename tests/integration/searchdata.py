@@ -158,10 +158,12 @@ def compiled(
     vector: Sequence[float] | None = None,
     cat: Catalog | None = None,
     output: Output = TEXT_OUTPUT,
+    large_workspace: bool = False,
 ) -> CompiledSearch:
     """The compiled statement of a single-search body."""
     (plan,) = plans(body, cat)
-    inputs = Inputs(workspace_id, NOW, vector, "test-model" if vector is not None else None)
+    model = "test-model" if vector is not None else None
+    inputs = Inputs(workspace_id, NOW, vector, model, large_workspace=large_workspace)
     return compile_search(plan, inputs, output, "test")
 
 

@@ -15,7 +15,12 @@ import pytest
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
+from memseek.runtime import Runtime
 from memseek.search.compile import RARITY_MIN_RECORDS
+from memseek.search.compile import RARITY_SCALE
+from memseek.search.request import parse_search
+from memseek.search.service import prepare
+from memseek.search.service import run_search
 from tests.conftest import Tenant
 from tests.integration.searchdata import Rec
 from tests.integration.test_search_execute import given
@@ -95,3 +100,36 @@ def test_records_holding_only_common_lexemes_still_match(db: Engine, tenant: Ten
     found, found_values = text_search(db, tenant, k=3)
     assert found[0] == rare and len(found) == 3
     assert all(value is not None and value > 0 for value in found_values)
+
+
+def test_a_workspace_known_to_be_large_is_not_counted(db: Engine, tenant: Tenant) -> None:
+    """With `large_workspace` the labels take RARITY_SCALE records as given: of 5,000, one
+    record is ≤ 0.1 % (zebra → A) and 201 are ≤ 10 % (budget → C); counted, the same workspace
+    holds 202 records (zebra → B, budget → D)."""
+    fill(db, tenant, RARITY_MIN_RECORDS, "budget")
+    heavy, rare = given(db, tenant, Rec(text=COMMON_HEAVY), Rec(text=RARE_ONE))
+    body = {"mode": "text", "q": QUERY, "rank": ["text_match"], "k": 2}
+    counted, assumed = run(db, tenant, body), run(db, tenant, body, large_workspace=True)
+    assert (counted.counted_records, assumed.counted_records) == (RARITY_MIN_RECORDS + 2, RARITY_SCALE)
+    assert ids(counted) == ids(assumed) == [rare, heavy]
+    assumed_labels = {"A": ["zebra"], "C": ["budget"]}
+    expected = [plain_and_labelled(db, text, assumed_labels)[1] for text in (RARE_ONE, COMMON_HEAVY)]
+    assert values(assumed) == pytest.approx(expected, rel=1e-6)
+    assert values(counted) != pytest.approx(expected, rel=1e-6)
+
+
+def test_a_search_that_counts_scale_records_marks_its_workspace_large(
+    db: Engine, runtime: Runtime, tenant: Tenant, other_tenant: Tenant
+) -> None:
+    """Records are never deleted, so the service remembers the count once it reaches RARITY_SCALE
+    and passes it to later searches of that workspace only."""
+    fill(db, tenant, RARITY_SCALE - 1, "budget")
+    spec = parse_search({"mode": "text", "q": QUERY, "k": 1})
+    run_search(runtime, tenant.id, spec)
+    assert tenant.id not in runtime.large_workspaces
+    given(db, tenant, Rec(text=RARE_ONE))
+    run_search(runtime, tenant.id, spec)
+    assert tenant.id in runtime.large_workspaces and other_tenant.id not in runtime.large_workspaces
+    prepared = prepare(runtime, tenant.id, spec)
+    assert prepared.compiled[0].params["known_records"] == RARITY_SCALE
+    assert prepare(runtime, other_tenant.id, spec).compiled[0].params["known_records"] is None
