@@ -31,6 +31,8 @@ from memseek.write.ids import uuid7
 from memseek.write.store import INSERT_COLUMNS
 
 RAW_VECTOR = "SELECT id FROM records ORDER BY embedding <=> %(vec)s LIMIT %(k)s"
+RAW_VECTOR_POOL = "SELECT id FROM records ORDER BY embedding <=> %(vec)s LIMIT %(pool)s"
+"""The ANN work a vector search's candidate pool takes (measured with `hnsw.ef_search` = pool)."""
 RAW_TEXT = (
     "SELECT id FROM records, memseek_any_lexeme('english', %(q)s) AS query "
     "WHERE tsv @@ query ORDER BY ts_rank_cd(tsv, query) DESC LIMIT %(k)s"
@@ -47,11 +49,17 @@ RAW_STRUCTURED = (
 )
 RAW_QUERIES = {
     "vector": RAW_VECTOR,
+    "vector_pool": RAW_VECTOR_POOL,
     "text": RAW_TEXT,
     "hybrid": RAW_HYBRID,
     "recent": RAW_RECENT,
     "structured": RAW_STRUCTURED,
 }
+
+
+RAW_SETTINGS = {"vector_pool": lambda params: {"hnsw.ef_search": str(max(40, params["pool"]))}}
+"""Session settings a bare statement runs with (reset after it): the pool's ANN searches as wide
+as the pool, as the service's vector and hybrid statements do."""
 
 
 def raw_connection(conn_url: str) -> psycopg.Connection:

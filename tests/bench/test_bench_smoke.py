@@ -116,7 +116,10 @@ def test_latency_suite(tmp_path: Path) -> None:
     problems = {m["mode"]: m.get("missing") or m.get("error") for m in result["modes"] if "server" not in m}
     assert not problems
     assert all(m["mean_hits"] > 0 for m in result["modes"])
-    assert set(result["raw"]) == {"vector", "text", "hybrid", "recent", "structured"}
+    assert set(result["raw"]) == {"vector", "vector_pool", "text", "hybrid", "recent", "structured"}
+    vector = next(m for m in result["modes"] if m["mode"] == "vector")
+    assert vector["searching"]["p50"] < vector["server"]["p50"]  # the query embedding is left out
+    assert set(vector) >= {"vs_raw", "vs_raw_pool"}
     assert [level["clients"] for level in result["throughput"]] == [1, 2]
     assert result["relation_sizes"]["index records_embedding"] > 0 and result["service_rss_bytes"] > 0
 
