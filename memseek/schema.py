@@ -6,6 +6,8 @@ tables can be distributed or partitioned by workspace without changing any state
 
 from __future__ import annotations
 
+from typing import Any
+
 import sqlalchemy as sa
 from pgvector.sqlalchemy import Vector
 from sqlalchemy.dialects.postgresql import ARRAY
@@ -112,3 +114,23 @@ record_postings = sa.Table(
 """One row per (record, lexeme of its tsv), maintained by triggers on records (sql/0003_postings.sql,
 sql/0005_write_speed.sql: no foreign key of its own, records' holds):
 bounded keyword candidates take the best postings of each query lexeme."""
+
+record_touches = sa.Table(
+    "record_touches",
+    metadata,
+    sa.Column("workspace_id", UUID(as_uuid=True), primary_key=True),
+    sa.Column("record_id", UUID(as_uuid=True), primary_key=True),
+    sa.Column("last_accessed", TS, nullable=False),
+)
+"""When a search last returned a record (touch-on-read, `memseek.write.touch`), kept apart from
+`records` so that touches never rewrite record rows (sql/0008_touches.sql). A record's
+`last_accessed` is the later of `records.last_accessed` and its row here (`last_accessed`)."""
+
+
+def last_accessed(record: Any = None) -> sa.ColumnElement[Any]:
+    """`last_accessed` of the `records` row `record` (default: the table itself): its own
+    column or its latest touch, whichever is later (GREATEST ignores a missing touch)."""
+    r = (records if record is None else record).c
+    t = record_touches.c
+    touched = sa.select(t.last_accessed).where(t.workspace_id == r.workspace_id, t.record_id == r.id)
+    return sa.func.greatest(r.last_accessed, touched.scalar_subquery(), type_=TS)

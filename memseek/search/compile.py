@@ -61,6 +61,7 @@ from sqlalchemy.sql.selectable import Select
 
 from memseek.catalog.fields import epoch_micros
 from memseek.catalog.fields import parse_datetime
+from memseek.schema import last_accessed
 from memseek.schema import record_postings
 from memseek.schema import records
 from memseek.search.fuse import EXP_LIMIT
@@ -866,7 +867,8 @@ def _(node: Score, ctx: _Context) -> ColumnElement[float]:
 
 @signal_column.register
 def _(node: AgeHours, ctx: _Context) -> ColumnElement[float]:
-    seconds = sa.cast(sa.extract("epoch", ctx.now - getattr(R, node.field)), FLOAT)
+    moment = last_accessed() if node.field == "last_accessed" else getattr(R, node.field)
+    seconds = sa.cast(sa.extract("epoch", ctx.now - moment), FLOAT)
     return sa.func.greatest(_float(0.0), seconds / _float(3600.0), type_=FLOAT)
 
 
@@ -1008,7 +1010,7 @@ OUTPUT_COLUMNS = (
 def _final(ctx: _Context, parts: tuple[CTE, CTE], output: Output) -> Select[Any]:
     proposed, top = parts
     meta = sa.select(sa.func.count().label("candidate_count")).select_from(proposed).subquery("meta")
-    wanted = [getattr(R, name) for name in OUTPUT_COLUMNS]
+    wanted = [last_accessed().label(name) if name == "last_accessed" else R[name] for name in OUTPUT_COLUMNS]
     wanted += [R.text] if output.text else []
     wanted += [R.content] if output.content else []
     wanted += [R.annotations] if output.annotations else []

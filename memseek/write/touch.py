@@ -15,11 +15,13 @@ from collections.abc import Sequence
 from uuid import UUID
 
 import sqlalchemy as sa
+from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.engine import Connection
 from sqlalchemy.engine import Engine
 
 from memseek.db import STATEMENT_LABEL
 from memseek.db import workspace_transaction
+from memseek.schema import record_touches
 from memseek.schema import records
 from memseek.write.store import UUID_T
 from memseek.write.store import array
@@ -37,23 +39,25 @@ SETTLE_SECONDS = 1.0
 
 
 def touch(conn: Connection, workspace_id: UUID, ids: Iterable[UUID]) -> None:
-    """Set `last_accessed` to now for `ids` of this workspace.
+    """Set `last_accessed` to now for `ids` of this workspace (rows of `record_touches`).
 
-    Best effort by design: rows another transaction holds (a writer superseding them, a worker
-    finishing them) are skipped rather than waited for, so a touch never blocks on a write.
+    Record rows are never rewritten, so a touch neither waits for a writer holding a record nor
+    takes pages of `records` out of the visibility map (sql/0008_touches.sql). Ids are written
+    in order, so two processes touching the same records cannot deadlock.
     """
     wanted = sorted(set(ids))
     if not wanted:
         return
-    locked = (
-        sa.select(r.id)
+    known = (
+        sa.select(r.workspace_id, r.id, sa.func.now())
         .where(r.workspace_id == workspace_id, r.id == sa.any_(array(wanted, UUID_T)))
         .order_by(r.id)
-        .with_for_update(skip_locked=True)
-        .cte("touched")
     )
-    stmt = sa.update(records).where(r.workspace_id == workspace_id, r.id.in_(sa.select(locked.c.id)))
-    conn.execute(stmt.values(last_accessed=sa.func.now()))
+    stmt = insert(record_touches).from_select(["workspace_id", "record_id", "last_accessed"], known)
+    keys = [record_touches.c.workspace_id, record_touches.c.record_id]
+    conn.execute(
+        stmt.on_conflict_do_update(index_elements=keys, set_={"last_accessed": stmt.excluded.last_accessed})
+    )
 
 
 class TouchQueue:

@@ -7,9 +7,11 @@ from typing import Any
 from uuid import UUID
 
 import pytest
+import sqlalchemy as sa
 from flask import Flask
 from sqlalchemy.engine import Engine
 
+from memseek import schema
 from memseek.app import create_app
 from memseek.search import embed
 from memseek.settings import Settings
@@ -425,12 +427,9 @@ def test_openapi_documents_the_routes(api: Client) -> None:
 
 
 def last_accessed(db: Engine, record: UUID) -> Any:
-    import sqlalchemy as sa
-
+    """The record's last_accessed as reads see it (its own column or its latest touch)."""
     with db.connect() as conn:
-        return conn.execute(
-            sa.text("SELECT last_accessed FROM records WHERE id = :id"), {"id": record}
-        ).scalar()
+        return conn.execute(sa.select(schema.last_accessed()).where(schema.records.c.id == record)).scalar()
 
 
 @pytest.mark.parametrize("enabled", [True, False])

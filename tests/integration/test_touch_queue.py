@@ -10,6 +10,8 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
 from memseek.db import workspace_transaction
+from memseek.schema import last_accessed
+from memseek.schema import records
 from memseek.write.touch import TouchQueue
 from tests.conftest import Tenant
 from tests.helpers import statements_sent
@@ -24,9 +26,10 @@ def given(db: Engine, tenant: Tenant, count: int) -> list[UUID]:
 
 
 def touched(db: Engine, ids: list[UUID]) -> list[bool]:
-    query = sa.text("SELECT id, last_accessed > :now FROM records WHERE id = ANY(:ids)")
+    """Whether each record's last_accessed (its own column or its touch) is past the fixture's NOW."""
+    query = sa.select(records.c.id, last_accessed() > NOW).where(records.c.id.in_(ids))
     with db.connect() as conn:
-        rows = dict(conn.execute(query, {"now": NOW, "ids": ids}).all())
+        rows = dict(conn.execute(query).all())
     return [rows[i] for i in ids]
 
 
@@ -48,7 +51,7 @@ def test_one_update_per_workspace_labelled(db: Engine, tenant: Tenant, other_ten
         queue.add(tenant.id, mine)
         queue.add(other_tenant.id, theirs)
         assert queue.flush(timeout=30)
-    updates = [s for s in sent if "UPDATE records" in s]
+    updates = [s for s in sent if "INSERT INTO record_touches" in s]
     assert 2 <= len(updates) <= 3  # one per workspace and batch; the first id may be a batch alone
     assert all(s.startswith("/* memseek touch-on-read */") for s in updates)
     assert touched(db, [*mine, *theirs]) == [True, True, True]
@@ -73,14 +76,18 @@ def test_past_the_bound_touches_are_dropped_and_logged(
     assert "1 record touches dropped" in caplog.text
 
 
-def test_a_locked_row_is_skipped_not_waited_for(db: Engine, tenant: Tenant) -> None:
+def test_a_record_a_writer_holds_is_touched_without_waiting(db: Engine, tenant: Tenant) -> None:
+    """Touches write `record_touches`, never the record row a writer may hold."""
     locked, free = given(db, tenant, 2)
     queue = TouchQueue(db)
     with workspace_transaction(db, tenant.id) as holder:
         holder.execute(sa.text("SELECT 1 FROM records WHERE id = :id FOR UPDATE"), {"id": locked})
         queue.add(tenant.id, [locked, free])
-        assert queue.flush(timeout=30)
-    assert touched(db, [locked, free]) == [False, True]
+        assert queue.flush(timeout=30)  # done while the lock is still held
+        assert touched(db, [locked, free]) == [True, True]
+    with db.connect() as conn:
+        rows = conn.execute(sa.text("SELECT count(*) FROM records WHERE last_accessed > :now"), {"now": NOW})
+        assert rows.scalar() == 0  # record rows are not rewritten
 
 
 def test_a_failing_write_is_logged_and_the_queue_keeps_going(
