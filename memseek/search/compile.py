@@ -296,8 +296,11 @@ class _Context:
         self.now = request_value("now", TS)
         self.vector_list: CTE | None = None
         """The nearest-embedding proposals (`id, pos, distance`), once built."""
-        self.proposed_distance: ColumnElement[float] | None = None
-        """In the pool: the distance the vector list measured for the row, NULL if it proposed none."""
+        self.text_list: CTE | None = None
+        """The best keyword matches (`id, pos, match`), once built."""
+        self.proposed: dict[type[Signal], ColumnElement[float]] = {}
+        """In the pool: per signal, the value a candidate list measured for the row (the vector
+        list's distance, the keyword list's match), NULL if that list did not propose it."""
 
     def vector(self) -> ColumnElement[Any]:
         if self.inputs.vector is None:
@@ -659,7 +662,10 @@ def _text_candidates(ctx: _Context) -> CTE:
     exact = _best_matches(ctx)
     if not ctx.plan.scope.entities:  # broad scope: bound the rows ts_rank_cd must rank
         exact = _bounded_or_exact(ctx, exact)
-    return _numbered(exact, "text_candidates", lambda sub: [sub.c.match.desc(), *_newest_first(sub)])
+    ctx.text_list = _numbered(
+        exact, "text_candidates", lambda sub: [sub.c.match.desc(), *_newest_first(sub)], "match"
+    )
+    return ctx.text_list
 
 
 def _best_matches(ctx: _Context, *extra: ColumnElement[bool]) -> Select[Any]:
@@ -845,8 +851,8 @@ def signal_column(node: Signal, ctx: _Context) -> ColumnElement[float]:
 @signal_column.register
 def _(node: Similarity, ctx: _Context) -> ColumnElement[float]:
     distance = R.embedding.cosine_distance(ctx.vector())
-    if ctx.proposed_distance is not None:  # measured while proposing: the same row, operator, vector
-        distance = sa.func.coalesce(ctx.proposed_distance, distance, type_=FLOAT)
+    if Similarity in ctx.proposed:  # measured while proposing: the same row, operator, vector
+        distance = sa.func.coalesce(ctx.proposed[Similarity], distance, type_=FLOAT)
     usable = sa.and_(R.embedding.isnot(None), *ctx.same_model())
     # NaN (a zero vector) would outrank everything; it counts as missing.
     similarity = sa.func.nullif(_float(1.0) - distance, _float(float("nan")), type_=FLOAT)
@@ -855,6 +861,8 @@ def _(node: Similarity, ctx: _Context) -> ColumnElement[float]:
 
 @signal_column.register
 def _(node: TextMatch, ctx: _Context) -> ColumnElement[float]:
+    if TextMatch in ctx.proposed:  # measured while proposing: the same row and expression
+        return sa.func.coalesce(ctx.proposed[TextMatch], text_match(ctx), type_=FLOAT)
     return text_match(ctx)
 
 
@@ -924,20 +932,24 @@ def _pool(ctx: _Context, proposed: CTE, extra: Sequence[ColumnElement[Any]], sou
     return pool.cte("pool").prefix_with("MATERIALIZED")
 
 
-def _with_proposed_distance(ctx: _Context, proposed: CTE) -> Any:
-    """What the pool joins from so that `similarity` can reuse the vector list's distances
-    (sets `ctx.proposed_distance`; `proposed` itself when there is no vector list).
+def _with_proposed_signals(ctx: _Context, proposed: CTE, labels: Mapping[RankNode, str]) -> Any:
+    """What the pool joins from so that `similarity` and `text_match` reuse the values the vector
+    and keyword lists measured (fills `ctx.proposed`; `proposed` itself when there is nothing
+    to reuse).
 
-    A row the vector list proposed had its distance measured there: the same row version (one
-    statement, one snapshot), the same operator and query vector, so the same value, without
-    reading the 1.5 kB embedding out of TOAST a second time. At 100k records those reads were
-    most of the pool's cost. Rows proposed otherwise (keyword, newest-first) are measured in
-    the pool as before."""
-    vectors = ctx.vector_list
-    if vectors is None:
-        return proposed
-    ctx.proposed_distance = vectors.c.distance
-    return proposed if vectors is proposed else proposed.outerjoin(vectors, vectors.c.id == proposed.c.id)
+    A row a list proposed had its value measured there: the same row version (one statement,
+    one snapshot), the same expression and query, so the same value, without reading the 1.5 kB
+    embedding out of TOAST or ranking the `tsv` a second time. At 100k records those were most
+    of the pool's cost. Rows proposed otherwise are measured in the pool as before."""
+    source = proposed
+    lists = ((Similarity, ctx.vector_list, "distance"), (TextMatch, ctx.text_list, "match"))
+    for kind, listed, column in lists:
+        if listed is None or not any(isinstance(node, kind) for node in labels):
+            continue
+        ctx.proposed[kind] = listed.c[column]
+        if listed is not proposed:
+            source = source.outerjoin(listed, listed.c.id == proposed.c.id)
+    return source
 
 
 def _scored_top(ctx: _Context) -> tuple[CTE, CTE]:
@@ -946,9 +958,7 @@ def _scored_top(ctx: _Context) -> tuple[CTE, CTE]:
         raise ValueError("a scored search needs its effective rank formula")
     proposed = CANDIDATES[ctx.plan.mode](ctx)
     labels = rank_inputs(root)
-    source = (
-        _with_proposed_distance(ctx, proposed) if any(isinstance(n, Similarity) for n in labels) else None
-    )
+    source = _with_proposed_signals(ctx, proposed, labels)
     signals = [signal_column(n, ctx).label(lab) for n, lab in labels.items() if isinstance(n, Signal)]
     stage = _rank_stages(_pool(ctx, proposed, signals, source), root, labels)
     value = compile_rank(root, RankContext(stage, labels))

@@ -26,7 +26,15 @@ from tests.conftest import make_database
 from tests.helpers import error
 from tests.helpers import statements_sent
 
-TABLES = {"workspaces", "api_keys", "definitions", "records", "processing_queue"}
+TABLES = {
+    "workspaces",
+    "api_keys",
+    "definitions",
+    "records",
+    "processing_queue",
+    "record_postings",
+    "record_touches",
+}
 
 
 def _tables(engine: sa.engine.Engine) -> set[str]:
@@ -77,6 +85,17 @@ def test_row_level_security_hides_other_workspaces(db, tenant: Tenant, other_ten
     assert seen == [tenant.id]
     with workspace_transaction(db, tenant.id) as conn, pytest.raises(sa.exc.ProgrammingError):
         conn.execute(insert, {"ws": other_tenant.id, "id": uuid.uuid4()})
+
+
+def test_every_table_the_scoped_role_reads_by_workspace_has_row_level_security(db) -> None:  # type: ignore[no-untyped-def]
+    unguarded = sa.text(
+        "SELECT c.relname FROM pg_class c JOIN pg_attribute a ON a.attrelid = c.oid"
+        " WHERE c.relkind = 'r' AND c.relnamespace = 'public'::regnamespace AND a.attname = 'workspace_id'"
+        " AND has_table_privilege('memseek_scoped', c.oid, 'SELECT') AND NOT c.relrowsecurity"
+    )
+    with db.connect() as conn:
+        # api_keys holds key hashes only, read-only to the role (sql/0001_security.sql)
+        assert conn.execute(unguarded).scalars().all() == ["api_keys"]
 
 
 @pytest.mark.parametrize("held", [False, True], ids=["pooled", "held-after-autocommit-auth"])

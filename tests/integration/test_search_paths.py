@@ -196,24 +196,42 @@ def test_an_untaken_exact_fallback_starts_no_parallel_worker(
         pytest.param(
             {"mode": "hybrid", "q": "refund", "k": 30, "rank": ["similarity"]}, id="hybrid-similarity"
         ),
+        pytest.param(
+            {"mode": "hybrid", "q": "refund budget", "k": 30, "rank": ["text_match"]}, id="hybrid-text"
+        ),
+        pytest.param(
+            {"mode": "text", "q": "invoice churn", "k": 10, "rank": ["sum", [["text_match"], ["const", 1]]]},
+            id="text-raw-match",
+        ),
+        pytest.param(
+            {"mode": "text", "q": "invoice churn", "k": 10, "scope": {"entities": ["e4"]}},
+            id="text-one-entity",
+        ),
     ],
 )
-def test_similarity_reused_from_the_vector_list_equals_the_pools_own(
+def test_signals_reused_from_the_candidate_lists_equal_the_pools_own(
     corpus: tuple[Tenant, list[float]], engine: Engine, body: dict[str, Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The pool takes a vector-proposed row's distance from the proposal instead of reading the
-    embedding again: every value, bound and count must be what measuring in the pool gives."""
+    """The pool takes a proposed row's distance or keyword match from the list that proposed it
+    instead of measuring again: every value, bound and count must be what measuring in the pool
+    gives."""
     tenant, vector = corpus
     (plan,) = plans(body)
     inputs = Inputs(tenant.id, NOW, vector, "test-model")
     reusing = compiled(body, tenant.id, vector=vector)
     with monkeypatch.context() as patch:
-        patch.setattr(compile_module, "_with_proposed_distance", lambda ctx, proposed: proposed)
+        patch.setattr(compile_module, "_with_proposed_signals", lambda ctx, proposed, labels: proposed)
         measuring = replace(reusing, statement=build_statement(plan, inputs, TEXT_OUTPUT, "test"))
     sql = [str(search.statement) for search in (reusing, measuring)]
-    if body["mode"] in ("vector", "hybrid"):
-        assert "coalesce(vector_candidates.distance" in sql[0]
-    assert "coalesce(vector_candidates.distance" not in sql[1]
+    rank = str(body.get("rank", ""))
+    uses = {
+        "coalesce(vector_candidates.distance": body["mode"] in ("vector", "hybrid")
+        and "text_match" not in rank,
+        "coalesce(text_candidates.match": body["mode"] in ("text", "hybrid") and "similarity" not in rank,
+    }
+    for reuse, expected in uses.items():
+        assert (reuse in sql[0]) is expected, reuse
+        assert reuse not in sql[1]
     with workspace_transaction(engine, tenant.id) as conn:
         outcomes = [run_compiled(conn, search) for search in (reusing, measuring)]
     results = [
