@@ -6,6 +6,7 @@ tables can be distributed or partitioned by workspace without changing any state
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 import sqlalchemy as sa
@@ -134,3 +135,8 @@ def last_accessed(record: Any = None) -> sa.ColumnElement[Any]:
     t = record_touches.c
     touched = sa.select(t.last_accessed).where(t.workspace_id == r.workspace_id, t.record_id == r.id)
     return sa.func.greatest(r.last_accessed, touched.scalar_subquery(), type_=TS)
+
+
+def record_columns(names: Iterable[str]) -> list[sa.ColumnElement[Any]]:
+    """`records` columns by name, as reads show them: `last_accessed` is `last_accessed()`."""
+    return [last_accessed().label(name) if name == "last_accessed" else records.c[name] for name in names]

@@ -62,6 +62,7 @@ from sqlalchemy.sql.selectable import Select
 from memseek.catalog.fields import epoch_micros
 from memseek.catalog.fields import parse_datetime
 from memseek.schema import last_accessed
+from memseek.schema import record_columns
 from memseek.schema import record_postings
 from memseek.schema import records
 from memseek.search.fuse import EXP_LIMIT
@@ -1020,7 +1021,7 @@ OUTPUT_COLUMNS = (
 def _final(ctx: _Context, parts: tuple[CTE, CTE], output: Output) -> Select[Any]:
     proposed, top = parts
     meta = sa.select(sa.func.count().label("candidate_count")).select_from(proposed).subquery("meta")
-    wanted = [last_accessed().label(name) if name == "last_accessed" else R[name] for name in OUTPUT_COLUMNS]
+    wanted = record_columns(OUTPUT_COLUMNS)
     wanted += [R.text] if output.text else []
     wanted += [R.content] if output.content else []
     wanted += [R.annotations] if output.annotations else []

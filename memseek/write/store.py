@@ -38,8 +38,8 @@ from sqlalchemy.sql.elements import BindParameter
 
 from memseek.schema import EMBEDDING_DIM
 from memseek.schema import lane_seq
-from memseek.schema import last_accessed
 from memseek.schema import processing_queue
+from memseek.schema import record_columns
 from memseek.schema import records
 from memseek.write.rows import Row
 
@@ -378,8 +378,7 @@ RECORD_COLUMNS = (
 def fetch(conn: Connection, workspace_id: UUID, record_id: UUID, *, lock: bool = False) -> DbRow[Any] | None:
     """One record of this workspace with the columns the API shows (plus lane data), or None."""
     r = records.c
-    shown = [last_accessed().label(name) if name == "last_accessed" else r[name] for name in RECORD_COLUMNS]
-    stmt = sa.select(*shown, r.lane_seq, r.link_node_id).where(
+    stmt = sa.select(*record_columns(RECORD_COLUMNS), r.lane_seq, r.link_node_id).where(
         r.workspace_id == workspace_id, r.id == record_id
     )
     return conn.execute(stmt.with_for_update(of=records) if lock else stmt).one_or_none()
