@@ -4,8 +4,9 @@ The statement reads top to bottom like the spec's "How a search actually runs":
 
 1. `proposed` — candidate generation per mode, at most `candidates` ids: nearest embeddings
    (`ORDER BY embedding <=> :q LIMIT n`, servable by HNSW or an exact scan), keyword matches
-   (`tsv @@ memseek_any_lexeme(cfg, :q)`, best `ts_rank_cd` first), newest first, or — hybrid —
-   the three interleaved by position and deduplicated. Structured searches propose in their own
+   (`tsv @@ memseek_any_lexeme(cfg, :q)`, best `ts_rank_cd` first, among the records holding
+   the query lexemes' best postings in a broad scope), newest first, or — hybrid — the three
+   interleaved by position and deduplicated. Structured searches propose in their own
    `order_by` order. The pg engine applies every rule while proposing, so a selective scope
    still yields enough candidates.
 2. `pool` — the canonical re-check: the proposed rows are read again from `records` and every
@@ -16,7 +17,9 @@ The statement reads top to bottom like the spec's "How a search actually runs":
 4. `ranked` / `top` — the value, the pool's min and max (for the public score), the spec's
    order (value desc, occurred_at desc, seq desc, id) and `LIMIT k`.
 5. the final select joins the `top` rows back to `records` for the values the response needs;
-   one row with a NULL id (and the candidate count) means nothing survived.
+   one row with a NULL id (and the candidate count) means nothing survived. A bounded keyword
+   list that could not fill `k` sets `keywords_short`: the search then runs the same shape
+   with every match of the scope ranked instead (`CompiledSearch.keyword_fallback`).
 
 Every value is a bound parameter; identifiers come from `memseek.schema` and catalog-validated
 names only. The statement carries `/* memseek <route or view> */` for pg_stat_statements.
@@ -40,6 +43,7 @@ from dataclasses import field
 from datetime import datetime
 from functools import cached_property
 from functools import lru_cache
+from functools import partial
 from functools import singledispatch
 from typing import Any
 from typing import Protocol
@@ -157,6 +161,9 @@ class CompiledSearch:
     scored: bool
     uses_vector: bool
     candidates: int
+    keyword_fallback: Callable[[], Select[Any]] | None = None
+    """The statement to run instead (same parameters) when this one reports `keywords_short`:
+    its keyword list ranks every match of the scope (built on first use, once per shape)."""
 
     def bound(self) -> Select[Any]:
         """The statement with this request's values bound in (for EXPLAIN and printing)."""
@@ -188,16 +195,24 @@ def tag(label: str) -> str:
 
 def compile_search(plan: CompilablePlan, inputs: Inputs, output: Output, label: str) -> CompiledSearch:
     """The one statement for `plan` (see the module docstring for its shape), built once per shape."""
-    statement = _template(_Shape(shape_key(plan, inputs, output, label), plan, inputs, output, label))
+    shape = _Shape(shape_key(plan, inputs, output, label), plan, inputs, output, label)
     uses_vector = plan.mode in ("vector", "hybrid")
+    fallback = partial(_template, shape, True) if bounds_keywords(plan) else None
     return CompiledSearch(
-        statement, request_values(plan, inputs), plan.mode != "structured", uses_vector, plan.candidates
+        _template(shape, False),
+        request_values(plan, inputs),
+        plan.mode != "structured",
+        uses_vector,
+        plan.candidates,
+        fallback,
     )
 
 
-def build_statement(plan: CompilablePlan, inputs: Inputs, output: Output, label: str) -> Select[Any]:
+def build_statement(
+    plan: CompilablePlan, inputs: Inputs, output: Output, label: str, exact_keywords: bool = False
+) -> Select[Any]:
     """Build the statement template for `plan` now (what `compile_search` caches)."""
-    ctx = _Context(plan, inputs)
+    ctx = _Context(plan, inputs, exact_keywords)
     top = _structured_top(ctx) if plan.mode == "structured" else _scored_top(ctx)
     return _final(ctx, top, output).prefix_with(tag(label))
 
@@ -271,8 +286,8 @@ class _Shape:
 
 
 @lru_cache(maxsize=TEMPLATE_CACHE)
-def _template(shape: _Shape) -> Select[Any]:
-    return build_statement(shape.plan, shape.inputs, shape.output, shape.label)
+def _template(shape: _Shape, exact_keywords: bool) -> Select[Any]:
+    return build_statement(shape.plan, shape.inputs, shape.output, shape.label, exact_keywords)
 
 
 # --- binding helpers ----------------------------------------------------------------------
@@ -290,9 +305,13 @@ def request_value(name: str, type_: Any, expanding: bool = False) -> ColumnEleme
 class _Context:
     """What the parts of one statement share: the plan, and the request values as parameters."""
 
-    def __init__(self, plan: CompilablePlan, inputs: Inputs) -> None:
+    def __init__(self, plan: CompilablePlan, inputs: Inputs, exact_keywords: bool = False) -> None:
         self.plan = plan
         self.inputs = inputs
+        self.exact_keywords = exact_keywords
+        """Rank every match of the scope, not only the records holding the best postings."""
+        self.keywords_short: ColumnElement[bool] | None = None
+        """Whether the bounded keyword list could not fill `k` (`_bounded_matches`), once built."""
         self.ws = request_value("workspace_id", records.c.workspace_id.type)
         self.now = request_value("now", TS)
         self.vector_list: CTE | None = None
@@ -660,13 +679,18 @@ def text_match(ctx: _Context) -> ColumnElement[float]:
 
 
 def _text_candidates(ctx: _Context) -> CTE:
-    exact = _best_matches(ctx)
-    if not ctx.plan.scope.entities:  # broad scope: bound the rows ts_rank_cd must rank
-        exact = _bounded_or_exact(ctx, exact)
+    bounded = bounds_keywords(ctx.plan) and not ctx.exact_keywords
+    matches = _bounded_matches(ctx) if bounded else _best_matches(ctx)
     ctx.text_list = _numbered(
-        exact, "text_candidates", lambda sub: [sub.c.match.desc(), *_newest_first(sub)], "match"
+        matches, "text_candidates", lambda sub: [sub.c.match.desc(), *_newest_first(sub)], "match"
     )
     return ctx.text_list
+
+
+def bounds_keywords(plan: CompilablePlan) -> bool:
+    """Whether the plan's keyword list ranks only the records holding the best postings (a
+    broad scope); a scope naming entities ranks all its own matches (see `posting_ids`)."""
+    return plan.mode in ("text", "hybrid") and not plan.scope.entities
 
 
 def _best_matches(ctx: _Context, *extra: ColumnElement[bool]) -> Select[Any]:
@@ -680,30 +704,25 @@ def _best_matches(ctx: _Context, *extra: ColumnElement[bool]) -> Select[Any]:
     )
 
 
-def _bounded_or_exact(ctx: _Context, exact: Select[Any]) -> Select[Any]:
-    """The best matches among the best postings; the exact matches when those cannot fill `k`
-    although more postings exist.
+def _bounded_matches(ctx: _Context) -> Select[Any]:
+    """The best matches among the best postings (sets `ctx.keywords_short`).
 
     The best postings are the workspace's: superseded, retracted or out-of-scope records can hold
-    all of them, and a scope with matches of its own must not come back empty. Then the scope's
-    own matches are ranked (as many rows as match, so it costs most when many records match
-    outside the scope and few inside). Fewer than `candidates` proposals mean every lexeme's
-    postings were read whole: the bounded matches are then the exact ones. The condition is a
-    constant of the statement: Postgres runs only the branch it selects.
+    all of them, and a scope with matches of its own must not come back empty. So the statement
+    reports `keywords_short` when the bounded matches cannot fill `k` although more postings
+    exist (fewer than `candidates` proposals mean every lexeme's postings were read whole, and
+    the bounded matches are the exact ones); the search then runs its exact statement instead
+    (`CompiledSearch.keyword_fallback`), which ranks all of the scope's own matches.
 
-    The exact branch is gated from outside its `LIMIT` (a qual cannot pass a LIMIT, so it stays a
-    one-time filter above the whole branch). Gated inside, at its scan, the planner may put a
-    parallel `Gather Merge` above the gate, and Postgres then starts a worker for a branch that
-    returns nothing: 8–10 ms of every broad-scope keyword and hybrid search at 100k records."""
+    The exact list is a second statement, not a gated branch of this one: planned and started
+    with every search, the never-taken branch cost 1.4–2.2 ms of a 24 ms hybrid search at 100k
+    records (docs/search.md)."""
     postings = posting_ids(ctx).cte("text_postings")
     bounded = _best_matches(ctx, R.id.in_(sa.select(postings.c.record_id))).cte("text_bounded")
     proposed, kept = (_row_count(cte) for cte in (postings, bounded))
     enough = min(ctx.plan.k, ctx.plan.candidates)  # both are part of the shape key
-    short = sa.and_(kept < enough, proposed >= ctx.plan.candidates)  # else the postings held every match
-    when_short = sa.select(exact.subquery("text_exact")).where(short)
-    return sa.select(
-        sa.union_all(sa.select(*bounded.c).where(sa.not_(short)), when_short).subquery("text_matches")
-    )
+    ctx.keywords_short = sa.and_(kept < enough, proposed >= ctx.plan.candidates)
+    return sa.select(bounded)
 
 
 def _row_count(cte: CTE) -> ColumnElement[int]:
@@ -1035,4 +1054,6 @@ def _final(ctx: _Context, parts: tuple[CTE, CTE], output: Output) -> Select[Any]
     outer = meta.outerjoin(rows, sa.true())
     counted = ctx.counted_records()
     extra = [] if counted is None else [counted.label("counted_records")]
+    if ctx.keywords_short is not None:
+        extra.append(ctx.keywords_short.label("keywords_short"))
     return sa.select(meta.c.candidate_count, *extra, rows).select_from(outer).order_by(*hits_order)

@@ -22,6 +22,7 @@ import logging
 import threading
 from collections.abc import Callable
 from collections.abc import Iterator
+from collections.abc import Mapping
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -34,6 +35,7 @@ import psycopg
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 from sqlalchemy.engine import Engine
+from sqlalchemy.sql.expression import Executable
 
 from memseek.db import workspace_transaction
 from memseek.errors import Detail
@@ -108,9 +110,17 @@ def run_compiled(conn: Connection, compiled: CompiledSearch) -> SearchResult:
 
 
 def execute_compiled(conn: Connection, compiled: CompiledSearch) -> SearchResult:
-    """Execute one compiled search in a transaction that already has its planner settings."""
+    """Execute one compiled search in a transaction that already has its planner settings; when
+    its bounded keyword list reports `keywords_short`, its exact statement runs instead."""
+    rows = _execute(conn, compiled.statement, compiled.params)
+    if compiled.keyword_fallback is not None and rows and rows[0]["keywords_short"]:
+        rows = _execute(conn, compiled.keyword_fallback(), compiled.params)
+    return to_result(rows)
+
+
+def _execute(conn: Connection, statement: Executable, params: Mapping[str, Any]) -> Sequence[Any]:
     try:
-        rows = conn.execute(compiled.statement, compiled.params).mappings().all()
+        return conn.execute(statement, params).mappings().all()
     except sa.exc.DataError as exc:
         if getattr(exc.orig, "sqlstate", None) == OUT_OF_RANGE:
             raise RequestInvalid(
@@ -118,7 +128,6 @@ def execute_compiled(conn: Connection, compiled: CompiledSearch) -> SearchResult
                 [Detail(("rank",), "every value a formula produces must be finite")],
             ) from None
         raise
-    return to_result(rows)
 
 
 def to_result(rows: Sequence[Any]) -> SearchResult:

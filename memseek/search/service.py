@@ -424,6 +424,10 @@ def explain_search(
             if analyze:
                 plan = conn.execute(Explain(compiled.statement, analyze=True), compiled.params).scalars()
                 out += ["-- EXPLAIN (ANALYZE, BUFFERS)", *plan]
+            if compiled.keyword_fallback is not None:
+                exact = replace(compiled, statement=compiled.keyword_fallback(), keyword_fallback=None)
+                out.append("-- run instead when the statement above reports keywords_short:")
+                out.append(literal_sql(conn, exact) + ";")
     return "\n".join(out)
 
 

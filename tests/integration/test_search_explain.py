@@ -58,3 +58,21 @@ def test_explain_unknown_workspace(
     request.write_text(json.dumps(BODY))
     assert main(["explain", str(request), "--workspace", "nope"]) == 2
     assert "no workspace named 'nope'" in capsys.readouterr().err
+
+
+def test_explain_prints_the_exact_keyword_statement_of_a_broad_scope(
+    env: None, db: Engine, tenant: Tenant, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with db.begin() as conn:
+        insert(conn, tenant.id, Rec(text="budget review", collection="memories"))
+    request = tmp_path / "search.json"
+    request.write_text(json.dumps({**BODY, "scope": {"collections": ["memories"]}}))
+    assert main(["explain", str(request), "--workspace", "tenant-a"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    fence = lines.index("-- run instead when the statement above reports keywords_short:")
+    bounded, exact = ("\n".join(part).strip().rstrip(";") for part in (lines[3:fence], lines[fence + 1 :]))
+    assert "text_postings" in bounded and "text_postings" not in exact
+    with db.connect() as conn:  # both run as printed, and agree on this one record
+        ran = [conn.execute(sa.text(sql)).mappings().all() for sql in (bounded, exact)]
+    assert ran[0][0]["keywords_short"] is False and "keywords_short" not in ran[1][0]
+    assert [row["id"] for row in ran[0]] == [row["id"] for row in ran[1]] != [None]

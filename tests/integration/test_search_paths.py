@@ -155,36 +155,6 @@ def test_ef_search_follows_the_candidate_count(corpus: tuple[Tenant, list[float]
         assert conn.execute(sa.text("SHOW jit")).scalar() == "off"
 
 
-PARALLEL_FOR_FREE = {
-    "parallel_setup_cost": "0",
-    "parallel_tuple_cost": "0",
-    "min_parallel_table_scan_size": "0",
-    "max_parallel_workers_per_gather": "2",
-}
-
-
-@pytest.mark.parametrize("mode", ["text", "hybrid"])
-def test_an_untaken_exact_fallback_starts_no_parallel_worker(
-    corpus: tuple[Tenant, list[float]], engine: Engine, mode: str
-) -> None:
-    """The exact keyword fallback is gated above its LIMIT: planned parallel, it still never runs
-    (gated at its scan, Postgres started a worker under `Gather Merge` for nothing, 8–10 ms)."""
-    tenant, vector = corpus
-    search = compiled({"mode": mode, "q": "refund outage", "k": 20}, tenant.id, vector=vector)
-    with workspace_transaction(engine, tenant.id) as conn:
-        prepare_transaction(conn, search)
-        for name, value in PARALLEL_FOR_FREE.items():
-            conn.execute(sa.text("SELECT set_config(:n, :v, true)"), {"n": name, "v": value})
-        analyzed = "\n".join(conn.execute(Explain(search.statement, analyze=True), search.params).scalars())
-        hits = run_compiled(conn, search).hits
-    lines = analyzed.splitlines()
-    ranking = [i for i, line in enumerate(lines) if "Gather Merge" in line and "ts_rank_cd(" in lines[i + 4]]
-    assert ranking  # the exact fallback (ranked by ts_rank_cd) really was planned parallel
-    for i in ranking:
-        assert "never executed" in lines[i] and lines[i + 2].strip() == "Workers Launched: 0"
-    assert hits
-
-
 @pytest.mark.parametrize(
     "body",
     [
@@ -334,3 +304,45 @@ def test_postings_follow_the_records_table(engine: Engine, db: Engine, tenant: T
     with db.begin() as conn:
         conn.execute(sa.text("DELETE FROM records WHERE id = :id"), {"id": record})
     assert postings(db, record) == {}
+
+
+@pytest.mark.parametrize("mode", ["text", "hybrid"])
+def test_a_short_bounded_keyword_list_runs_the_exact_statement(db: Engine, tenant: Tenant, mode: str) -> None:
+    """Out-of-scope records hold every best posting of `refund`: the bounded list keeps none of
+    them, the statement reports `keywords_short`, and the search runs its exact statement,
+    which finds the scope's own matches."""
+    events = [
+        Rec(text="refund refund refund refund", type="event", occurred_at=hours_ago(i)) for i in range(30)
+    ]
+    notes = [
+        Rec(text=f"refund policy note {i}", type="note", occurred_at=hours_ago(100 + i)) for i in range(3)
+    ]
+    with db.begin() as conn:
+        insert(conn, tenant.id, *events)
+        wanted = set(insert(conn, tenant.id, *notes))
+    body = {"mode": mode, "q": "refund", "k": 5, "scope": {"types": ["note"]}, "params": {"candidates": 10}}
+    search = compiled(body, tenant.id, vector=unit(1.0))
+    assert search.keyword_fallback is not None
+    with workspace_transaction(db, tenant.id) as conn:
+        prepare_transaction(conn, search)
+        (first, *_) = conn.execute(search.statement, search.params).mappings().all()
+        found = run_compiled(conn, search)
+        exact = run_compiled(
+            conn, replace(search, statement=search.keyword_fallback(), keyword_fallback=None)
+        )
+    assert first["keywords_short"] is True
+    assert {h.id for h in found.hits} == wanted
+    assert [(h.id, h.value) for h in found.hits] == [(h.id, h.value) for h in exact.hits]
+    assert found.candidate_count == exact.candidate_count
+
+
+def test_a_filled_bounded_keyword_list_needs_no_second_statement(db: Engine, tenant: Tenant) -> None:
+    with db.begin() as conn:
+        insert(conn, tenant.id, *(Rec(text=f"refund request {i}") for i in range(12)))
+    search = compiled({"mode": "text", "q": "refund", "k": 5, "params": {"candidates": 10}}, tenant.id)
+    with workspace_transaction(db, tenant.id) as conn:
+        prepare_transaction(conn, search)
+        rows = conn.execute(search.statement, search.params).mappings().all()
+    assert len(rows) == 5 and not rows[0]["keywords_short"]
+    entity_scoped = compiled({"mode": "text", "q": "refund", "scope": {"entities": ["e1"]}}, tenant.id)
+    assert entity_scoped.keyword_fallback is None  # an entity scope always ranks its matches exactly
