@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 import sqlalchemy as sa
@@ -23,16 +24,20 @@ def env(monkeypatch: pytest.MonkeyPatch, database_url: str) -> None:
     monkeypatch.setenv("DATABASE_URL", database_url)
 
 
-def test_explain_prints_runnable_sql(
-    env: None, db: Engine, tenant: Tenant, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def explained(db: Engine, tenant: Tenant, tmp_path: Path, capsys: Any, body: dict[str, Any]) -> list[str]:
+    """`memseek explain` output lines for `body`, over one stored record."""
     with db.begin() as conn:
         insert(conn, tenant.id, Rec(text="budget review", collection="memories"))
     request = tmp_path / "search.json"
-    request.write_text(json.dumps(BODY))
+    request.write_text(json.dumps(body))
     assert main(["explain", str(request), "--workspace", "tenant-a"]) == 0
-    out = capsys.readouterr().out
-    header, *lines = out.splitlines()
+    return capsys.readouterr().out.splitlines()
+
+
+def test_explain_prints_runnable_sql(
+    env: None, db: Engine, tenant: Tenant, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    header, *lines = explained(db, tenant, tmp_path, capsys, BODY)
     assert header == "-- search (single): text, profile pg_default"
     settings = [line for line in lines if line.startswith("SET LOCAL ")]
     assert settings == ["SET LOCAL plan_cache_mode = 'force_custom_plan';", "SET LOCAL jit = 'off';"]
@@ -63,12 +68,7 @@ def test_explain_unknown_workspace(
 def test_explain_prints_the_exact_keyword_statement_of_a_broad_scope(
     env: None, db: Engine, tenant: Tenant, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    with db.begin() as conn:
-        insert(conn, tenant.id, Rec(text="budget review", collection="memories"))
-    request = tmp_path / "search.json"
-    request.write_text(json.dumps({**BODY, "scope": {"collections": ["memories"]}}))
-    assert main(["explain", str(request), "--workspace", "tenant-a"]) == 0
-    lines = capsys.readouterr().out.splitlines()
+    lines = explained(db, tenant, tmp_path, capsys, {**BODY, "scope": {"collections": ["memories"]}})
     fence = lines.index("-- run instead when the statement above reports keywords_short:")
     bounded, exact = ("\n".join(part).strip().rstrip(";") for part in (lines[3:fence], lines[fence + 1 :]))
     assert "text_postings" in bounded and "text_postings" not in exact
