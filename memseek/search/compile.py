@@ -318,6 +318,10 @@ class _Context:
         """The nearest-embedding proposals (`id, pos, distance`), once built."""
         self.text_list: CTE | None = None
         """The best keyword matches (`id, pos, match`), once built."""
+        self.carried = _carried_columns(plan)
+        """`records` columns a single list carries for its pool (`_carried_columns`)."""
+        self.row: Any = records
+        """Where signals read a record's columns: `records`, or the single list carrying them."""
         self.proposed: dict[type[Signal], ColumnElement[float]] = {}
         """In the pool: per signal, the value a candidate list measured for the row (the vector
         list's distance, the keyword list's match), NULL if that list did not propose it."""
@@ -327,11 +331,11 @@ class _Context:
             raise ValueError("this search needs the query embedding")
         return request_value("query_vector", R.embedding.type)
 
-    def same_model(self) -> list[ColumnElement[bool]]:
+    def same_model(self, row: Any = records) -> list[ColumnElement[bool]]:
         """The embedding must come from the query vector's model (when the request names one)."""
         if not self.inputs.embedding_model:
             return []
-        return [R.embedding_model == request_value("embedding_model", sa.Text)]
+        return [row.c.embedding_model == request_value("embedding_model", sa.Text)]
 
     def _per_language(self, build: Callable[[Any, Any], ColumnElement[Any]], kind: Any) -> ColumnElement[Any]:
         """`build(config, q)` for every text configuration of the reachable collections, `||`-joined."""
@@ -367,10 +371,10 @@ class _Context:
             return None
         return sa.select(self.rarity_bounds.c.n).scalar_subquery()
 
-    def labelled_tsv(self) -> ColumnElement[Any]:
+    def labelled_tsv(self, row: Any = records) -> ColumnElement[Any]:
         """The record's `tsv` with the query's lexemes labelled by rarity (see `query_terms`)."""
         terms = self.text_terms
-        labelled = R.tsv
+        labelled = row.c.tsv
         for label, _ in RARITY_CLASSES:
             lexemes = sa.func.array_agg(terms.c.lexeme).filter(terms.c.label == label)
             chosen = sa.select(sa.func.coalesce(lexemes, sa.cast(sa.literal([]), ARRAY(sa.Text))))
@@ -531,14 +535,43 @@ def _eligible(ctx: _Context, *extra: ColumnElement[bool]) -> Select[Any]:
 
 def _numbered(inner: Select[Any], name: str, order: Callable[[Any], list[Any]], *keep: str) -> CTE:
     """A bounded proposal with 1-based positions in a deterministic (total) order (and the
-    columns named in `keep`)."""
+    columns named in `keep`, each once)."""
     sub = inner.subquery(f"{name}_raw")
     position = sa.func.row_number().over(order_by=order(sub)).label("pos")
-    return sa.select(sub.c.id, position, *(sub.c[column] for column in keep)).cte(name)
+    return sa.select(sub.c.id, position, *(sub.c[column] for column in dict.fromkeys(keep))).cte(name)
 
 
 def _newest_first(source: Any) -> list[Any]:
     return [source.c.occurred_at.desc(), source.c.seq.desc(), source.c.id]
+
+
+SINGLE_LIST_MODES = ("vector", "text", "recent")
+"""Scored modes whose candidates come from one list: its rows are the pool (`_pool`)."""
+SIGNAL_READS: dict[type[Signal], tuple[str, ...]] = {
+    Similarity: ("embedding", "embedding_model"),
+    TextMatch: ("tsv",),
+    Score: ("scores",),
+}
+"""The `records` columns each signal's SQL reads (`signal_column`); `age_hours` reads its field."""
+
+
+def _carried_columns(plan: CompilablePlan) -> tuple[str, ...]:
+    """The `records` columns a single list carries for its pool: what the pool selects and what
+    the formula's signals read (none for other modes, whose pool reads `records` again)."""
+    if plan.mode not in SINGLE_LIST_MODES or plan.rank is None:
+        return ()
+    names = {"occurred_at": None, "seq": None, "workspace_id": None}  # ordered, unique
+    for _, node in iter_nodes(plan.rank):
+        names.update(dict.fromkeys(SIGNAL_READS.get(type(node), ())))
+        if isinstance(node, AgeHours):
+            names[node.field] = None
+    return tuple(names)
+
+
+def _carry(ctx: _Context, inner: Select[Any]) -> Select[Any]:
+    """`inner` (a list's select over `records`) with the columns its pool needs (`ctx.carried`)."""
+    present = set(inner.selected_columns.keys())
+    return inner.add_columns(*(R[name] for name in ctx.carried if name not in present))
 
 
 def _vector_candidates(ctx: _Context) -> CTE:
@@ -549,9 +582,8 @@ def _vector_candidates(ctx: _Context) -> CTE:
         .order_by(distance)
         .limit(ctx.plan.candidates)
     )
-    ctx.vector_list = _numbered(
-        inner, "vector_candidates", lambda sub: [sub.c.distance, sub.c.id], "distance"
-    )
+    order = lambda sub: [sub.c.distance, sub.c.id]  # noqa: E731
+    ctx.vector_list = _numbered(_carry(ctx, inner), "vector_candidates", order, "distance", *ctx.carried)
     return ctx.vector_list
 
 
@@ -566,7 +598,7 @@ def _proposal_distance(ctx: _Context) -> ColumnElement[float]:
     and stop short: measured on 100k records, the account holding 13 % of them got 38 of 200
     candidates after 90–130 ms; the exact scan ranks all 13,457 of its rows in 50–60 ms. The same
     rule as keyword candidates, which take the exact path for entity scopes."""
-    distance = R.embedding.cosine_distance(ctx.vector())
+    distance = ctx.row.c.embedding.cosine_distance(ctx.vector())
     return distance + _float(0.0) if ctx.plan.scope.entities else distance
 
 
@@ -670,20 +702,19 @@ the raw rank, long documents with many covers out-scored every similarity and hy
 keyword order (SciFact train nDCG@10: hybrid 0.385 raw, 0.663 with these flags; docs/search.md)."""
 
 
-def text_match(ctx: _Context) -> ColumnElement[float]:
+def text_match(ctx: _Context, row: Any = records) -> ColumnElement[float]:
     """The `text_match` signal: PostgreSQL `ts_rank_cd` (default weights) of the record, its
     query lexemes labelled by rarity (`query_terms`), for the query."""
     return sa.func.ts_rank_cd(
-        ctx.labelled_tsv(), ctx.tsquery(), sa.literal(TEXT_MATCH_NORMALIZATION), type_=FLOAT
+        ctx.labelled_tsv(row), ctx.tsquery(), sa.literal(TEXT_MATCH_NORMALIZATION), type_=FLOAT
     )
 
 
 def _text_candidates(ctx: _Context) -> CTE:
     bounded = bounds_keywords(ctx.plan) and not ctx.exact_keywords
     matches = _bounded_matches(ctx) if bounded else _best_matches(ctx)
-    ctx.text_list = _numbered(
-        matches, "text_candidates", lambda sub: [sub.c.match.desc(), *_newest_first(sub)], "match"
-    )
+    order = lambda sub: [sub.c.match.desc(), *_newest_first(sub)]  # noqa: E731
+    ctx.text_list = _numbered(matches, "text_candidates", order, "match", *ctx.carried)
     return ctx.text_list
 
 
@@ -696,12 +727,9 @@ def bounds_keywords(plan: CompilablePlan) -> bool:
 def _best_matches(ctx: _Context, *extra: ColumnElement[bool]) -> Select[Any]:
     """The `candidates` eligible records that match the query best (among `extra`)."""
     rank = text_match(ctx)
-    return (
-        _eligible(ctx, R.tsv.op("@@", is_comparison=True)(ctx.tsquery()), *extra)
-        .add_columns(rank.label("match"), R.occurred_at, R.seq)
-        .order_by(rank.desc(), *_newest_first(records))
-        .limit(ctx.plan.candidates)
-    )
+    matches = _eligible(ctx, R.tsv.op("@@", is_comparison=True)(ctx.tsquery()), *extra)
+    matches = _carry(ctx, matches.add_columns(rank.label("match"), R.occurred_at, R.seq))
+    return matches.order_by(rank.desc(), *_newest_first(records)).limit(ctx.plan.candidates)
 
 
 def _bounded_matches(ctx: _Context) -> Select[Any]:
@@ -757,8 +785,9 @@ def posting_ids(ctx: _Context) -> Select[Any]:
 
 
 def _recent_candidates(ctx: _Context) -> CTE:
-    inner = _eligible(ctx).add_columns(R.occurred_at, R.seq).order_by(*_newest_first(records))
-    return _numbered(inner.limit(ctx.plan.candidates), "recent_candidates", _newest_first)
+    inner = _carry(ctx, _eligible(ctx).add_columns(R.occurred_at, R.seq))
+    inner = inner.order_by(*_newest_first(records)).limit(ctx.plan.candidates)
+    return _numbered(inner, "recent_candidates", _newest_first, *ctx.carried)
 
 
 def _hybrid_candidates(ctx: _Context) -> CTE:
@@ -870,10 +899,10 @@ def signal_column(node: Signal, ctx: _Context) -> ColumnElement[float]:
 
 @signal_column.register
 def _(node: Similarity, ctx: _Context) -> ColumnElement[float]:
-    distance = R.embedding.cosine_distance(ctx.vector())
+    distance = ctx.row.c.embedding.cosine_distance(ctx.vector())
     if Similarity in ctx.proposed:  # measured while proposing: the same row, operator, vector
         distance = sa.func.coalesce(ctx.proposed[Similarity], distance, type_=FLOAT)
-    usable = sa.and_(R.embedding.isnot(None), *ctx.same_model())
+    usable = sa.and_(ctx.row.c.embedding.isnot(None), *ctx.same_model(ctx.row))
     # NaN (a zero vector) would outrank everything; it counts as missing.
     similarity = sa.func.nullif(_float(1.0) - distance, _float(float("nan")), type_=FLOAT)
     return sa.case((usable, sa.func.coalesce(similarity, _float(0.0))), else_=_float(0.0))
@@ -882,20 +911,21 @@ def _(node: Similarity, ctx: _Context) -> ColumnElement[float]:
 @signal_column.register
 def _(node: TextMatch, ctx: _Context) -> ColumnElement[float]:
     if TextMatch in ctx.proposed:  # measured while proposing: the same row and expression
-        return sa.func.coalesce(ctx.proposed[TextMatch], text_match(ctx), type_=FLOAT)
-    return text_match(ctx)
+        return sa.func.coalesce(ctx.proposed[TextMatch], text_match(ctx, ctx.row), type_=FLOAT)
+    return text_match(ctx, ctx.row)
 
 
 @signal_column.register
 def _(node: Score, ctx: _Context) -> ColumnElement[float]:
-    value = R.scores.op("->", return_type=JSONB)(sa.literal(node.name, sa.Text))
+    value = ctx.row.c.scores.op("->", return_type=JSONB)(sa.literal(node.name, sa.Text))
     number = sa.func.jsonb_typeof(value) == "number"
     return sa.case((number, sa.cast(sa.cast(value, sa.Numeric), FLOAT)), else_=_float(0.0))
 
 
 @signal_column.register
 def _(node: AgeHours, ctx: _Context) -> ColumnElement[float]:
-    moment = last_accessed() if node.field == "last_accessed" else getattr(R, node.field)
+    row = ctx.row
+    moment = last_accessed(row) if node.field == "last_accessed" else row.c[node.field]
     seconds = sa.cast(sa.extract("epoch", ctx.now - moment), FLOAT)
     return sa.func.greatest(_float(0.0), seconds / _float(3600.0), type_=FLOAT)
 
@@ -943,12 +973,22 @@ def _pool(ctx: _Context, proposed: CTE, extra: Sequence[ColumnElement[Any]], sou
     """The canonical re-check of the proposed rows (joined from `source`, default `proposed`),
     with the columns ranking needs.
 
+    A single list (`ctx.carried`) read its rows from `records` with every rule applied, in this
+    same statement and snapshot: those rows are the re-checked ones, so the pool computes its
+    columns from the columns the list carried instead of reading `records` again (200 primary-key
+    lookups: about 1 ms of a 9.4 ms vector search at 100k records, docs/search.md). Other
+    searches merge several lists (hybrid) or propose by sort keys alone (structured) and read
+    `records` again.
+
     MATERIALIZED: later stages read each signal several times (a normalize window reads its
     input for min, max and the row); inlined, Postgres would recompute `ts_rank_cd` and the
     cosine distance at every reference (measured: about 1 ms of a 10 ms hybrid search)."""
-    source = proposed if source is None else source
-    joined = source.join(records, sa.and_(R.workspace_id == ctx.ws, R.id == proposed.c.id))
-    pool = sa.select(R.id, R.occurred_at, R.seq, *extra).select_from(joined).where(*rules(ctx))
+    if ctx.carried:  # `extra` reads the list's columns (`ctx.row`)
+        pool = sa.select(proposed.c.id, proposed.c.occurred_at, proposed.c.seq, *extra)
+    else:
+        source = proposed if source is None else source
+        joined = source.join(records, sa.and_(R.workspace_id == ctx.ws, R.id == proposed.c.id))
+        pool = sa.select(R.id, R.occurred_at, R.seq, *extra).select_from(joined).where(*rules(ctx))
     return pool.cte("pool").prefix_with("MATERIALIZED")
 
 
@@ -977,6 +1017,7 @@ def _scored_top(ctx: _Context) -> tuple[CTE, CTE]:
     if root is None:
         raise ValueError("a scored search needs its effective rank formula")
     proposed = CANDIDATES[ctx.plan.mode](ctx)
+    ctx.row = proposed if ctx.carried else records
     labels = rank_inputs(root)
     source = _with_proposed_signals(ctx, proposed, labels)
     signals = [signal_column(n, ctx).label(lab) for n, lab in labels.items() if isinstance(n, Signal)]
