@@ -346,3 +346,75 @@ def test_a_filled_bounded_keyword_list_needs_no_second_statement(db: Engine, ten
     assert len(rows) == 5 and not rows[0]["keywords_short"]
     entity_scoped = compiled({"mode": "text", "q": "refund", "scope": {"entities": ["e1"]}}, tenant.id)
     assert entity_scoped.keyword_fallback is None  # an entity scope always ranks its matches exactly
+
+
+AGES = [["age_hours", "created_at"], ["age_hours", "last_accessed"], ["age_hours", "occurred_at"]]
+SCORE = ["score", "importance"]
+SINGLE_LIST_BODIES = [
+    pytest.param({"mode": "vector", "q": "x", "k": 20}, id="vector"),
+    pytest.param({"mode": "vector", "q": "x", "k": 5, "scope": {"entities": ["e3"]}}, id="vector-one-entity"),
+    pytest.param(
+        {
+            "mode": "vector",
+            "q": "x",
+            "k": 20,
+            "rank": ["sum", [["similarity"], ["score", "importance"], *AGES]],
+        },
+        id="vector-every-signal",
+    ),
+    pytest.param({"mode": "text", "q": "refund outage", "k": 20}, id="text"),
+    pytest.param(
+        {
+            "mode": "text",
+            "q": "pricing churn",
+            "k": 20,
+            "rank": ["sum", [["text_match"], ["score", "importance"]]],
+        },
+        id="text-score",
+    ),
+    pytest.param({"mode": "text", "q": "budget", "k": 5, "scope": {"entities": ["e1"]}}, id="text-entity"),
+    pytest.param({"mode": "recent", "k": 20}, id="recent"),
+    pytest.param(
+        {"mode": "recent", "k": 20, "rank": ["sum", [["score", "importance"], *AGES]]}, id="recent-ages"
+    ),
+]
+
+
+@pytest.mark.parametrize("body", SINGLE_LIST_BODIES)
+def test_a_single_list_pool_equals_one_that_reads_records_again(
+    db: Engine, tenant: Tenant, body: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A vector, text or recent pool computes from the columns its list carried: every value,
+    bound and count must be what a pool that reads `records` again gives (touches included)."""
+    rng = random.Random(11)
+    recs = [
+        Rec(
+            text=" ".join(rng.choices(WORDS, k=5)),
+            entity=f"e{i % 4}",
+            occurred_at=hours_ago(rng.randint(0, 300)),
+            created_at=hours_ago(rng.randint(0, 300)),
+            embedding=unit(*(rng.gauss(0, 1) for _ in range(16))),
+            scores={"importance": rng.randint(1, 10)} if i % 3 else {},
+        )
+        for i in range(60)
+    ]
+    with db.begin() as conn:
+        ids = insert(conn, tenant.id, *recs)
+        touches = [{"w": tenant.id, "r": i, "t": hours_ago(rng.randint(0, 50))} for i in ids[::2]]
+        conn.execute(sa.text("INSERT INTO record_touches VALUES (:w, :r, :t)"), touches)
+    vector = unit(*(rng.gauss(0, 1) for _ in range(16)))
+    (plan,) = plans(body)
+    carried = compiled(body, tenant.id, vector=vector)
+    with monkeypatch.context() as patch:
+        patch.setattr(compile_module, "_carried_columns", lambda plan: ())
+        inputs = Inputs(tenant.id, NOW, vector, "test-model")
+        reading = replace(carried, statement=build_statement(plan, inputs, TEXT_OUTPUT, "test"))
+    joins = [str(search.statement).count("JOIN records ON") for search in (carried, reading)]
+    assert joins == [1, 2]  # the final rows only, against the pool's read and the final rows
+    with workspace_transaction(db, tenant.id) as conn:
+        outcomes = [run_compiled(conn, search) for search in (carried, reading)]
+    results = [
+        ([(h.id, h.value) for h in o.hits], o.low, o.high, o.candidate_count, o.ranked_count)
+        for o in outcomes
+    ]
+    assert results[0] == results[1] and len(results[0][0]) >= 5
