@@ -350,41 +350,32 @@ def test_a_filled_bounded_keyword_list_needs_no_second_statement(db: Engine, ten
 
 AGES = [["age_hours", "created_at"], ["age_hours", "last_accessed"], ["age_hours", "occurred_at"]]
 SCORE = ["score", "importance"]
-SINGLE_LIST_BODIES = [
-    pytest.param({"mode": "vector", "q": "x", "k": 20}, id="vector"),
-    pytest.param({"mode": "vector", "q": "x", "k": 5, "scope": {"entities": ["e3"]}}, id="vector-one-entity"),
-    pytest.param(
-        {
-            "mode": "vector",
-            "q": "x",
-            "k": 20,
-            "rank": ["sum", [["similarity"], ["score", "importance"], *AGES]],
-        },
-        id="vector-every-signal",
+SIM, MATCH = ["similarity"], ["text_match"]
+EVERY_SIGNAL = {"vector": [SIM], "text": [MATCH], "recent": []}
+CARRYING_BODIES = [
+    *(
+        pytest.param({"mode": mode, "q": "refund outage", "k": 20}, id=mode)
+        for mode in ("vector", "text", "recent")
     ),
-    pytest.param({"mode": "text", "q": "refund outage", "k": 20}, id="text"),
-    pytest.param(
-        {
-            "mode": "text",
-            "q": "pricing churn",
-            "k": 20,
-            "rank": ["sum", [["text_match"], ["score", "importance"]]],
-        },
-        id="text-score",
+    *(
+        pytest.param({"mode": m, "q": "pricing", "k": 5, "scope": {"entities": ["e2"]}}, id=f"{m}-entity")
+        for m in ("vector", "text")
     ),
-    pytest.param({"mode": "text", "q": "budget", "k": 5, "scope": {"entities": ["e1"]}}, id="text-entity"),
-    pytest.param({"mode": "recent", "k": 20}, id="recent"),
-    pytest.param(
-        {"mode": "recent", "k": 20, "rank": ["sum", [["score", "importance"], *AGES]]}, id="recent-ages"
+    *(
+        pytest.param(
+            {"mode": mode, "q": "pricing churn", "k": 20, "rank": ["sum", [*signals, SCORE, *AGES]]},
+            id=f"{mode}-every-signal",
+        )
+        for mode, signals in EVERY_SIGNAL.items()
     ),
 ]
 
 
-@pytest.mark.parametrize("body", SINGLE_LIST_BODIES)
-def test_a_single_list_pool_equals_one_that_reads_records_again(
+@pytest.mark.parametrize("body", CARRYING_BODIES)
+def test_a_pool_of_carried_columns_equals_one_that_reads_records_again(
     db: Engine, tenant: Tenant, body: dict[str, Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A vector, text or recent pool computes from the columns its list carried: every value,
+    """A vector, text or recent pool computes from the columns its one list carried: every value,
     bound and count must be what a pool that reads `records` again gives (touches included)."""
     rng = random.Random(11)
     recs = [
