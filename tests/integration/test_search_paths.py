@@ -51,23 +51,31 @@ PATHS = {
 ROWS = 240
 
 
+def random_records(
+    rng: random.Random, count: int, entities: int, hours: int, sparse_scores: bool = False
+) -> list[Rec]:
+    """Records with random words, entities, times within `hours`, vectors and importance scores
+    (every third without one when `sparse_scores`)."""
+    return [
+        Rec(
+            text=" ".join(rng.choices(WORDS, k=6)),
+            entity=f"e{i % entities}",
+            occurred_at=hours_ago(rng.randint(0, hours)),
+            created_at=hours_ago(rng.randint(0, hours)),
+            embedding=unit(*(rng.gauss(0, 1) for _ in range(16))),
+            scores={} if sparse_scores and i % 3 == 0 else {"importance": rng.randint(1, 10)},
+        )
+        for i in range(count)
+    ]
+
+
 @pytest.fixture(scope="module")
 def corpus(engine: Engine) -> Iterator[tuple[Tenant, list[float]]]:
     """240 records over 12 entities with random vectors and texts (module-scoped: read-only)."""
     tenant = make_tenant(engine, "paths")
     rng = random.Random(7)
-    recs = [
-        Rec(
-            text=" ".join(rng.choices(WORDS, k=6)),
-            entity=f"e{i % 12}",
-            occurred_at=hours_ago(rng.randint(0, 500)),
-            embedding=unit(*(rng.gauss(0, 1) for _ in range(16))),
-            scores={"importance": rng.randint(1, 10)},
-        )
-        for i in range(ROWS)
-    ]
     with engine.begin() as conn:
-        insert(conn, tenant.id, *recs)
+        insert(conn, tenant.id, *random_records(rng, ROWS, entities=12, hours=500))
         conn.execute(sa.text("ANALYZE records"))
     yield tenant, unit(*(rng.gauss(0, 1) for _ in range(16)))
     with engine.begin() as conn:
@@ -378,19 +386,8 @@ def test_a_pool_of_carried_columns_equals_one_that_reads_records_again(
     """A vector, text or recent pool computes from the columns its one list carried: every value,
     bound and count must be what a pool that reads `records` again gives (touches included)."""
     rng = random.Random(11)
-    recs = [
-        Rec(
-            text=" ".join(rng.choices(WORDS, k=5)),
-            entity=f"e{i % 4}",
-            occurred_at=hours_ago(rng.randint(0, 300)),
-            created_at=hours_ago(rng.randint(0, 300)),
-            embedding=unit(*(rng.gauss(0, 1) for _ in range(16))),
-            scores={"importance": rng.randint(1, 10)} if i % 3 else {},
-        )
-        for i in range(60)
-    ]
     with db.begin() as conn:
-        ids = insert(conn, tenant.id, *recs)
+        ids = insert(conn, tenant.id, *random_records(rng, 60, entities=4, hours=300, sparse_scores=True))
         touches = [{"w": tenant.id, "r": i, "t": hours_ago(rng.randint(0, 50))} for i in ids[::2]]
         conn.execute(sa.text("INSERT INTO record_touches VALUES (:w, :r, :t)"), touches)
     vector = unit(*(rng.gauss(0, 1) for _ in range(16)))
