@@ -11,7 +11,9 @@ The statement reads top to bottom like the spec's "How a search actually runs":
    still yields enough candidates.
 2. `pool` — the canonical re-check: the proposed rows are read again from `records` and every
    rule (workspace, readiness, retraction, scope, current version, typed filters) is applied;
-   signals are recomputed from those rows (similarity, ts_rank_cd, stored scores, ages).
+   signals are recomputed from those rows (similarity, ts_rank_cd, stored scores, ages). A
+   vector, text or recent search's one list already is that read (every rule, same snapshot):
+   it carries the columns, and its pool computes from them (`_pool`).
 3. `rank_*` — the rank expression, one compile rule per node class; each `normalize` is a
    window function over the pool, materialised in its own stage so windows never nest.
 4. `ranked` / `top` — the value, the pool's min and max (for the public score), the spec's
@@ -598,7 +600,7 @@ def _proposal_distance(ctx: _Context) -> ColumnElement[float]:
     and stop short: measured on 100k records, the account holding 13 % of them got 38 of 200
     candidates after 90–130 ms; the exact scan ranks all 13,457 of its rows in 50–60 ms. The same
     rule as keyword candidates, which take the exact path for entity scopes."""
-    distance = ctx.row.c.embedding.cosine_distance(ctx.vector())
+    distance = R.embedding.cosine_distance(ctx.vector())
     return distance + _float(0.0) if ctx.plan.scope.entities else distance
 
 
