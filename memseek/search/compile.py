@@ -537,10 +537,10 @@ def _eligible(ctx: _Context, *extra: ColumnElement[bool]) -> Select[Any]:
 
 def _numbered(inner: Select[Any], name: str, order: Callable[[Any], list[Any]], *keep: str) -> CTE:
     """A bounded proposal with 1-based positions in a deterministic (total) order (and the
-    columns named in `keep`, each once)."""
+    columns named in `keep`)."""
     sub = inner.subquery(f"{name}_raw")
     position = sa.func.row_number().over(order_by=order(sub)).label("pos")
-    return sa.select(sub.c.id, position, *(sub.c[column] for column in dict.fromkeys(keep))).cte(name)
+    return sa.select(sub.c.id, position, *(sub.c[column] for column in keep)).cte(name)
 
 
 def _newest_first(source: Any) -> list[Any]:

@@ -15,6 +15,7 @@ from sqlalchemy.engine import Engine
 
 from memseek.db import workspace_transaction
 from memseek.search import compile as compile_module
+from memseek.search.compile import CompiledSearch
 from memseek.search.compile import Explain
 from memseek.search.compile import Inputs
 from memseek.search.compile import build_statement
@@ -89,6 +90,15 @@ def run_on(conn: Connection, path: str, body: dict[str, Any], tenant: Tenant, ve
     plan = "\n".join(conn.execute(Explain(search.statement), search.params).scalars())
     result = run_compiled(conn, search)
     return plan, [(h.id, round(h.value or 0, 9)) for h in result.hits], result.candidate_count
+
+
+def outcomes(engine: Engine, tenant: Tenant, *searches: CompiledSearch) -> list[tuple[Any, ...]]:
+    """Each search's hits with their values, pool bounds and counts (one transaction)."""
+    with workspace_transaction(engine, tenant.id) as conn:
+        results = [run_compiled(conn, search) for search in searches]
+    return [
+        ([(h.id, h.value) for h in o.hits], o.low, o.high, o.candidate_count, o.ranked_count) for o in results
+    ]
 
 
 BODIES = [
@@ -210,12 +220,7 @@ def test_signals_reused_from_the_candidate_lists_equal_the_pools_own(
     for reuse, expected in uses.items():
         assert (reuse in sql[0]) is expected, reuse
         assert reuse not in sql[1]
-    with workspace_transaction(engine, tenant.id) as conn:
-        outcomes = [run_compiled(conn, search) for search in (reusing, measuring)]
-    results = [
-        ([(h.id, h.value) for h in o.hits], o.low, o.high, o.candidate_count, o.ranked_count)
-        for o in outcomes
-    ]
+    results = outcomes(engine, tenant, reusing, measuring)
     assert results[0] == results[1] and results[0][0]
 
 
@@ -399,10 +404,5 @@ def test_a_pool_of_carried_columns_equals_one_that_reads_records_again(
         reading = replace(carried, statement=build_statement(plan, inputs, TEXT_OUTPUT, "test"))
     joins = [str(search.statement).count("JOIN records ON") for search in (carried, reading)]
     assert joins == [1, 2]  # the final rows only, against the pool's read and the final rows
-    with workspace_transaction(db, tenant.id) as conn:
-        outcomes = [run_compiled(conn, search) for search in (carried, reading)]
-    results = [
-        ([(h.id, h.value) for h in o.hits], o.low, o.high, o.candidate_count, o.ranked_count)
-        for o in outcomes
-    ]
+    results = outcomes(db, tenant, carried, reading)
     assert results[0] == results[1] and len(results[0][0]) >= 5
