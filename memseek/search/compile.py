@@ -12,8 +12,8 @@ The statement reads top to bottom like the spec's "How a search actually runs":
 2. `pool` — the canonical re-check: the proposed rows are read again from `records` and every
    rule (workspace, readiness, retraction, scope, current version, typed filters) is applied;
    signals are recomputed from those rows (similarity, ts_rank_cd, stored scores, ages). A
-   vector, text or recent search's one list already is that read (every rule, same snapshot):
-   it carries the columns, and its pool computes from them (`_pool`).
+   vector, text, recent or structured search's one list already is that read (every rule,
+   same snapshot): it carries the columns, and its pool computes from them (`_pool`).
 3. `rank_*` — the rank expression, one compile rule per node class; each `normalize` is a
    window function over the pool, materialised in its own stage so windows never nest.
 4. `ranked` / `top` — the value, the pool's min and max (for the public score), the spec's
@@ -978,9 +978,9 @@ def _pool(ctx: _Context, proposed: CTE, extra: Sequence[ColumnElement[Any]], sou
     A single list (`ctx.carried`) read its rows from `records` with every rule applied, in this
     same statement and snapshot: those rows are the re-checked ones, so the pool computes its
     columns from the columns the list carried instead of reading `records` again (200 primary-key
-    lookups: about 1 ms of a 9.4 ms vector search at 100k records, docs/search.md). Other
-    searches merge several lists (hybrid) or propose by sort keys alone (structured) and read
-    `records` again.
+    lookups: about 1 ms of a 9.4 ms vector search at 100k records, docs/search.md). A hybrid
+    search merges several lists and reads `records` again. (A structured list is its own pool
+    too: `_structured_top`.)
 
     MATERIALIZED: later stages read each signal several times (a normalize window reads its
     input for min, max and the row); inlined, Postgres would recompute `ts_rank_cd` and the
@@ -1055,20 +1055,23 @@ def _structured_order(plan: CompilablePlan, keys: Sequence[ColumnElement[Any]], 
 
 
 def _structured_top(ctx: _Context) -> tuple[CTE, CTE]:
+    """The structured list is its own pool: it reads `records` with every rule applied and
+    carries its sort keys, so nothing reads those rows again (the re-read was half the planning
+    of a structured statement: 2.0 → 1.1 ms with 27 indexes on `records`, docs/benchmarks.md)."""
     plan = ctx.plan
     keys = [typed_field(o.field, plan.field_types[o.field]) for o in plan.order_by or ()]
-    order = _structured_order(plan, keys, records)
-    proposed = _eligible(ctx).order_by(*order).limit(plan.candidates).cte("structured_candidates")
-    pool = _pool(ctx, proposed, [key.label(f"key_{i}") for i, key in enumerate(keys)])
-    pool_keys = [pool.c[f"key_{i}"] for i in range(len(keys))]
+    carried = [R.occurred_at, R.seq, *(key.label(f"key_{i}") for i, key in enumerate(keys))]
+    listed = _eligible(ctx).add_columns(*carried).order_by(*_structured_order(plan, keys, records))
+    proposed = listed.limit(plan.candidates).cte("structured_candidates")
+    pool_keys = [proposed.c[f"key_{i}"] for i in range(len(keys))]
     ranked = sa.select(
-        pool,
+        proposed,
         sa.null().label("value"),
         sa.null().label("pool_low"),
         sa.null().label("pool_high"),
         sa.func.count().over().label("ranked_count"),
     )
-    top = ranked.order_by(*_structured_order(plan, pool_keys, pool)).limit(plan.k).cte("top")
+    top = ranked.order_by(*_structured_order(plan, pool_keys, proposed)).limit(plan.k).cte("top")
     return proposed, top
 
 

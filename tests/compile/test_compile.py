@@ -198,11 +198,6 @@ def test_unsafe_labels_are_refused(label: str) -> None:
             ["vector_candidates", "text_candidates", "recent_candidates", "hybrid_candidates", "pool"],
             id="hybrid-interleaves-three-lists",
         ),
-        pytest.param(
-            {"mode": "structured", "order_by": [{"field": "amount"}]},
-            ["structured_candidates", "pool", "top"],
-            id="structured",
-        ),
     ],
 )
 def test_statement_shape(body: dict[str, Any], ctes: list[str]) -> None:
@@ -210,6 +205,19 @@ def test_statement_shape(body: dict[str, Any], ctes: list[str]) -> None:
     positions = [re.search(rf"\b{name} AS (MATERIALIZED )?\(", sql).start() for name in ctes]  # type: ignore[union-attr]
     assert positions == sorted(positions)
     assert "pool AS MATERIALIZED (" in sql  # signals are computed once, not at every reference
+
+
+def test_a_structured_list_is_its_own_pool() -> None:
+    """The list reads `records` with every rule and carries its keys; only the final select
+    reads `records` again (for the response's columns)."""
+    body = {"mode": "structured", "order_by": [{"field": "amount"}]}
+    sql, _ = render(compiled(body, WS).statement)
+    listed = re.search(r"structured_candidates AS \(SELECT (.*?) FROM records WHERE", sql)
+    assert listed is not None
+    assert listed.group(1).endswith("AS key_0")
+    assert " pool " not in sql
+    assert sql.index("top AS (") > sql.index("structured_candidates AS (")
+    assert sql.count("JOIN records ON") == 1
 
 
 def test_vector_proposal_orders_by_distance_alone() -> None:
