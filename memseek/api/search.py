@@ -6,6 +6,7 @@ few query parameters; any other parameter is rejected (422) rather than ignored.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -87,11 +88,11 @@ def hybrid_body(params: dict[str, str]) -> dict[str, Any]:
 
 
 def _integer(raw: str, name: str) -> int:
-    try:
-        return int(raw)
-    except ValueError:
+    # Decimal digits only: Python's int() also takes "1_0", " 5 " and non-ASCII digits.
+    if re.fullmatch(r"[+-]?[0-9]+", raw) is None:
         detail = Detail(("query", name), "not an integer")
-        raise RequestInvalid(f"{name} must be an integer", [detail]) from None
+        raise RequestInvalid(f"{name} must be an integer", [detail])
+    return int(raw)
 
 
 def _parse(body: dict[str, Any]) -> SearchSpec:

@@ -49,7 +49,7 @@ class Written:
 
 def check_all(runtime: Runtime, items: list[Any]) -> tuple[list[Checked], list[Detail]]:
     """Every rule that needs no database, for every record."""
-    parsed, problems = parse_records(items)
+    parsed, problems, salvaged = parse_records(items)
     catalog, max_chars, checked = runtime.catalog, runtime.settings.max_record_chars, []
     for index, record in parsed:
         result, found = check_record(catalog, runtime.models, max_chars, index, record)
@@ -58,6 +58,10 @@ def check_all(runtime: Runtime, items: list[Any]) -> tuple[list[Checked], list[D
             at = ("records", index)
             problems += link_problems(catalog, result.collection, record.key, record.content, at)
             checked.append(result)
+    for rest in salvaged:  # invalid records: their catalog problems too, in one 422
+        _, found = check_record(catalog, runtime.models, max_chars, rest.index, rest.record)
+        problems += rest.keep(found)
+    problems.sort(key=lambda detail: detail.loc[1:2])  # by record index (stable within a record)
     return checked, problems
 
 

@@ -57,16 +57,61 @@ class Checked:
     pending: bool
 
 
-def parse_records(items: list[Any]) -> tuple[list[tuple[int, RecordIn]], list[Detail]]:
-    """Validate each item's shape; problems are reported per index, good records returned."""
+@dataclass(frozen=True, slots=True)
+class Salvaged:
+    """A record whose shape is invalid, with its invalid keys set aside (placeholders for the
+    required ones): the catalog rules still run on the rest, so one 422 lists every problem of
+    the record (design §3), not only its shape problems. It is never written."""
+
+    index: int
+    record: RecordIn
+    invalid: frozenset[str]
+
+    def keep(self, problems: list[Detail]) -> list[Detail]:
+        """The catalog problems that are not about a key already reported (or a placeholder)."""
+        return [d for d in problems if len(d.loc) < 3 or str(d.loc[2]) not in self.invalid]
+
+
+_PLACEHOLDERS = {"entity": "-", "type": "-", "text": "-"}
+"""Stand-ins for invalid required keys (their problems are already reported and filtered out)."""
+_TOGETHER = ("embedding", "embedding_model")
+"""Given together or not at all: the one rule across keys (an error with no key of its own)."""
+
+
+def parse_records(
+    items: list[Any],
+) -> tuple[list[tuple[int, RecordIn]], list[Detail], list[Salvaged]]:
+    """Validate each item's shape; problems are reported per index, good records returned, and
+    what can still be checked against the catalog of the invalid ones."""
     parsed: list[tuple[int, RecordIn]] = []
     problems: list[Detail] = []
+    salvaged: list[Salvaged] = []
     for index, item in enumerate(items):
         try:
             parsed.append((index, RecordIn.model_validate(item)))
         except ValidationError as exc:
-            problems.extend(details_from_pydantic(exc.errors(include_url=False), ("records", index)))
-    return parsed, problems
+            errors = exc.errors(include_url=False)
+            problems.extend(details_from_pydantic(errors, ("records", index)))
+            rest = _salvage(index, item, [e["loc"] for e in errors])
+            if rest is not None:
+                salvaged.append(rest)
+    return parsed, problems, salvaged
+
+
+def _salvage(index: int, item: Any, locs: list[tuple[Any, ...]]) -> Salvaged | None:
+    if not isinstance(item, dict):
+        return None
+    invalid = {str(loc[0]) for loc in locs if loc}
+    if any(not loc for loc in locs) or invalid.intersection(_TOGETHER):
+        invalid.update(_TOGETHER)
+    if invalid.intersection({"collection", "collection_version"}):
+        return None  # which collection version the rules come from is unknown
+    rest = {key: value for key, value in item.items() if key not in invalid}
+    rest.update({key: value for key, value in _PLACEHOLDERS.items() if key in invalid})
+    try:
+        return Salvaged(index, RecordIn.model_validate(rest), frozenset(invalid))
+    except ValidationError:
+        return None
 
 
 def check_record(
