@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 from uuid import UUID
 
@@ -12,6 +13,7 @@ from sqlalchemy.engine import Engine
 from memseek.db import workspace_transaction
 from memseek.schema import last_accessed
 from memseek.schema import records
+from memseek.write.touch import LINGER_SECONDS
 from memseek.write.touch import TouchQueue
 from tests.conftest import Tenant
 from tests.helpers import statements_sent
@@ -116,3 +118,25 @@ def test_settle_waits_for_its_workspace_only(db: Engine, tenant: Tenant, other_t
     queue.add(tenant.id, mine)
     assert queue.settle(tenant.id, timeout=30)
     assert touched(db, mine) == [True, True]  # written before settle returned, no flush needed
+
+
+def writers() -> set[threading.Thread]:
+    return {t for t in threading.enumerate() if t.name == "memseek-touch"}
+
+
+def test_a_writer_lingers_for_the_next_touches_then_stops(db: Engine, tenant: Tenant) -> None:
+    """Searches in quick succession share one writer thread; an idle queue leaves none running."""
+    a, b = given(db, tenant, 2)
+    queue = TouchQueue(db)
+    before = writers()
+    queue.add(tenant.id, [a])
+    assert queue.flush(timeout=30)
+    (mine,) = writers() - before
+    queue.add(tenant.id, [b])
+    assert queue.flush(timeout=30)
+    assert writers() - before == {mine}  # the same thread wrote the second touch
+    assert touched(db, [a, b]) == [True, True]
+    mine.join(timeout=LINGER_SECONDS + 10)
+    assert not mine.is_alive()
+    queue.add(tenant.id, [a])  # a new writer starts for later touches
+    assert queue.flush(timeout=30)
