@@ -9,6 +9,7 @@ key. Field order matters: each validator sees only the fields declared above it,
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -68,9 +69,16 @@ class Parameter(Strict):
     @field_validator("minimum", "maximum")
     @classmethod
     def _whole_bounds_for_integers(cls, value: float | None, info: ValidationInfo) -> float | None:
-        if value is not None and info.data.get("type") == "integer" and not isinstance(value, int):
+        """Spec: "Bounds on an integer must themselves be whole numbers" — `2` and `2.0` both are
+        (kept as the integer 2); `2.5` is not. Any bound must be finite (`.nan` bounds nothing, and
+        the published JSON Schema must stay JSON)."""
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ValueError("bounds must be finite numbers")
+        if value is None or info.data.get("type") != "integer" or isinstance(value, int):
+            return value
+        if not value.is_integer():
             raise ValueError("bounds on an integer parameter must be whole numbers")
-        return value
+        return int(value)
 
     @field_validator("maximum", "max_length", "max_items")
     @classmethod
