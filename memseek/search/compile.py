@@ -979,8 +979,8 @@ def _pool(ctx: _Context, proposed: CTE, extra: Sequence[ColumnElement[Any]], sou
     same statement and snapshot: those rows are the re-checked ones, so the pool computes its
     columns from the columns the list carried instead of reading `records` again (200 primary-key
     lookups: about 1 ms of a 9.4 ms vector search at 100k records, docs/search.md). A hybrid
-    search merges several lists and reads `records` again. (A structured list is its own pool
-    too: `_structured_top`.)
+    search merges several lists and reads `records` again; a structured search, which computes
+    no signals, ranks its list directly (`_structured_top`).
 
     MATERIALIZED: later stages read each signal several times (a normalize window reads its
     input for min, max and the row); inlined, Postgres would recompute `ts_rank_cd` and the
