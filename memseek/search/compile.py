@@ -19,9 +19,11 @@ The statement reads top to bottom like the spec's "How a search actually runs":
 4. `ranked` / `top` — the value, the pool's min and max (for the public score), the spec's
    order (value desc, occurred_at desc, seq desc, id) and `LIMIT k`.
 5. the final select joins the `top` rows back to `records` for the values the response needs;
-   one row with a NULL id (and the candidate count) means nothing survived. A bounded keyword
-   list that could not fill `k` sets `keywords_short`: the search then runs the same shape
-   with every match of the scope ranked instead (`CompiledSearch.keyword_fallback`).
+   one row with a NULL id (and the candidate count) means nothing survived. A statement whose
+   lists may have been too short reports `short`, and the search runs the same shape with
+   longer ones instead (`CompiledSearch.fallbacks`): a hybrid search's semantic and keyword
+   lists at full length (`HYBRID_LIST_SHARE`), then every match of the scope ranked, when a
+   bounded keyword list could not fill `k`.
 
 Every value is a bound parameter; identifiers come from `memseek.schema` and catalog-validated
 names only. The statement carries `/* memseek <route or view> */` for pg_stat_statements.
@@ -35,6 +37,8 @@ scope's entities and time bounds — are required named parameters (`REQUEST_VAL
 
 from __future__ import annotations
 
+import enum
+import math
 import re
 from collections.abc import Callable
 from collections.abc import Hashable
@@ -96,6 +100,12 @@ R = records.c
 POSTING_POOL = 2
 """Records read per keyword candidate wanted: the best postings are re-checked and ranked by
 `ts_rank_cd` on at most this many times `candidates` records."""
+HYBRID_LIST_SHARE = 0.5
+"""A hybrid search's semantic and keyword lists first propose this share of `candidates` each:
+interleaving three lists rarely reaches deeper than a third of `candidates` into any of them,
+and the two lists cost in proportion to their length (HNSW's `ef_search`, the records ranked
+by `ts_rank_cd`). When the cut did reach past a shortened list, the statement reports `short`
+and the search runs again with full-length lists (`hybrid_list_size`, `_lists_short`)."""
 TEMPLATE_CACHE = 128
 """Statement shapes kept built (a shape: everything but the request values); a hybrid template
 holds ~0.3 MB of SQLAlchemy objects, a structured one ~0.1 MB."""
@@ -163,9 +173,12 @@ class CompiledSearch:
     scored: bool
     uses_vector: bool
     candidates: int
-    keyword_fallback: Callable[[], Select[Any]] | None = None
-    """The statement to run instead (same parameters) when this one reports `keywords_short`:
-    its keyword list ranks every match of the scope (built on first use, once per shape)."""
+    list_size: int
+    """How many rows the statement's semantic list proposes (what `hnsw.ef_search` is set to)."""
+    fallbacks: tuple[Callable[[], Select[Any]], ...] = ()
+    """The statements to run instead, in turn, while the last one ran reports `short` (same
+    parameters; each built on first use, once per shape): a hybrid search's full-length lists,
+    then a bounded keyword list's exact one, which ranks every match of the scope."""
 
     def bound(self) -> Select[Any]:
         """The statement with this request's values bound in (for EXPLAIN and printing)."""
@@ -199,22 +212,45 @@ def compile_search(plan: CompilablePlan, inputs: Inputs, output: Output, label: 
     """The one statement for `plan` (see the module docstring for its shape), built once per shape."""
     shape = _Shape(shape_key(plan, inputs, output, label), plan, inputs, output, label)
     uses_vector = plan.mode in ("vector", "hybrid")
-    fallback = partial(_template, shape, True) if bounds_keywords(plan) else None
+    list_size = hybrid_list_size(plan)
+    fallbacks = []
+    if list_size < plan.candidates:
+        fallbacks.append(partial(_template, shape, Lists.FULL))
+    if bounds_keywords(plan):
+        fallbacks.append(partial(_template, shape, Lists.EXACT_KEYWORDS))
     return CompiledSearch(
-        _template(shape, False),
+        _template(shape, Lists.FIRST),
         request_values(plan, inputs),
         plan.mode != "structured",
         uses_vector,
         plan.candidates,
-        fallback,
+        list_size,
+        tuple(fallbacks),
     )
 
 
+class Lists(enum.Enum):
+    """How long a statement's candidate lists are: the first try (a hybrid search's semantic and
+    keyword lists shortened), full length, or full length with the scope's keyword matches
+    ranked exactly (no postings bound)."""
+
+    FIRST = "first"
+    FULL = "full"
+    EXACT_KEYWORDS = "exact_keywords"
+
+
+def hybrid_list_size(plan: CompilablePlan) -> int:
+    """The length of the first try's semantic and keyword lists (`HYBRID_LIST_SHARE`)."""
+    if plan.mode != "hybrid":
+        return plan.candidates
+    return max(1, math.ceil(plan.candidates * HYBRID_LIST_SHARE))
+
+
 def build_statement(
-    plan: CompilablePlan, inputs: Inputs, output: Output, label: str, exact_keywords: bool = False
+    plan: CompilablePlan, inputs: Inputs, output: Output, label: str, lists: Lists = Lists.FIRST
 ) -> Select[Any]:
     """Build the statement template for `plan` now (what `compile_search` caches)."""
-    ctx = _Context(plan, inputs, exact_keywords)
+    ctx = _Context(plan, inputs, lists)
     top = _structured_top(ctx) if plan.mode == "structured" else _scored_top(ctx)
     return _final(ctx, top, output).prefix_with(tag(label))
 
@@ -288,8 +324,8 @@ class _Shape:
 
 
 @lru_cache(maxsize=TEMPLATE_CACHE)
-def _template(shape: _Shape, exact_keywords: bool) -> Select[Any]:
-    return build_statement(shape.plan, shape.inputs, shape.output, shape.label, exact_keywords)
+def _template(shape: _Shape, lists: Lists) -> Select[Any]:
+    return build_statement(shape.plan, shape.inputs, shape.output, shape.label, lists)
 
 
 # --- binding helpers ----------------------------------------------------------------------
@@ -307,13 +343,16 @@ def request_value(name: str, type_: Any, expanding: bool = False) -> ColumnEleme
 class _Context:
     """What the parts of one statement share: the plan, and the request values as parameters."""
 
-    def __init__(self, plan: CompilablePlan, inputs: Inputs, exact_keywords: bool = False) -> None:
+    def __init__(self, plan: CompilablePlan, inputs: Inputs, lists: Lists = Lists.FIRST) -> None:
         self.plan = plan
         self.inputs = inputs
-        self.exact_keywords = exact_keywords
+        self.exact_keywords = lists is Lists.EXACT_KEYWORDS
         """Rank every match of the scope, not only the records holding the best postings."""
-        self.keywords_short: ColumnElement[bool] | None = None
-        """Whether the bounded keyword list could not fill `k` (`_bounded_matches`), once built."""
+        self.list_size = hybrid_list_size(plan) if lists is Lists.FIRST else plan.candidates
+        """How many rows the semantic and keyword lists propose (`hybrid_list_size`)."""
+        self.short: list[ColumnElement[bool]] = []
+        """Conditions under which this statement's lists were too short to be trusted (the
+        search then runs its next fallback): `_bounded_matches`, `_lists_short`."""
         self.ws = request_value("workspace_id", records.c.workspace_id.type)
         self.now = request_value("now", TS)
         self.vector_list: CTE | None = None
@@ -582,7 +621,7 @@ def _vector_candidates(ctx: _Context) -> CTE:
         _eligible(ctx, R.embedding.isnot(None), *ctx.same_model())
         .add_columns(distance.label("distance"))
         .order_by(distance)
-        .limit(ctx.plan.candidates)
+        .limit(ctx.list_size)
     )
     order = lambda sub: [sub.c.distance, sub.c.id]  # noqa: E731
     ctx.vector_list = _numbered(_carry(ctx, inner), "vector_candidates", order, "distance", *ctx.carried)
@@ -731,18 +770,18 @@ def _best_matches(ctx: _Context, *extra: ColumnElement[bool]) -> Select[Any]:
     rank = text_match(ctx)
     matches = _eligible(ctx, R.tsv.op("@@", is_comparison=True)(ctx.tsquery()), *extra)
     matches = _carry(ctx, matches.add_columns(rank.label("match"), R.occurred_at, R.seq))
-    return matches.order_by(rank.desc(), *_newest_first(records)).limit(ctx.plan.candidates)
+    return matches.order_by(rank.desc(), *_newest_first(records)).limit(ctx.list_size)
 
 
 def _bounded_matches(ctx: _Context) -> Select[Any]:
-    """The best matches among the best postings (sets `ctx.keywords_short`).
+    """The best matches among the best postings (adds to `ctx.short`).
 
     The best postings are the workspace's: superseded, retracted or out-of-scope records can hold
     all of them, and a scope with matches of its own must not come back empty. So the statement
-    reports `keywords_short` when the bounded matches cannot fill `k` although more postings
-    exist (fewer than `candidates` proposals mean every lexeme's postings were read whole, and
-    the bounded matches are the exact ones); the search then runs its exact statement instead
-    (`CompiledSearch.keyword_fallback`), which ranks all of the scope's own matches.
+    reports `short` when the bounded matches cannot fill `k` although more postings exist (fewer
+    proposals than the list's length mean every lexeme's postings were read whole, and the
+    bounded matches are the exact ones); the search then runs its exact statement instead
+    (`CompiledSearch.fallbacks`), which ranks all of the scope's own matches.
 
     The exact list is a second statement, not a gated branch of this one: planned and started
     with every search, the never-taken branch cost 1.4–2.2 ms of a 24 ms hybrid search at 100k
@@ -750,8 +789,8 @@ def _bounded_matches(ctx: _Context) -> Select[Any]:
     postings = posting_ids(ctx).cte("text_postings")
     bounded = _best_matches(ctx, R.id.in_(sa.select(postings.c.record_id))).cte("text_bounded")
     proposed, kept = (_row_count(cte) for cte in (postings, bounded))
-    enough = min(ctx.plan.k, ctx.plan.candidates)  # both are part of the shape key
-    ctx.keywords_short = sa.and_(kept < enough, proposed >= ctx.plan.candidates)
+    enough = min(ctx.plan.k, ctx.list_size)  # part of the shape key
+    ctx.short.append(sa.and_(kept < enough, proposed >= ctx.list_size))
     return sa.select(bounded)
 
 
@@ -760,8 +799,8 @@ def _row_count(cte: CTE) -> ColumnElement[int]:
 
 
 def posting_ids(ctx: _Context) -> Select[Any]:
-    """Ids holding the best postings of the query lexemes: each lexeme's `candidates` highest
-    impacts, then the `POSTING_POOL × candidates` records with the largest sum of impacts
+    """Ids holding the best postings of the query lexemes: each lexeme's `list_size` highest
+    impacts, then the `POSTING_POOL × list_size` records with the largest sum of impacts
     weighted as `text_match` weighs the lexemes (`query_terms`).
 
     For a scope naming entities the exact path is used instead: those rows are few, and the
@@ -772,7 +811,7 @@ def posting_ids(ctx: _Context) -> Select[Any]:
         sa.select(P.record_id, P.impact)
         .where(P.workspace_id == ctx.ws, P.lexeme == lexemes.c.lexeme)
         .order_by(P.impact.desc(), P.record_id)
-        .limit(ctx.plan.candidates)
+        .limit(ctx.list_size)
         .lateral("best_postings")
     )
     weight = sa.case(*((lexemes.c.label == label, w) for label, w in LABEL_WEIGHTS.items()))
@@ -782,7 +821,7 @@ def posting_ids(ctx: _Context) -> Select[Any]:
         .select_from(lexemes.join(best, sa.true()))
         .group_by(best.c.record_id)
         .order_by(total.desc(), best.c.record_id)
-        .limit(POSTING_POOL * ctx.plan.candidates)
+        .limit(POSTING_POOL * ctx.list_size)
     )
 
 
@@ -801,8 +840,31 @@ def _hybrid_candidates(ctx: _Context) -> CTE:
     slots = sa.select(union.c.id, sa.func.min(union.c.slot).label("slot")).group_by(union.c.id)
     first = slots.subquery("slots")
     order = [first.c.slot, first.c.id]
-    ranked = sa.select(first.c.id, sa.func.row_number().over(order_by=order).label("pos"))
-    return ranked.order_by(*order).limit(ctx.plan.candidates).cte("hybrid_candidates")
+    ranked = sa.select(first.c.id, first.c.slot, sa.func.row_number().over(order_by=order).label("pos"))
+    interleaved = ranked.order_by(*order).limit(ctx.plan.candidates).cte("hybrid_candidates")
+    if ctx.list_size < ctx.plan.candidates:
+        ctx.short.append(
+            _lists_short(ctx, interleaved, lists[:2], missing_slot=(ctx.list_size + 1) * len(lists))
+        )
+    return interleaved
+
+
+def _lists_short(
+    ctx: _Context, interleaved: CTE, shortened: Sequence[CTE], missing_slot: int
+) -> ColumnElement[bool]:
+    """Whether full-length lists could have proposed other records than the shortened ones.
+
+    Slots below `missing_slot` (every list's first `list_size` positions) are the same either
+    way. They differ only if a shortened list was cut at its length, the interleaving took a
+    slot past it, and it took a full `candidates`: with fewer, the newest-first list (never
+    shortened) ran out, so every eligible record is already proposed."""
+    cut = sa.or_(*(_row_count(cte) >= ctx.list_size for cte in shortened))
+    taken = sa.select(
+        sa.func.count().label("taken"),
+        sa.func.count().filter(interleaved.c.slot >= missing_slot).label("deep"),
+    ).subquery("interleaving")
+    went_deep = sa.select(sa.and_(taken.c.taken >= ctx.plan.candidates, taken.c.deep > 0)).scalar_subquery()
+    return sa.and_(cut, went_deep)
 
 
 CANDIDATES: dict[str, Callable[[_Context], CTE]] = {
@@ -1100,6 +1162,6 @@ def _final(ctx: _Context, parts: tuple[CTE, CTE], output: Output) -> Select[Any]
     outer = meta.outerjoin(rows, sa.true())
     counted = ctx.counted_records()
     extra = [] if counted is None else [counted.label("counted_records")]
-    if ctx.keywords_short is not None:
-        extra.append(ctx.keywords_short.label("keywords_short"))
+    if ctx.short:
+        extra.append(sa.or_(*ctx.short).label("short"))
     return sa.select(meta.c.candidate_count, *extra, rows).select_from(outer).order_by(*hits_order)

@@ -8,7 +8,8 @@ several milliseconds each when the cores are busy (a new thread must be schedule
 `start()` returns), which is when a combined search can least afford it.
 
 Filtered ANN: before a vector or hybrid statement, the transaction sets `hnsw.ef_search` to the
-candidate count (default 40 would cap the proposal at 40 rows) and, on pgvector >= 0.8,
+length of its semantic list, the candidate count or, in a hybrid search's first statement, the
+shortened list's (default 40 would cap the proposal at 40 rows) and, on pgvector >= 0.8,
 `hnsw.iterative_scan = relaxed_order` so that an HNSW scan keeps going until enough rows pass
 the scope's filters. No index is ever forced: for a selective scope the planner's exact scan
 over the B-tree-filtered rows is both correct and fastest (design §5); both paths rank the
@@ -89,15 +90,23 @@ def planner_settings(engine: Engine, compiled: CompiledSearch) -> dict[str, str]
     # costs tens of milliseconds more than a millisecond statement can gain.
     wanted = {"plan_cache_mode": "force_custom_plan", "jit": "off"}
     if compiled.uses_vector:
-        wanted["hnsw.ef_search"] = str(max(40, compiled.candidates))
+        wanted["hnsw.ef_search"] = ef_search(compiled.list_size)
         if pgvector_version(engine) >= ITERATIVE_SCAN_SINCE:
             wanted["hnsw.iterative_scan"] = "relaxed_order"
     return wanted
 
 
+def ef_search(list_size: int) -> str:
+    """`hnsw.ef_search` for a semantic list of `list_size` rows (the default 40 at least)."""
+    return str(max(40, list_size))
+
+
 def prepare_transaction(conn: Connection, compiled: CompiledSearch) -> dict[str, str]:
     """Apply `planner_settings` to the caller's transaction in one round trip; returns them."""
-    wanted = planner_settings(conn.engine, compiled)
+    return _apply(conn, planner_settings(conn.engine, compiled))
+
+
+def _apply(conn: Connection, wanted: dict[str, str]) -> dict[str, str]:
     calls = [sa.func.set_config(name, value, True) for name, value in wanted.items()]
     conn.execute(sa.select(*calls))
     return wanted
@@ -110,11 +119,16 @@ def run_compiled(conn: Connection, compiled: CompiledSearch) -> SearchResult:
 
 
 def execute_compiled(conn: Connection, compiled: CompiledSearch) -> SearchResult:
-    """Execute one compiled search in a transaction that already has its planner settings; when
-    its bounded keyword list reports `keywords_short`, its exact statement runs instead."""
+    """Execute one compiled search in a transaction that already has its planner settings;
+    while the statement that ran reports `short`, its next fallback runs instead (with full
+    lists, `hnsw.ef_search` follows the candidate count)."""
     rows = _execute(conn, compiled.statement, compiled.params)
-    if compiled.keyword_fallback is not None and rows and rows[0]["keywords_short"]:
-        rows = _execute(conn, compiled.keyword_fallback(), compiled.params)
+    for fallback in compiled.fallbacks:
+        if not (rows and rows[0].get("short")):
+            break
+        if compiled.uses_vector:
+            _apply(conn, {"hnsw.ef_search": ef_search(compiled.candidates)})
+        rows = _execute(conn, fallback(), compiled.params)
     return to_result(rows)
 
 

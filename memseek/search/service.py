@@ -44,6 +44,7 @@ from memseek.search.compile import compile_search
 from memseek.search.embed import QueryVector
 from memseek.search.embed import embed_query
 from memseek.search.execute import SearchResult
+from memseek.search.execute import ef_search
 from memseek.search.execute import literal_sql
 from memseek.search.execute import prepare_transaction
 from memseek.search.execute import run_parallel
@@ -424,10 +425,11 @@ def explain_search(
             if analyze:
                 plan = conn.execute(Explain(compiled.statement, analyze=True), compiled.params).scalars()
                 out += ["-- EXPLAIN (ANALYZE, BUFFERS)", *plan]
-            if compiled.keyword_fallback is not None:
-                exact = replace(compiled, statement=compiled.keyword_fallback(), keyword_fallback=None)
-                out.append("-- run instead when the statement above reports keywords_short:")
-                out.append(literal_sql(conn, exact) + ";")
+            for fallback in compiled.fallbacks:
+                out.append("-- run instead when the statement above reports short:")
+                if compiled.uses_vector:
+                    out.append(f"SET LOCAL hnsw.ef_search = '{ef_search(compiled.candidates)}';")
+                out.append(literal_sql(conn, replace(compiled, statement=fallback(), fallbacks=())) + ";")
     return "\n".join(out)
 
 

@@ -69,10 +69,10 @@ def test_explain_prints_the_exact_keyword_statement_of_a_broad_scope(
     env: None, db: Engine, tenant: Tenant, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     lines = explained(db, tenant, tmp_path, capsys, {**BODY, "scope": {"collections": ["memories"]}})
-    fence = lines.index("-- run instead when the statement above reports keywords_short:")
+    fence = lines.index("-- run instead when the statement above reports short:")
     bounded, exact = ("\n".join(part).strip().rstrip(";") for part in (lines[3:fence], lines[fence + 1 :]))
     assert "text_postings" in bounded and "text_postings" not in exact
     with db.connect() as conn:  # both run as printed, and agree on this one record
         ran = [conn.execute(sa.text(sql)).mappings().all() for sql in (bounded, exact)]
-    assert ran[0][0]["keywords_short"] is False and "keywords_short" not in ran[1][0]
+    assert ran[0][0]["short"] is False and "short" not in ran[1][0]
     assert [row["id"] for row in ran[0]] == [row["id"] for row in ran[1]] != [None]

@@ -322,8 +322,8 @@ def test_postings_follow_the_records_table(engine: Engine, db: Engine, tenant: T
 @pytest.mark.parametrize("mode", ["text", "hybrid"])
 def test_a_short_bounded_keyword_list_runs_the_exact_statement(db: Engine, tenant: Tenant, mode: str) -> None:
     """Out-of-scope records hold every best posting of `refund`: the bounded list keeps none of
-    them, the statement reports `keywords_short`, and the search runs its exact statement,
-    which finds the scope's own matches."""
+    them, the statement reports `short`, and the search runs its exact statement (the last
+    fallback), which finds the scope's own matches."""
     events = [
         Rec(text="refund refund refund refund", type="event", occurred_at=hours_ago(i)) for i in range(30)
     ]
@@ -335,15 +335,13 @@ def test_a_short_bounded_keyword_list_runs_the_exact_statement(db: Engine, tenan
         wanted = set(insert(conn, tenant.id, *notes))
     body = {"mode": mode, "q": "refund", "k": 5, "scope": {"types": ["note"]}, "params": {"candidates": 10}}
     search = compiled(body, tenant.id, vector=unit(1.0))
-    assert search.keyword_fallback is not None
+    assert len(search.fallbacks) == {"text": 1, "hybrid": 2}[mode]
     with workspace_transaction(db, tenant.id) as conn:
         prepare_transaction(conn, search)
         (first, *_) = conn.execute(search.statement, search.params).mappings().all()
         found = run_compiled(conn, search)
-        exact = run_compiled(
-            conn, replace(search, statement=search.keyword_fallback(), keyword_fallback=None)
-        )
-    assert first["keywords_short"] is True
+        exact = run_compiled(conn, replace(search, statement=search.fallbacks[-1](), fallbacks=()))
+    assert first["short"] is True
     assert {h.id for h in found.hits} == wanted
     assert [(h.id, h.value) for h in found.hits] == [(h.id, h.value) for h in exact.hits]
     assert found.candidate_count == exact.candidate_count
@@ -356,9 +354,9 @@ def test_a_filled_bounded_keyword_list_needs_no_second_statement(db: Engine, ten
     with workspace_transaction(db, tenant.id) as conn:
         prepare_transaction(conn, search)
         rows = conn.execute(search.statement, search.params).mappings().all()
-    assert len(rows) == 5 and not rows[0]["keywords_short"]
+    assert len(rows) == 5 and not rows[0]["short"]
     entity_scoped = compiled({"mode": "text", "q": "refund", "scope": {"entities": ["e1"]}}, tenant.id)
-    assert entity_scoped.keyword_fallback is None  # an entity scope always ranks its matches exactly
+    assert entity_scoped.fallbacks == ()  # an entity scope always ranks its matches exactly
 
 
 AGES = [["age_hours", "created_at"], ["age_hours", "last_accessed"], ["age_hours", "occurred_at"]]
