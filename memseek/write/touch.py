@@ -22,17 +22,18 @@ from sqlalchemy.engine import Engine
 from memseek.db import STATEMENT_LABEL
 from memseek.db import workspace_transaction
 from memseek.schema import record_touches
-from memseek.schema import records
 from memseek.write.store import UUID_T
 from memseek.write.store import array
 
 log = logging.getLogger(__name__)
 
-r = records.c
 MAX_PENDING = 20_000
 """Ids waiting to be touched, over all workspaces; more are dropped (and counted)."""
-LIMITS = {"statement_timeout": "5s", "lock_timeout": "1s"}
-"""A touch never waits long: the writer must keep up, and shutdown waits for it."""
+LIMITS = {"statement_timeout": "5s", "lock_timeout": "1s", "synchronous_commit": "off"}
+"""A touch never waits long: the writer must keep up, and shutdown waits for it. Nor does it
+wait for its commit to reach the disk: touches are best-effort (a crash may lose the last few
+hundred milliseconds of them), while a search that follows one waits for it to commit
+(`settle`). The commit is visible at once either way; only its durability is deferred."""
 LABEL = "touch-on-read"
 SETTLE_SECONDS = 1.0
 """The longest a read waits for its workspace's queued touches; then it reads what is there."""
@@ -48,17 +49,18 @@ def touch(conn: Connection, workspace_id: UUID, ids: Iterable[UUID]) -> None:
 
     Record rows are never rewritten, so a touch neither waits for a writer holding a record nor
     takes pages of `records` out of the visibility map (sql/0008_touches.sql). Ids are written
-    in order, so two processes touching the same records cannot deadlock.
+    in order, so two processes touching the same records cannot deadlock. They are the hits of
+    this workspace's own searches, so they are not looked up in `records` (planning a statement
+    that reads `records` considers every one of its indexes: 1.5 of a touch's 5 ms); a row can
+    only ever be written for this workspace (row-level security), and a touch row applies only
+    to the record with its workspace and id.
     """
     wanted = sorted(set(ids))
     if not wanted:
         return
-    known = (
-        sa.select(r.workspace_id, r.id, sa.func.now())
-        .where(r.workspace_id == workspace_id, r.id == sa.any_(array(wanted, UUID_T)))
-        .order_by(r.id)
-    )
-    stmt = insert(record_touches).from_select(["workspace_id", "record_id", "last_accessed"], known)
+    listed = sa.func.unnest(array(wanted, UUID_T)).table_valued("record_id").render_derived(name="touched")
+    rows = sa.select(sa.literal(workspace_id, UUID_T), listed.c.record_id, sa.func.now())
+    stmt = insert(record_touches).from_select(["workspace_id", "record_id", "last_accessed"], rows)
     keys = [record_touches.c.workspace_id, record_touches.c.record_id]
     conn.execute(
         stmt.on_conflict_do_update(index_elements=keys, set_={"last_accessed": stmt.excluded.last_accessed})

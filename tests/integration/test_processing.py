@@ -321,17 +321,19 @@ def test_touch_sets_last_accessed_in_own_workspace(
     write_app: Flask, wclient: Client, other_tenant: Tenant, db: Engine, tenant: Tenant
 ) -> None:
     [mine] = written(wclient, record_in())
-    [theirs] = written(Client(write_app.test_client(), other_tenant), record_in())
+    their_client = Client(write_app.test_client(), other_tenant)
+    [theirs] = written(their_client, record_in())
     time.sleep(0.01)
     with workspace_transaction(db, tenant.id) as conn:
         touch(conn, tenant.id, [UUID(mine["id"]), UUID(theirs["id"])])
     record = fetch(wclient, mine["id"])
     assert record["last_accessed"] > record["created_at"]
-    with db.connect() as conn:
-        untouched = conn.execute(
-            sa.text("SELECT last_accessed = created_at FROM records WHERE id = :id"), {"id": theirs["id"]}
-        ).scalar_one()
-    assert untouched
+    untouched = fetch(their_client, theirs["id"])
+    assert untouched["last_accessed"] == untouched["created_at"]
+    foreign = sa.text("INSERT INTO record_touches VALUES (:ws, :id, now())")
+    refused = pytest.raises(sa.exc.ProgrammingError, match="row-level security")
+    with refused, workspace_transaction(db, tenant.id) as conn:  # a touch writes its own workspace only
+        conn.execute(foreign, {"ws": other_tenant.id, "id": theirs["id"]})
     assert count(db) == 2
 
 
