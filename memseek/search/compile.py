@@ -101,7 +101,7 @@ POSTING_POOL = 2
 """Records read per keyword candidate wanted: the best postings are re-checked and ranked by
 `ts_rank_cd` on at most this many times `candidates` records."""
 HYBRID_LIST_SHARE = 0.5
-"""A hybrid search's semantic and keyword lists first propose this share of `candidates` each:
+"""A broad hybrid search's semantic and keyword lists first propose this share of `candidates` each:
 interleaving three lists rarely reaches deeper than a third of `candidates` into any of them,
 and the two lists cost in proportion to their length (HNSW's `ef_search`, the records ranked
 by `ts_rank_cd`). When the cut did reach past a shortened list, the statement reports `short`
@@ -240,8 +240,11 @@ class Lists(enum.Enum):
 
 
 def hybrid_list_size(plan: CompilablePlan) -> int:
-    """The length of the first try's semantic and keyword lists (`HYBRID_LIST_SHARE`)."""
-    if plan.mode != "hybrid":
+    """The length of the first try's semantic and keyword lists (`HYBRID_LIST_SHARE`): shortened
+    in a broad scope only. A scope naming entities measures and ranks every one of its rows
+    whatever the lists' length (`_proposal_distance`, `bounds_keywords`), so shortening would
+    save nothing there and could only add a second statement."""
+    if plan.mode != "hybrid" or plan.scope.entities:
         return plan.candidates
     return max(1, math.ceil(plan.candidates * HYBRID_LIST_SHARE))
 
