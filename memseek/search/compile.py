@@ -99,7 +99,7 @@ TS = sa.TIMESTAMP(timezone=True)
 R = records.c
 POSTING_POOL = 2
 """Records read per keyword candidate wanted: the best postings are re-checked and ranked by
-`ts_rank_cd` on at most this many times `candidates` records."""
+`ts_rank_cd` on at most this many times the keyword list's length in records."""
 HYBRID_LIST_SHARE = 0.5
 """A broad hybrid search's semantic and keyword lists first propose this share of `candidates` each:
 interleaving three lists rarely reaches deeper than a third of `candidates` into any of them,

@@ -76,3 +76,18 @@ def test_explain_prints_the_exact_keyword_statement_of_a_broad_scope(
         ran = [conn.execute(sa.text(sql)).mappings().all() for sql in (bounded, exact)]
     assert ran[0][0]["short"] is False and "short" not in ran[1][0]
     assert [row["id"] for row in ran[0]] == [row["id"] for row in ran[1]] != [None]
+
+
+def test_explain_prints_a_broad_hybrid_searchs_fallbacks_with_their_ef_search(
+    env: None, db: Engine, tenant: Tenant, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """k 10 → 100 candidates: the first statement's semantic list is 50 long, its fallbacks' 100."""
+    body = {"q": "budget", "mode": "hybrid", "k": 10, "scope": {"collections": ["memories"]}}
+    lines = explained(db, tenant, tmp_path, capsys, body)
+    fences = [
+        i for i, line in enumerate(lines) if line == "-- run instead when the statement above reports short:"
+    ]
+    assert len(fences) == 2
+    ef = [line for line in lines if line.startswith("SET LOCAL hnsw.ef_search")]
+    assert ef == [f"SET LOCAL hnsw.ef_search = '{n}';" for n in (50, 100, 100)]
+    assert all(lines[fence + 1] == ef[1] for fence in fences)
