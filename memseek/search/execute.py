@@ -123,11 +123,13 @@ def execute_compiled(conn: Connection, compiled: CompiledSearch) -> SearchResult
     while the statement that ran reports `short`, its next fallback runs instead (with full
     lists, `hnsw.ef_search` follows the candidate count)."""
     rows = _execute(conn, compiled.statement, compiled.params)
+    widen = compiled.list_size < compiled.candidates  # the first fallback's lists are full length
     for fallback in compiled.fallbacks:
         if not (rows and rows[0].get("short")):
             break
-        if compiled.uses_vector:
+        if widen:
             _apply(conn, {"hnsw.ef_search": ef_search(compiled.candidates)})
+            widen = False
         rows = _execute(conn, fallback(), compiled.params)
     return to_result(rows)
 

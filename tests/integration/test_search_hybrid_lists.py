@@ -7,7 +7,6 @@ list is the exact one."""
 
 from __future__ import annotations
 
-import random
 from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
@@ -20,13 +19,9 @@ from memseek.db import workspace_transaction
 from memseek.search.execute import prepare_transaction
 from memseek.search.execute import run_compiled
 from tests.conftest import Tenant
-from tests.conftest import make_tenant
 from tests.integration import test_search_paths as paths
-from tests.integration.searchdata import Rec
 from tests.integration.searchdata import compiled
 from tests.integration.searchdata import hours_ago
-from tests.integration.searchdata import insert
-from tests.integration.searchdata import unit
 
 STEMS = ("alpha", "bravo", "delta", "kilo", "lima", "oscar", "tango", "zulu")
 WORDS = [
@@ -39,24 +34,8 @@ WORDS = [
 
 @pytest.fixture(scope="module")
 def corpus(engine: Engine) -> Iterator[tuple[Tenant, list[float]]]:
-    """240 records over 12 entities with random vectors, times and texts (read-only)."""
-    tenant = make_tenant(engine, "hybrid-lists")
-    rng = random.Random(11)
-    recs = [
-        Rec(
-            text=" ".join(rng.sample(WORDS, 6)),
-            entity=f"e{i % 12}",
-            occurred_at=hours_ago(rng.randint(0, 500)),
-            embedding=unit(*(rng.gauss(0, 1) for _ in range(16))),
-        )
-        for i in range(240)
-    ]
-    with engine.begin() as conn:
-        insert(conn, tenant.id, *recs)
-        conn.execute(sa.text("ANALYZE records"))
-    yield tenant, unit(*(rng.gauss(0, 1) for _ in range(16)))
-    with engine.begin() as conn:
-        conn.execute(sa.text("TRUNCATE processing_queue, records, api_keys, workspaces CASCADE"))
+    """240 records of six of `WORDS` over 12 entities with random vectors (read-only)."""
+    yield from paths.random_corpus(engine, "hybrid-lists", 11, WORDS)
 
 
 def first_and_full(

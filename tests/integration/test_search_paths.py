@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterator
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -53,13 +54,18 @@ ROWS = 240
 
 
 def random_records(
-    rng: random.Random, count: int, entities: int, hours: int, sparse_scores: bool = False
+    rng: random.Random,
+    count: int,
+    entities: int,
+    hours: int,
+    sparse_scores: bool = False,
+    words: Sequence[str] = WORDS,
 ) -> list[Rec]:
-    """Records with random words, entities, times within `hours`, vectors and importance scores
-    (every third without one when `sparse_scores`)."""
+    """Records of six random `words`, with entities, times within `hours`, vectors and importance
+    scores (every third without one when `sparse_scores`)."""
     return [
         Rec(
-            text=" ".join(rng.choices(WORDS, k=6)),
+            text=" ".join(rng.choices(words, k=6)),
             entity=f"e{i % entities}",
             occurred_at=hours_ago(rng.randint(0, hours)),
             created_at=hours_ago(rng.randint(0, hours)),
@@ -70,17 +76,25 @@ def random_records(
     ]
 
 
-@pytest.fixture(scope="module")
-def corpus(engine: Engine) -> Iterator[tuple[Tenant, list[float]]]:
-    """240 records over 12 entities with random vectors and texts (module-scoped: read-only)."""
-    tenant = make_tenant(engine, "paths")
-    rng = random.Random(7)
+def random_corpus(
+    engine: Engine, name: str, seed: int, words: Sequence[str] = WORDS
+) -> Iterator[tuple[Tenant, list[float]]]:
+    """A module fixture's body: `ROWS` random records over 12 entities in a new workspace, and a
+    random query vector; everything is emptied afterwards."""
+    tenant = make_tenant(engine, name)
+    rng = random.Random(seed)
     with engine.begin() as conn:
-        insert(conn, tenant.id, *random_records(rng, ROWS, entities=12, hours=500))
+        insert(conn, tenant.id, *random_records(rng, ROWS, entities=12, hours=500, words=words))
         conn.execute(sa.text("ANALYZE records"))
     yield tenant, unit(*(rng.gauss(0, 1) for _ in range(16)))
     with engine.begin() as conn:
         conn.execute(sa.text("TRUNCATE processing_queue, records, api_keys, workspaces CASCADE"))
+
+
+@pytest.fixture(scope="module")
+def corpus(engine: Engine) -> Iterator[tuple[Tenant, list[float]]]:
+    """240 records over 12 entities with random vectors and texts (module-scoped: read-only)."""
+    yield from random_corpus(engine, "paths", 7)
 
 
 def run_on(conn: Connection, path: str, body: dict[str, Any], tenant: Tenant, vector: list[float]) -> Any:
