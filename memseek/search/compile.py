@@ -175,6 +175,8 @@ class CompiledSearch:
     candidates: int
     list_size: int
     """How many rows the statement's semantic list proposes (what `hnsw.ef_search` is set to)."""
+    reuses_plan: bool = False
+    """Whether a prepared statement may keep a generic plan (`reuses_plan`)."""
     fallbacks: tuple[Callable[[], Select[Any]], ...] = ()
     """The statements to run instead, in turn, while the last one ran reports `short` (same
     parameters; each built on first use, once per shape): a hybrid search's full-length lists,
@@ -225,7 +227,27 @@ def compile_search(plan: CompilablePlan, inputs: Inputs, output: Output, label: 
         uses_vector,
         plan.candidates,
         list_size,
+        reuses_plan(plan),
         tuple(fallbacks),
+    )
+
+
+def reuses_plan(plan: CompilablePlan) -> bool:
+    """Whether one plan serves every request of this shape alike, so that PostgreSQL may keep a
+    generic plan for its prepared statement instead of planning each request (~2 of a newest-first
+    statement's ~4 ms at 100k records): a newest-first list of one entity in one collection
+    version, without field filters, reads `records_scope` (workspace, collection, entity,
+    occurred_at) in order and stops after its rows, however many the entity has. Any other shape
+    is planned per request: a generic plan suited to a small account reads and sorts all of a
+    large one's rows (measured at 100k: p95 of the largest accounts 11 -> 27 ms for a structured
+    search, 22 -> 35 ms for two entities); one cannot fold the query's tsquery into a constant
+    nor order by the HNSW index; and a field's JSON key is a bound value, so it cannot use a
+    field's expression index."""
+    return (
+        plan.mode == "recent"
+        and len(plan.collections) == 1
+        and len(plan.scope.entities or ()) == 1
+        and not plan.where
     )
 
 

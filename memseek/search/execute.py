@@ -84,11 +84,13 @@ def pgvector_version(engine: Engine) -> tuple[int, ...]:
 
 def planner_settings(engine: Engine, compiled: CompiledSearch) -> dict[str, str]:
     """The transaction-local settings one search runs with (see the module docstring)."""
-    # Custom plans only: psycopg prepares a statement after a few executions, and a generic
-    # plan can neither fold the query's tsquery into a constant nor use the HNSW ordering.
+    # psycopg prepares a statement after a few executions; only a shape that one plan serves
+    # alike (`compile.reuses_plan`) lets PostgreSQL keep a generic plan, any other is planned
+    # for each request's values.
     # No JIT: a scan over a large scope can pass the default jit_above_cost, and compiling
     # costs tens of milliseconds more than a millisecond statement can gain.
-    wanted = {"plan_cache_mode": "force_custom_plan", "jit": "off"}
+    plans = "auto" if compiled.reuses_plan else "force_custom_plan"
+    wanted = {"plan_cache_mode": plans, "jit": "off"}
     if compiled.uses_vector:
         wanted["hnsw.ef_search"] = ef_search(compiled.list_size)
         if pgvector_version(engine) >= ITERATIVE_SCAN_SINCE:

@@ -357,3 +357,39 @@ def test_shape_key_covers_every_attribute_compilation_reads() -> None:
     assert comp.shape_key(replace(plan, q="other"), inputs, TEXT_OUTPUT, "test") == base
     with_vector = comp.Inputs(WS, NOW, unit(1.0), "test-model")
     assert comp.shape_key(plan, with_vector, TEXT_OUTPUT, "test") != base
+
+
+ONE = {"collections": ["main"], "entities": ["a"]}
+
+
+@pytest.mark.parametrize(
+    ("body", "reuses"),
+    [
+        pytest.param({"mode": "recent", "scope": ONE}, True, id="recent-one-entity"),
+        pytest.param({"mode": "recent", "q": "x", "scope": ONE}, True, id="recent-with-q"),
+        pytest.param(
+            {"mode": "recent", "scope": {**ONE, "occurred_after": "2026-01-01T00:00:00Z"}},
+            True,
+            id="recent-since",
+        ),
+        pytest.param({"mode": "recent"}, False, id="recent-broad"),
+        pytest.param(
+            {"mode": "recent", "scope": {**ONE, "entities": ["a", "b"]}}, False, id="recent-two-entities"
+        ),
+        pytest.param({"mode": "recent", "scope": {"entities": ["a"]}}, False, id="recent-every-collection"),
+        pytest.param(
+            {"mode": "recent", "scope": ONE, "where": {"amount": {"gte": 3}}}, False, id="recent-where"
+        ),
+        pytest.param(
+            {"mode": "structured", "order_by": [{"field": "amount"}], "scope": ONE}, False, id="structured"
+        ),
+        pytest.param({"mode": "text", "q": "x", "scope": ONE}, False, id="text"),
+        pytest.param({"mode": "vector", "q": "x", "scope": ONE}, False, id="vector"),
+        pytest.param({"mode": "hybrid", "q": "x", "scope": ONE}, False, id="hybrid"),
+    ],
+)
+def test_only_shapes_one_plan_serves_alike_may_keep_a_generic_plan(
+    body: dict[str, Any], reuses: bool
+) -> None:
+    two_collections = catalog(collection("main"), collection("other"))
+    assert compiled(body, WS, vector=[0.0] * 384, cat=two_collections).reuses_plan is reuses

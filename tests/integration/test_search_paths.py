@@ -14,12 +14,15 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 from sqlalchemy.engine import Engine
 
+from memseek.db import SCOPED_ROLE
+from memseek.db import scope_statement
 from memseek.db import workspace_transaction
 from memseek.search import compile as compile_module
 from memseek.search.compile import CompiledSearch
 from memseek.search.compile import Explain
 from memseek.search.compile import Inputs
 from memseek.search.compile import build_statement
+from memseek.search.execute import execute_compiled
 from memseek.search.execute import prepare_transaction
 from memseek.search.execute import run_compiled
 from tests.conftest import Tenant
@@ -281,6 +284,76 @@ def test_a_template_never_runs_without_its_request_values(
     search = compiled({"mode": "hybrid", "q": "budget", "k": 5}, tenant.id, vector=vector)
     with workspace_transaction(engine, tenant.id) as conn, pytest.raises(sa.exc.StatementError):
         conn.execute(search.statement)
+
+
+PREPARED_RUNS = 12
+"""psycopg prepares a statement on its 6th execution on a connection, and PostgreSQL weighs a
+generic plan after 5 custom ones: 12 runs reach the generic plan if it is ever chosen."""
+
+
+def _prepared_runs(engine: Engine, tenant: Tenant, search: CompiledSearch, plans: str | None) -> list[Any]:
+    """`PREPARED_RUNS` runs of `search` on one connection (`plans`: a forced plan_cache_mode),
+    each outcome with its hits and values; then the plans PostgreSQL made for its statement."""
+    runs = []
+    with engine.connect() as conn:
+        conn.exec_driver_sql("DEALLOCATE ALL")  # the pooled connection's earlier tests' statements
+        conn.commit()
+        for _ in range(PREPARED_RUNS):
+            with conn.begin():
+                conn.execute(scope_statement(), {"role": SCOPED_ROLE, "ws": str(tenant.id)})
+                prepare_transaction(conn, search)
+                if plans is not None:
+                    conn.execute(sa.text("SELECT set_config('plan_cache_mode', :v, true)"), {"v": plans})
+                result = execute_compiled(conn, search)
+            runs.append(([(h.id, h.value) for h in result.hits], result.candidate_count))
+        made = conn.execute(
+            sa.text(
+                "SELECT generic_plans, custom_plans FROM pg_prepared_statements WHERE statement LIKE :tag"
+            ),
+            {"tag": "%/* memseek test */%"},
+        ).one()
+    return [runs, tuple(made)]
+
+
+@pytest.mark.parametrize(
+    "scope",
+    [
+        pytest.param({"entities": ["e3"]}, id="one-entity"),
+        pytest.param({"entities": ["e4"], "occurred_after": hours_ago(200).isoformat()}, id="since"),
+        pytest.param({"entities": ["e5"], "status": "all", "versions": "all"}, id="every-status"),
+    ],
+)
+def test_a_newest_first_list_of_one_entity_keeps_a_generic_plan(
+    corpus: tuple[Tenant, list[float]], engine: Engine, scope: dict[str, Any]
+) -> None:
+    """Such a statement may be planned once per connection (`compile.reuses_plan`): what it
+    finds does not change, and PostgreSQL does take the generic plan here."""
+    tenant, vector = corpus
+    search = compiled({"mode": "recent", "k": 10, "scope": {"collections": ["main"], **scope}}, tenant.id)
+    assert search.reuses_plan
+    custom, _ = _prepared_runs(engine, tenant, search, "force_custom_plan")
+    generic, (generic_made, _) = _prepared_runs(engine, tenant, search, "force_generic_plan")
+    _, made = _prepared_runs(engine, tenant, search, None)
+    assert custom == generic and len(set(map(str, custom))) == 1 and custom[0][0]
+    assert generic_made > 0 and made[0] > 0  # psycopg prepared it, and auto chose the generic plan
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        pytest.param({"mode": "text", "q": "refund outage", "k": 10}, id="text"),
+        pytest.param(
+            {"mode": "recent", "k": 10, "scope": {"entities": ["e3", "e4"]}}, id="recent-two-entities"
+        ),
+    ],
+)
+def test_other_shapes_are_planned_for_each_request(
+    corpus: tuple[Tenant, list[float]], engine: Engine, body: dict[str, Any]
+) -> None:
+    tenant, vector = corpus
+    search = compiled(body, tenant.id, vector=vector)
+    _, (generic_made, custom_made) = _prepared_runs(engine, tenant, search, None)
+    assert generic_made == 0 and custom_made >= PREPARED_RUNS - 5
 
 
 # --- lexeme postings (bounded keyword candidates) ------------------------------------------------------
