@@ -74,8 +74,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     lat = sub.add_parser("latency", help="server-side latency per mode beside the bare engine, throughput")
     lat.add_argument("--records", type=int, default=10_000)
-    lat.add_argument("--queries", type=int, default=100, help="timed requests per mode (default 100)")
-    lat.add_argument("--warmup", type=int, default=10)
+    lat.add_argument("--queries", type=int, default=200, help="timed requests per mode (default 200)")
+    lat.add_argument("--warmup", type=int, default=30, help="untimed requests per mode first (default 30)")
     lat.add_argument("--k", type=int, default=20)
     lat.add_argument("--seed", type=int, default=7)
     lat.add_argument("--distinct-texts", type=int, default=100_000)

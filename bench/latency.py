@@ -76,8 +76,10 @@ BASELINE = {
 @dataclass(frozen=True, slots=True)
 class LatencyOptions:
     records: int = 10_000
-    queries: int = 100
-    warmup: int = 10
+    queries: int = 200
+    warmup: int = 30
+    """Untimed requests first: a connection reaches its steady plan after ~10 executions of a
+    statement (psycopg prepares on the 6th, PostgreSQL weighs a generic plan after 5 custom ones)."""
     k: int = 20
     seed: int = 7
     distinct_texts: int = 100_000
