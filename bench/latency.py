@@ -20,6 +20,7 @@ import itertools
 import random
 import threading
 import time
+from collections.abc import Iterable
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -196,8 +197,12 @@ def _hits(body: Any) -> int:
     return len(body.get("hits", [])) if isinstance(body, dict) else 0
 
 
-def measure_mode(service: Service, mode: str, items: list[Probe], opts: LatencyOptions) -> dict[str, Any]:
-    """Warm up, then time `opts.queries` requests of `mode` (server and client milliseconds)."""
+def measure_mode(
+    service: Service, mode: str, items: list[Probe], opts: LatencyOptions, bare: BareRuns | None = None
+) -> dict[str, Any]:
+    """Warm up, then time `opts.queries` requests of `mode` (server and client milliseconds).
+    `bare` statements that use this mode's probes run beside each request, first on every other
+    probe, so both see the same cache state (neither warms the other's probe first every time)."""
     calls = [service_request(mode, p, opts.k) for p in items]
     try:
         check(service.client.post(*calls[0]), f"{mode} ({calls[0][0]})")
@@ -208,7 +213,11 @@ def measure_mode(service: Service, mode: str, items: list[Probe], opts: LatencyO
     responses: list[Response] = []
     failed: list[int] = []
     for index, (path, body) in enumerate(calls):
+        if bare and index % 2:
+            bare.run(mode, items[index], index >= opts.warmup)
         response = service.client.post(path, body)
+        if bare and not index % 2:
+            bare.run(mode, items[index], index >= opts.warmup)
         if not response.ok():
             failed.append(response.status)
         elif index >= opts.warmup:
@@ -240,24 +249,47 @@ def _probes_of(raw_name: str) -> str:
     return "vector" if raw_name == "vector_pool" else raw_name
 
 
-def measure_raw(
-    conn: Any, name: str, items: list[Probe], opts: LatencyOptions, workspace: Any
-) -> dict[str, Any]:
-    sql = RAW_QUERIES[name]
-    settings = RAW_SETTINGS.get(name, lambda _: {})(raw_params(items[0], opts.k, workspace))
-    for setting, value in settings.items():  # session-wide until reset below
-        conn.execute("SELECT set_config(%s, %s, false)", (setting, value))
-    samples, rows = [], []
-    for index, probe in enumerate(items):
-        elapsed, count = time_raw(conn, sql, raw_params(probe, opts.k, workspace))
-        if index >= opts.warmup:
-            samples.append(elapsed)
-            rows.append(count)
-    for setting in settings:
-        conn.execute(
-            "SELECT set_config(%s, reset_val, false) FROM pg_settings WHERE name = %s", (setting, setting)
-        )
-    return {"raw": name, "latency": percentiles(samples), "mean_rows": float(np.mean(rows))}
+class BareRuns:
+    """The bare engine's statements on one connection: each runs on a mode's probes, beside that
+    mode's requests (`measure_mode`) or, when the mode itself is not measured, on its own
+    (`run_alone`); timed samples are kept per statement."""
+
+    def __init__(self, conn: Any, names: Iterable[str], opts: LatencyOptions, workspace: Any) -> None:
+        self.conn, self.opts, self.workspace = conn, opts, workspace
+        self.samples: dict[str, list[tuple[float, int]]] = {name: [] for name in names}
+
+    def run(self, mode: str, probe: Probe, timed: bool) -> None:
+        """Every statement that uses `mode`'s probes, once, on `probe`."""
+        for name in self.samples:
+            if _probes_of(name) == mode:
+                self._once(name, probe, timed)
+
+    def run_alone(self, name: str, items: list[Probe]) -> None:
+        for index, probe in enumerate(items):
+            self._once(name, probe, index >= self.opts.warmup)
+
+    def _once(self, name: str, probe: Probe, timed: bool) -> None:
+        params = raw_params(probe, self.opts.k, self.workspace)
+        settings = RAW_SETTINGS.get(name, lambda _: {})(params)
+        for setting, value in settings.items():  # session-wide until reset below
+            self.conn.execute("SELECT set_config(%s, %s, false)", (setting, value))
+        sample = time_raw(self.conn, RAW_QUERIES[name], params)
+        for setting in settings:
+            self.conn.execute(
+                "SELECT set_config(%s, reset_val, false) FROM pg_settings WHERE name = %s", (setting, setting)
+            )
+        if timed:
+            self.samples[name].append(sample)
+
+    def results(self) -> dict[str, dict[str, Any]]:
+        return {
+            name: {
+                "raw": name,
+                "latency": percentiles([ms for ms, _ in samples]),
+                "mean_rows": float(np.mean([rows for _, rows in samples])),
+            }
+            for name, samples in self.samples.items()
+        }
 
 
 def _searching_ms(response: Response) -> float:
@@ -376,24 +408,26 @@ def run(options: LatencyOptions, service_options: ServiceOptions) -> dict[str, A
     with running_service(service_options) as service:
         loaded = reused_corpus(service) if service_options.reuse else load_corpus(service, options)
         probes = make_probes(loaded.pop("entities"), options, cache)
-        modes = [measure_mode(service, mode, probes.per_mode[mode], options) for mode in options.modes]
+        wanted_raw = {BASELINE[mode] for mode in options.modes if mode in BASELINE}
+        wanted_raw |= {SECOND_BASELINE[mode] for mode in options.modes if mode in SECOND_BASELINE}
+        with raw_connection(libpq_url(service.database_url)) as conn:
+            bare = BareRuns(
+                conn, [name for name in RAW_QUERIES if name in wanted_raw], options, service.workspace_id
+            )
+            modes = [
+                measure_mode(service, mode, probes.per_mode[mode], options, bare) for mode in options.modes
+            ]
+            for name in bare.samples:
+                if _probes_of(name) not in options.modes:
+                    bare.run_alone(name, probes.per_mode[_probes_of(name)])
+            raw = bare.results()
+            sizes = relation_sizes(conn)
+            versions = database_versions(conn)
         fused_sources_result = (
             measure_fused_sources(service, probes.per_mode["fused"], options)
             if "fused" in options.modes
             else {}
         )
-        wanted_raw = {BASELINE[mode] for mode in options.modes if mode in BASELINE}
-        wanted_raw |= {SECOND_BASELINE[mode] for mode in options.modes if mode in SECOND_BASELINE}
-        with raw_connection(libpq_url(service.database_url)) as conn:
-            raw = {
-                name: measure_raw(
-                    conn, name, probes.per_mode[_probes_of(name)], options, service.workspace_id
-                )
-                for name in RAW_QUERIES
-                if name in wanted_raw
-            }
-            sizes = relation_sizes(conn)
-            versions = database_versions(conn)
         hybrid_ok = any(m["mode"] == "hybrid" and "server" in m for m in modes)  # measured and working
         levels = throughput(service, probes.pool, options) if hybrid_ok else []
         rss = service.rss_bytes()

@@ -117,11 +117,25 @@ def test_latency_suite(tmp_path: Path) -> None:
     assert not problems
     assert all(m["mean_hits"] > 0 for m in result["modes"])
     assert set(result["raw"]) == {"vector", "vector_pool", "text", "hybrid", "recent", "structured"}
+    assert all(raw["latency"]["n"] == 5 for raw in result["raw"].values())  # beside the timed requests
     vector = next(m for m in result["modes"] if m["mode"] == "vector")
     assert vector["searching"]["p50"] < vector["server"]["p50"]  # the query embedding is left out
     assert set(vector) >= {"vs_raw", "vs_raw_pool"}
     assert [level["clients"] for level in result["throughput"]] == [1, 2]
     assert result["relation_sizes"]["index records_embedding"] > 0 and result["service_rss_bytes"] > 0
+
+
+def test_latency_bare_statement_without_its_mode(tmp_path: Path) -> None:
+    """The raw ANN at the pool's size runs on the vector mode's probes; without that mode it
+    runs on its own, and hybrid is still compared with it."""
+    result = run_suite(
+        tmp_path, "latency", "--records", "300", "--queries", "5", "--warmup", "1", "--modes", "hybrid",
+        "--concurrency", "1", "--duration", "1",
+    )  # fmt: skip
+    assert set(result["raw"]) == {"hybrid", "vector_pool"}
+    assert all(raw["latency"]["n"] == 5 for raw in result["raw"].values())
+    (hybrid,) = result["modes"]
+    assert set(hybrid) >= {"vs_raw", "vs_raw_pool"}
 
 
 TOPICS = [
