@@ -103,6 +103,14 @@ def ef_search(list_size: int) -> str:
     return str(max(40, list_size))
 
 
+def fallback_settings(compiled: CompiledSearch) -> dict[str, str]:
+    """The settings a fallback runs with beyond the first statement's: its semantic list is
+    full length (`compile.hybrid_list_size`)."""
+    if compiled.uses_vector and compiled.list_size < compiled.candidates:
+        return {"hnsw.ef_search": ef_search(compiled.candidates)}
+    return {}
+
+
 def prepare_transaction(conn: Connection, compiled: CompiledSearch) -> dict[str, str]:
     """Apply `planner_settings` to the caller's transaction in one round trip; returns them."""
     return _apply(conn, planner_settings(conn.engine, compiled))
@@ -125,13 +133,13 @@ def execute_compiled(conn: Connection, compiled: CompiledSearch) -> SearchResult
     while the statement that ran reports `short`, its next fallback runs instead (with full
     lists, `hnsw.ef_search` follows the candidate count)."""
     rows = _execute(conn, compiled.statement, compiled.params)
-    widen = compiled.list_size < compiled.candidates  # the first fallback's lists are full length
+    widen = fallback_settings(compiled)  # transaction-local: applied once, before the first
     for fallback in compiled.fallbacks:
         if not (rows and rows[0].get("short")):
             break
         if widen:
-            _apply(conn, {"hnsw.ef_search": ef_search(compiled.candidates)})
-            widen = False
+            _apply(conn, widen)
+            widen = {}
         rows = _execute(conn, fallback(), compiled.params)
     return to_result(rows)
 

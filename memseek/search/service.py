@@ -44,7 +44,7 @@ from memseek.search.compile import compile_search
 from memseek.search.embed import QueryVector
 from memseek.search.embed import embed_query
 from memseek.search.execute import SearchResult
-from memseek.search.execute import ef_search
+from memseek.search.execute import fallback_settings
 from memseek.search.execute import literal_sql
 from memseek.search.execute import prepare_transaction
 from memseek.search.execute import run_parallel
@@ -420,17 +420,20 @@ def explain_search(
         with workspace_transaction(runtime.engine, workspace_id) as conn:
             applied = prepare_transaction(conn, compiled)
             out.append(f"-- search {search.source or '(single)'}: {search.mode}, profile {search.profile}")
-            out += [f"SET LOCAL {name} = '{value}';" for name, value in applied.items()]
+            out += _set_local(applied)
             out.append(literal_sql(conn, compiled) + ";")
             if analyze:
                 plan = conn.execute(Explain(compiled.statement, analyze=True), compiled.params).scalars()
                 out += ["-- EXPLAIN (ANALYZE, BUFFERS)", *plan]
             for fallback in compiled.fallbacks:
                 out.append("-- run instead when the statement above reports short:")
-                if compiled.uses_vector:
-                    out.append(f"SET LOCAL hnsw.ef_search = '{ef_search(compiled.candidates)}';")
+                out += _set_local(fallback_settings(compiled))
                 out.append(literal_sql(conn, replace(compiled, statement=fallback(), fallbacks=())) + ";")
     return "\n".join(out)
+
+
+def _set_local(settings: dict[str, str]) -> list[str]:
+    return [f"SET LOCAL {name} = '{value}';" for name, value in settings.items()]
 
 
 # --- touch on read ------------------------------------------------------------------------------

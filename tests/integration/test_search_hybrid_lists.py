@@ -132,3 +132,20 @@ def test_ef_search_follows_a_hybrid_first_tries_list(
     with workspace_transaction(engine, tenant.id) as conn:
         prepare_transaction(conn, search)
         assert conn.execute(sa.text("SHOW hnsw.ef_search")).scalar() == "161"
+
+
+@pytest.mark.parametrize(
+    ("body", "ef"),
+    [
+        pytest.param({"q": "alphabird deltafish", "k": 20}, "200", id="short-widens"),
+        pytest.param({"q": "kilotree", "k": 5, "params": {"candidates": 60}}, "40", id="not-short-keeps"),
+    ],
+)
+def test_a_short_first_try_widens_ef_search_before_its_fallback(
+    corpus: tuple[Tenant, list[float]], engine: Engine, body: dict[str, Any], ef: str
+) -> None:
+    tenant, vector = corpus
+    search = compiled({"mode": "hybrid", **body}, tenant.id, vector=vector)
+    with workspace_transaction(engine, tenant.id) as conn:
+        run_compiled(conn, search)
+        assert conn.execute(sa.text("SHOW hnsw.ef_search")).scalar() == ef

@@ -291,7 +291,9 @@ PREPARED_RUNS = 12
 generic plan after 5 custom ones: 12 runs reach the generic plan if it is ever chosen."""
 
 
-def _prepared_runs(engine: Engine, tenant: Tenant, search: CompiledSearch, plans: str | None) -> list[Any]:
+def _prepared_runs(
+    engine: Engine, tenant: Tenant, search: CompiledSearch, plans: str | None
+) -> tuple[list[Any], tuple[int, int]]:
     """`PREPARED_RUNS` runs of `search` on one connection (`plans`: a forced plan_cache_mode),
     each outcome with its hits and values; then the plans PostgreSQL made for its statement."""
     runs = []
@@ -312,7 +314,7 @@ def _prepared_runs(engine: Engine, tenant: Tenant, search: CompiledSearch, plans
             ),
             {"tag": "%/* memseek test */%"},
         ).one()
-    return [runs, tuple(made)]
+    return runs, (made.generic_plans, made.custom_plans)
 
 
 @pytest.mark.parametrize(
