@@ -54,11 +54,11 @@ from sqlalchemy.schema import CreateIndex
 from sqlalchemy.sql.elements import Grouping
 
 from memseek.catalog.catalog import Catalog
+from memseek.schema import inline
 from memseek.schema import records
 from memseek.search.compile import sort_key
 from memseek.search.compile import typed_field
 from memseek.search.graph import NODE_COLLATION
-from memseek.search.graph import inline
 from memseek.search.graph import live_in
 from memseek.search.request import OrderBy
 

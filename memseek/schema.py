@@ -137,6 +137,14 @@ def last_accessed(record: Any = None) -> sa.ColumnElement[Any]:
     return sa.func.greatest(r.last_accessed, touched.scalar_subquery(), type_=TS)
 
 
+def inline(value: str | int) -> sa.BindParameter[Any]:
+    """A catalog identifier or a fixed constant rendered into the statement text instead of
+    bound: a partial or expression index matches a statement only through the literal it was
+    built with, and a generic plan sees no bound value (`memseek.search.graph`, docs/search.md)."""
+    value_type = sa.Integer if isinstance(value, int) else sa.Text
+    return sa.bindparam(None, value, type_=value_type, literal_execute=True)
+
+
 def record_columns(names: Iterable[str]) -> list[sa.ColumnElement[Any]]:
     """`records` columns by name, as reads show them: `last_accessed` is `last_accessed()`."""
     return [last_accessed().label(name) if name == "last_accessed" else records.c[name] for name in names]

@@ -25,8 +25,12 @@ The statement reads top to bottom like the spec's "How a search actually runs":
    lists at full length (`HYBRID_LIST_SHARE`), then every match of the scope ranked, when a
    bounded keyword list could not fill `k`.
 
-Every value is a bound parameter; identifiers come from `memseek.schema` and catalog-validated
-names only. The statement carries `/* memseek <route or view> */` for pg_stat_statements.
+Every value a request supplies is a bound parameter; identifiers come from `memseek.schema` and
+catalog-validated names only. Catalog names the statement compares with (collections and their
+versions, JSON keys) and fixed constants (`ready`, the scope's status, JSON type names) are
+literals in its text (`schema.inline`): partial and expression indexes match them under generic
+plans too (`reuses_plan`). The statement carries `/* memseek <route or view> */` for
+pg_stat_statements.
 
 Statements are templates: building one costs 1–8 ms of Python, so each shape is built once and
 reused (`compile_search` keeps the last `TEMPLATE_CACHE` shapes). The values that change from
@@ -71,6 +75,7 @@ from sqlalchemy.sql.selectable import Select
 
 from memseek.catalog.fields import epoch_micros
 from memseek.catalog.fields import parse_datetime
+from memseek.schema import inline
 from memseek.schema import last_accessed
 from memseek.schema import record_columns
 from memseek.schema import record_postings
@@ -234,20 +239,20 @@ def compile_search(plan: CompilablePlan, inputs: Inputs, output: Output, label: 
 
 def reuses_plan(plan: CompilablePlan) -> bool:
     """Whether one plan serves every request of this shape alike, so that PostgreSQL may keep a
-    generic plan for its prepared statement instead of planning each request (~2 of a newest-first
-    statement's ~4 ms at 100k records): a newest-first list of one entity in one collection
-    version, without field filters, reads `records_scope` (workspace, collection, entity,
-    occurred_at) in order and stops after its rows, however many the entity has. Any other shape
-    is planned per request: a generic plan suited to a small account reads and sorts all of a
-    large one's rows (measured at 100k: p95 of the largest accounts 11 -> 27 ms for a structured
-    search, 22 -> 35 ms for two entities); one cannot fold the query's tsquery into a constant
-    nor order by the HNSW index; and a field's JSON key is a bound value, so it cannot use a
-    field's expression index."""
+    generic plan for its prepared statement instead of planning each request (1.3-2 ms of a
+    statement that runs in 0.2-2 ms at 100k records): a newest-first or structured list of one
+    entity in one collection version. It reads one index in order, `records_scope` (workspace,
+    collection, entity, occurred_at) or the order's sort index (`memseek.indexes.sort_index`:
+    the collection, the JSON key and the type guard are literals, `inline`, so the partial
+    expression index matches a generic plan too), and stops after its rows, however many the
+    entity has. Any other shape is planned per request: a generic plan suited to a small
+    account reads and sorts all of a large one's rows (measured at 100k: p95 of the largest
+    accounts 22 -> 35 ms for two entities, 20 -> 31 ms for one entity in every collection); one
+    cannot fold the query's tsquery into a constant nor bound its lists (docs/search.md)."""
     return (
-        plan.mode == "recent"
+        plan.mode in ("recent", "structured")
         and len(plan.collections) == 1
         and len(plan.scope.entities or ()) == 1
-        and not plan.where
     )
 
 
@@ -456,7 +461,7 @@ def rules(ctx: _Context) -> list[ColumnElement[bool]]:
     plan = ctx.plan
     return [
         R.workspace_id == ctx.ws,
-        R.processing == "ready",
+        R.processing == inline("ready"),
         R.retracted_at.is_(None),
         _collections_rule(plan.collections),
         *scope_rules(plan.scope),
@@ -468,7 +473,8 @@ def _collections_rule(collections: Sequence[PlanCollection]) -> ColumnElement[bo
     pairs = sorted({(c.name, c.version) for c in collections})
     if not pairs:
         return sa.false()
-    return sa.tuple_(R.collection, R.collection_version).in_(pairs)
+    listed = sa.bindparam(None, pairs, expanding=True, literal_execute=True)
+    return sa.tuple_(R.collection, R.collection_version).in_(listed)
 
 
 def scope_rules(scope: Scope) -> list[ColumnElement[bool]]:
@@ -479,7 +485,7 @@ def scope_rules(scope: Scope) -> list[ColumnElement[bool]]:
     if scope.types:
         out.append(R.type.in_(list(scope.types)))
     if scope.status != "all":
-        out.append(R.status == scope.status)
+        out.append(R.status == inline(scope.status))
     if scope.keyed != "any":
         out.append(R.key.isnot(None) if scope.keyed else R.key.is_(None))
     if scope.versions == "current":
@@ -501,7 +507,7 @@ _JSON_TYPE = {"string": "string", "number": "number", "integer": "number", "date
 
 def field_json(name: str) -> ColumnElement[Any]:
     """`fields -> 'name'` (the materialised value, NULL when absent)."""
-    return R.fields.op("->", return_type=JSONB)(sa.literal(name, sa.Text))
+    return R.fields.op("->", return_type=JSONB)(inline(name))
 
 
 def typed_field(name: str, field_type: str) -> ColumnElement[Any]:
@@ -511,14 +517,14 @@ def typed_field(name: str, field_type: str) -> ColumnElement[Any]:
     same-named field of another collection may hold another type)."""
     value = field_json(name)
     if field_type == "string":
-        typed: ColumnElement[Any] = R.fields.op("->>", return_type=sa.Text)(sa.literal(name, sa.Text))
+        typed: ColumnElement[Any] = R.fields.op("->>", return_type=sa.Text)(inline(name))
     elif field_type == "boolean":
         typed = sa.cast(value, sa.Boolean)
     elif field_type == "string_array":
         typed = value
     else:  # numbers and datetimes (epoch microseconds)
         typed = sa.cast(value, sa.Numeric)
-    guard = sa.func.jsonb_typeof(value) == _JSON_TYPE[field_type]
+    guard = sa.func.jsonb_typeof(value) == inline(_JSON_TYPE[field_type])
     return sa.case((guard, typed), else_=sa.null())
 
 
@@ -555,7 +561,7 @@ def _compare(op: str) -> OperatorRule:
 
 
 def _exists(name: str, field_type: str, value: Any) -> ColumnElement[bool]:
-    present = R.fields.has_key(sa.literal(name, sa.Text))
+    present = R.fields.has_key(inline(name))
     return present if value else sa.not_(present)
 
 
@@ -563,7 +569,7 @@ def _contains(method: str) -> OperatorRule:
     def rule(name: str, field_type: str, values: Any) -> ColumnElement[bool]:
         items = sa.bindparam(None, list(values), type_=ARRAY(sa.Text))
         value = field_json(name)
-        is_list = sa.func.jsonb_typeof(value) == "array"
+        is_list = sa.func.jsonb_typeof(value) == inline("array")
         return sa.and_(is_list, value.op(method, is_comparison=True)(items))
 
     return rule
@@ -1006,8 +1012,8 @@ def _(node: TextMatch, ctx: _Context) -> ColumnElement[float]:
 
 @signal_column.register
 def _(node: Score, ctx: _Context) -> ColumnElement[float]:
-    value = ctx.row.c.scores.op("->", return_type=JSONB)(sa.literal(node.name, sa.Text))
-    number = sa.func.jsonb_typeof(value) == "number"
+    value = ctx.row.c.scores.op("->", return_type=JSONB)(inline(node.name))
+    number = sa.func.jsonb_typeof(value) == inline("number")
     return sa.case((number, sa.cast(sa.cast(value, sa.Numeric), FLOAT)), else_=_float(0.0))
 
 

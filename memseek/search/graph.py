@@ -50,6 +50,7 @@ from memseek.catalog.models import GraphBlock
 from memseek.errors import Detail
 from memseek.errors import Loc
 from memseek.errors import RequestInvalid
+from memseek.schema import inline
 from memseek.schema import records
 
 Direction = Literal["out", "in", "both"]
@@ -68,11 +69,6 @@ Ends = list[tuple[str, str]]
 Predicates = BindParameter[list[str]] | None
 graph_records = sa.table("graph_records", *(sa.column(name, records.c[name].type) for name in GRAPH_COLUMNS))
 """The records graph reads look links up in (module docstring; created by migration 0007)."""
-
-
-def inline(value: str) -> ColumnElement[str]:
-    """A catalog identifier rendered into the statement text (see the module docstring)."""
-    return sa.bindparam(None, value, type_=sa.Text, literal_execute=True)
 
 
 def field_text(table: Alias, name: str) -> ColumnElement[str]:

@@ -40,8 +40,18 @@ DIALECT = postgresql.dialect()  # type: ignore[no-untyped-call]
 
 
 def render(element: Any, literal: bool = False) -> tuple[str, dict[str, Any]]:
+    """The SQL PostgreSQL receives (inline literals rendered, `schema.inline`) and the bound values."""
     compiled = element.compile(dialect=DIALECT, compile_kwargs={"literal_binds": literal})
-    return re.sub(r"\s+", " ", str(compiled)).strip(), dict(compiled.params)
+    binds = compiled.binds.items()
+    inline = {name: bind for name, bind in binds if bind.literal_execute and not bind.expanding}
+
+    def literal_text(match: re.Match[str]) -> str:
+        bind = inline.get(match.group(1))
+        return match.group(0) if bind is None else compiled.render_literal_value(bind.value, bind.type)
+
+    sql = re.sub(r"__\[POSTCOMPILE_(\w+)\]", literal_text, str(compiled))
+    params = {name: value for name, value in compiled.params.items() if name not in inline}
+    return re.sub(r"\s+", " ", sql).strip(), params
 
 
 def assert_sql(element: Any, expected_sql: str, expected_params: dict[str, Any] | None = None) -> None:
@@ -81,8 +91,8 @@ def test_every_condition_operator_has_a_rule() -> None:
     [
         pytest.param(
             {},
-            "records.status = %(status_1)s::VARCHAR AND records.is_current IS true",
-            {"status_1": "active"},
+            "records.status = 'active' AND records.is_current IS true",
+            {},
             id="defaults",
         ),
         pytest.param({"status": "all", "versions": "all"}, "", {}, id="no-rules"),
@@ -91,9 +101,9 @@ def test_every_condition_operator_has_a_rule() -> None:
         ),
         pytest.param(
             {"entities": ["a", "b"], "status": "draft", "versions": "all", "depth_lte": 0},
-            "records.entity IN (__[POSTCOMPILE_scope_entities]) AND records.status = %(status_1)s::VARCHAR "
+            "records.entity IN (__[POSTCOMPILE_scope_entities]) AND records.status = 'draft' "
             "AND records.depth <= %(depth_1)s::INTEGER",
-            {"scope_entities": None, "status_1": "draft", "depth_1": 0},  # entities: a request value
+            {"scope_entities": None, "depth_1": 0},  # entities: a request value
             id="entities-draft-depth",
         ),
         pytest.param(
@@ -108,7 +118,7 @@ def test_scope_rules(scope: dict[str, Any], sql: str, params: dict[str, Any]) ->
     assert_sql(sa.and_(sa.true(), *comp.scope_rules(Scope.model_validate(scope))), sql or "true", params)
 
 
-GUARD = "CASE WHEN (jsonb_typeof(records.fields -> %(param_1)s::VARCHAR) = %(jsonb_typeof_1)s::VARCHAR)"
+GUARD = "CASE WHEN (jsonb_typeof(records.fields -> 'n') = 'number')"
 
 
 @pytest.mark.parametrize(
@@ -117,39 +127,37 @@ GUARD = "CASE WHEN (jsonb_typeof(records.fields -> %(param_1)s::VARCHAR) = %(jso
         pytest.param(
             "number",
             {"gte": 3},
-            f"{GUARD} THEN CAST(records.fields -> %(param_1)s::VARCHAR AS NUMERIC) "
-            "ELSE NULL END >= %(param_2)s::INTEGER",
-            {"param_1": "n", "jsonb_typeof_1": "number", "param_2": 3},
+            f"{GUARD} THEN CAST(records.fields -> 'n' AS NUMERIC) ELSE NULL END >= %(param_3)s::INTEGER",
+            {"param_3": 3},
             id="gte-number",
         ),
         pytest.param(
             "datetime",
             {"lt": "2026-01-01T00:00:00Z"},
-            f"{GUARD} THEN CAST(records.fields -> "
-            "%(param_1)s::VARCHAR AS NUMERIC) ELSE NULL END < %(param_2)s::BIGINT",
-            {"param_1": "n", "jsonb_typeof_1": "number", "param_2": 1767225600000000},
+            f"{GUARD} THEN CAST(records.fields -> 'n' AS NUMERIC) ELSE NULL END < %(param_3)s::BIGINT",
+            {"param_3": 1767225600000000},
             id="datetime-as-epoch-micros",
         ),
         pytest.param(
             "string_array",
             {"eq": ["x", "y"]},
-            "(records.fields -> %(param_1)s::VARCHAR) = %(param_2)s::JSONB",
-            {"param_1": "n", "param_2": ["x", "y"]},
+            "(records.fields -> 'n') = %(param_2)s::JSONB",
+            {"param_2": ["x", "y"]},
             id="eq-list",
         ),
         pytest.param(
             "string",
             {"exists": False},
-            "NOT (records.fields ? %(param_1)s::VARCHAR)",
-            {"param_1": "n"},
+            "NOT (records.fields ? 'n')",
+            {},
             id="exists-false",
         ),
         pytest.param(
             "string_array",
             {"contains_all": ["x"]},
-            "jsonb_typeof(records.fields -> %(param_1)s::VARCHAR) = %(jsonb_typeof_1)s::VARCHAR AND "
-            "((records.fields -> %(param_1)s::VARCHAR) ?& %(param_2)s::TEXT[])",
-            {"param_1": "n", "jsonb_typeof_1": "array", "param_2": ["x"]},
+            "jsonb_typeof(records.fields -> 'n') = 'array' AND "
+            "((records.fields -> 'n') ?& %(param_3)s::TEXT[])",
+            {"param_3": ["x"]},
             id="contains-all",
         ),
     ],
@@ -360,6 +368,7 @@ def test_shape_key_covers_every_attribute_compilation_reads() -> None:
 
 
 ONE = {"collections": ["main"], "entities": ["a"]}
+BY_AMOUNT = [{"field": "amount"}]
 
 
 @pytest.mark.parametrize(
@@ -378,10 +387,23 @@ ONE = {"collections": ["main"], "entities": ["a"]}
         ),
         pytest.param({"mode": "recent", "scope": {"entities": ["a"]}}, False, id="recent-every-collection"),
         pytest.param(
-            {"mode": "recent", "scope": ONE, "where": {"amount": {"gte": 3}}}, False, id="recent-where"
+            {"mode": "recent", "scope": ONE, "where": {"amount": {"gte": 3}}}, True, id="recent-where"
+        ),
+        pytest.param({"mode": "structured", "order_by": BY_AMOUNT, "scope": ONE}, True, id="structured"),
+        pytest.param(
+            {"mode": "structured", "order_by": BY_AMOUNT, "where": {"amount": {"gte": 3}}, "scope": ONE},
+            True,
+            id="structured-where",
         ),
         pytest.param(
-            {"mode": "structured", "order_by": [{"field": "amount"}], "scope": ONE}, False, id="structured"
+            {"mode": "structured", "order_by": BY_AMOUNT, "scope": {"collections": ["main"]}},
+            False,
+            id="structured-broad",
+        ),
+        pytest.param(
+            {"mode": "structured", "order_by": BY_AMOUNT, "scope": {**ONE, "entities": ["a", "b"]}},
+            False,
+            id="structured-two-entities",
         ),
         pytest.param({"mode": "text", "q": "x", "scope": ONE}, False, id="text"),
         pytest.param({"mode": "vector", "q": "x", "scope": ONE}, False, id="vector"),

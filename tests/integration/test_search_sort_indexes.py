@@ -9,9 +9,11 @@ the index really serves the ordered proposal and stops at its limit.
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Iterator
 from typing import Any
 
+import psycopg
 import pytest
 import sqlalchemy as sa
 from hypothesis import HealthCheck
@@ -19,12 +21,18 @@ from hypothesis import given
 from hypothesis import settings
 from hypothesis import strategies as st
 from sqlalchemy.engine import Engine
+from sqlalchemy.pool import NullPool
 
+from memseek.db import SCOPED_ROLE
+from memseek.db import scope_statement
 from memseek.db import workspace_transaction
 from memseek.indexes import ensure_field_indexes
 from memseek.indexes import sort_indexes
 from memseek.runtime import Runtime
+from memseek.search.compile import CompiledSearch
 from memseek.search.compile import Explain
+from memseek.search.execute import execute_compiled
+from memseek.search.execute import prepare_transaction
 from memseek.search.execute import run_compiled
 from tests.conftest import Tenant
 from tests.conftest import make_tenant
@@ -33,6 +41,8 @@ from tests.integration.searchdata import catalog
 from tests.integration.searchdata import compiled
 from tests.integration.searchdata import hours_ago
 from tests.integration.searchdata import insert
+from tests.integration.test_search_paths import PREPARED_RUNS
+from tests.integration.test_search_paths import _prepared_runs
 from tests.integration.test_search_property import assert_matches_oracle
 from tests.integration.test_search_property import records as record_strategy
 from tests.integration.test_search_property import requests
@@ -189,3 +199,60 @@ def test_a_filter_on_another_field_still_stops_at_the_limit(engine: Engine, many
     assert "records_sort_main_starts_at_asc " in forced_plan
     proposal = forced_plan.split("CTE structured_candidates")[1].split("CTE pool")[0]
     assert "Sort Key" not in proposal, forced_plan
+
+
+# --- generic plans (`compile.reuses_plan`) --------------------------------------------------------
+
+
+def kept_plan(engine: Engine, tenant: Tenant, search: CompiledSearch) -> str:
+    """`EXPLAIN EXECUTE` of the generic plan PostgreSQL keeps for `search`'s prepared statement
+    (under the FORCED settings, so that only an index can order the rows without a sort), on a
+    connection of its own: no other statement is prepared there."""
+    own = sa.create_engine(engine.url, poolclass=NullPool)
+    with own.connect() as conn, conn.begin():
+        conn.execute(scope_statement(), {"role": SCOPED_ROLE, "ws": str(tenant.id)})
+        prepare_transaction(conn, search)
+        for name, value in {**FORCED, "plan_cache_mode": "force_generic_plan"}.items():
+            conn.execute(sa.text("SELECT set_config(:n, :v, true)"), {"n": name, "v": value})
+        for _ in range(PREPARED_RUNS):
+            execute_compiled(conn, search)
+        prepared = sa.text("SELECT name FROM pg_prepared_statements WHERE statement LIKE :tag")
+        name = conn.execute(prepared, {"tag": "%/* memseek test */%"}).scalar_one()
+        sql = search.statement.compile(dialect=conn.dialect)
+        expanded = sql.construct_expanded_state(dict(search.params))
+        order = dict.fromkeys(re.findall(r"%\((\w+)\)s", expanded.statement))  # psycopg's $n order
+        cursor = psycopg.ClientCursor(conn.connection.driver_connection)
+        args = cursor.mogrify(", ".join(f"%({n})s" for n in order), expanded.parameters)
+        plan = "\n".join(conn.exec_driver_sql(f"EXPLAIN EXECUTE {name}({args})").scalars())
+    own.dispose()
+    return plan
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        pytest.param(
+            {"where": {"channel": {"eq": "call"}}, "order_by": [{"field": "starts_at", "direction": "asc"}]},
+            id="filtered",
+        ),
+        pytest.param({"order_by": [{"field": "amount", "direction": "desc"}]}, id="numbers-desc"),
+        pytest.param({"scope": {"status": "all"}, "order_by": [{"field": "channel"}]}, id="all-statuses"),
+    ],
+)
+def test_a_one_entity_structured_search_keeps_a_generic_plan_through_its_sort_index(
+    engine: Engine, many: Tenant, body: dict[str, Any]
+) -> None:
+    """The collection, JSON key and type guard are literals in the statement, so the partial
+    expression index matches a plan made without the request's values; that plan finds what
+    per-request plans find, and `auto` keeps it."""
+    scope = {"collections": ["main"], "entities": ["e2"], **body.get("scope", {})}
+    search = compiled({"mode": "structured", "k": 10, **body, "scope": scope}, many.id)
+    assert search.reuses_plan
+    first = body["order_by"][0]
+    index = f"records_sort_main_{first['field']}_{first.get('direction', 'asc')} "
+    assert index in kept_plan(engine, many, search)
+    custom, _ = _prepared_runs(engine, many, search, "force_custom_plan")
+    generic, _ = _prepared_runs(engine, many, search, "force_generic_plan")
+    _, (generic_made, _) = _prepared_runs(engine, many, search, None)
+    assert custom == generic and len(set(map(str, custom))) == 1 and len(custom[0][0]) == 10
+    assert generic_made > 0
