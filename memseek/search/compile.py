@@ -724,14 +724,16 @@ def query_terms(ctx: _Context) -> CTE:
         sa.select(sa.literal(1).label("one"))
         .where(P.workspace_id == ctx.ws, P.lexeme == lexemes.c.lexeme)
         .limit(sa.select(size.c[_POSTING_COUNT_LABEL]).scalar_subquery() + 1)
-        .lateral("lexeme_postings")
+        .correlate(lexemes)
+        .subquery("lexeme_postings")
     )
-    df = sa.func.count(postings.c.one)
-    label = sa.case(*((df <= size.c[name], name) for name, _ in RARITY_CLASSES), else_="D")
+    # Counted per lexeme, one row each: grouping the postings of every lexeme afterwards cost
+    # as much as reading them (docs/benchmarks.md).
+    df = sa.select(sa.func.count().label("df")).select_from(postings).lateral("lexeme_df")
+    label = sa.case(*((df.c.df <= size.c[name], name) for name, _ in RARITY_CLASSES), else_="D")
     return (
         sa.select(lexemes.c.lexeme, label.label("label"))
-        .select_from(lexemes.join(size, sa.true()).outerjoin(postings, sa.true()))
-        .group_by(lexemes.c.lexeme, *size.c)
+        .select_from(lexemes.join(size, sa.true()).join(df, sa.true()))
         .cte("query_terms")
     )
 
