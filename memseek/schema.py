@@ -7,6 +7,7 @@ tables can be distributed or partitioned by workspace without changing any state
 from __future__ import annotations
 
 from collections.abc import Iterable
+from functools import lru_cache
 from typing import Any
 
 import sqlalchemy as sa
@@ -15,6 +16,7 @@ from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.dialects.postgresql import TSVECTOR
 from sqlalchemy.dialects.postgresql import UUID
+from sqlalchemy.dialects.postgresql import dialect as postgresql_dialect
 
 EMBEDDING_DIM = 384
 """Width of the stored vectors: every embedding model a collection uses must produce this."""
@@ -137,12 +139,18 @@ def last_accessed(record: Any = None) -> sa.ColumnElement[Any]:
     return sa.func.greatest(r.last_accessed, touched.scalar_subquery(), type_=TS)
 
 
-def inline(value: str | int) -> sa.BindParameter[Any]:
-    """A catalog identifier or a fixed constant rendered into the statement text instead of
-    bound: a partial or expression index matches a statement only through the literal it was
-    built with, and a generic plan sees no bound value (`memseek.search.graph`, docs/search.md)."""
-    value_type = sa.Integer if isinstance(value, int) else sa.Text
-    return sa.bindparam(None, value, type_=value_type, literal_execute=True)
+_DIALECT = postgresql_dialect()  # type: ignore[no-untyped-call]
+
+
+@lru_cache(maxsize=4096)
+def inline(value: str | int) -> sa.ColumnElement[Any]:
+    """A catalog identifier or a fixed constant as a literal in the statement text instead of a
+    bound value: a partial or expression index matches a statement only through the literal it
+    was built with, and a generic plan sees no bound value (`memseek.search.graph`,
+    docs/search.md). Rendered once, by SQLAlchemy's own quoting, when the template is built."""
+    value_type = sa.Integer() if isinstance(value, int) else sa.Text()
+    rendered = sa.literal(value, value_type).compile(dialect=_DIALECT, compile_kwargs={"literal_binds": True})
+    return sa.literal_column(str(rendered), value_type)
 
 
 def record_columns(names: Iterable[str]) -> list[sa.ColumnElement[Any]]:

@@ -473,7 +473,7 @@ def _collections_rule(collections: Sequence[PlanCollection]) -> ColumnElement[bo
     pairs = sorted({(c.name, c.version) for c in collections})
     if not pairs:
         return sa.false()
-    listed = sa.bindparam(None, pairs, expanding=True, literal_execute=True)
+    listed = [sa.tuple_(inline(name), inline(version)) for name, version in pairs]
     return sa.tuple_(R.collection, R.collection_version).in_(listed)
 
 

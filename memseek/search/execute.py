@@ -27,6 +27,7 @@ from collections.abc import Mapping
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 from typing import TypeVar
 from uuid import UUID
@@ -34,13 +35,17 @@ from weakref import WeakKeyDictionary
 
 import psycopg
 import sqlalchemy as sa
+from psycopg.rows import dict_row
 from sqlalchemy.engine import Connection
+from sqlalchemy.engine import Dialect
 from sqlalchemy.engine import Engine
+from sqlalchemy.sql.compiler import Compiled
 from sqlalchemy.sql.expression import Executable
 
 from memseek.db import workspace_transaction
 from memseek.errors import Detail
 from memseek.errors import RequestInvalid
+from memseek.search.compile import TEMPLATE_CACHE
 from memseek.search.compile import CompiledSearch
 from memseek.search.fuse import Hit
 
@@ -145,15 +150,56 @@ def execute_compiled(conn: Connection, compiled: CompiledSearch) -> SearchResult
 
 
 def _execute(conn: Connection, statement: Executable, params: Mapping[str, Any]) -> Sequence[Any]:
+    """Run one search statement on the connection's driver cursor; rows as dicts.
+
+    The template is compiled once (`_compiled`); SQLAlchemy's per-execution machinery
+    (execution context, result metadata, row proxies) cost ~0.5 ms a statement, a third of a
+    newest-first search's (docs/search.md, "Executing a template"). As `Connection.execute`
+    does, the engine's `before_cursor_execute` listeners see the statement, driver errors are
+    wrapped as SQLAlchemy's own, and a lost connection is invalidated."""
+    sql, values = driver_statement(conn, statement, params)
     try:
-        return conn.execute(statement, params).mappings().all()
-    except sa.exc.DataError as exc:
-        if getattr(exc.orig, "sqlstate", None) == OUT_OF_RANGE:
+        with conn.connection.driver_connection.cursor(row_factory=dict_row) as cursor:
+            for listener in conn.dispatch.before_cursor_execute:  # the engine's hooks see it too
+                sql, values = listener(conn, cursor, sql, values, None, False)
+            cursor.execute(sql, values)
+            return cursor.fetchall()
+    except psycopg.Error as exc:
+        if exc.sqlstate == OUT_OF_RANGE:
             raise RequestInvalid(
                 "the rank formula produced a value out of range",
                 [Detail(("rank",), "every value a formula produces must be finite")],
             ) from None
-        raise
+        raise _wrapped(conn, exc, sql, values) from exc
+
+
+def driver_statement(
+    conn: Connection, statement: Executable, params: Mapping[str, Any]
+) -> tuple[str, dict[str, Any]]:
+    """The SQL text psycopg receives for `statement` with `params` (IN lists expanded, one value
+    each) and its values, converted per type as SQLAlchemy's execution converts them."""
+    compiled = _compiled(statement, conn.dialect)
+    expanded = compiled.construct_expanded_state(dict(params))
+    processors = {**compiled._bind_processors, **expanded.processors}
+    values = {
+        name: processors[name](value) if name in processors else value
+        for name, value in expanded.parameters.items()
+    }
+    return expanded.statement, values
+
+
+@lru_cache(maxsize=TEMPLATE_CACHE * 3)  # a shape's first statement and its two fallbacks
+def _compiled(statement: Executable, dialect: Dialect) -> Compiled:
+    return statement.compile(dialect=dialect)
+
+
+def _wrapped(conn: Connection, exc: psycopg.Error, sql: str, values: Mapping[str, Any]) -> sa.exc.DBAPIError:
+    lost = conn.dialect.is_disconnect(exc, conn.connection.dbapi_connection, None)
+    if lost:
+        conn.invalidate(exc)
+    return sa.exc.DBAPIError.instance(
+        sql, values, exc, psycopg.Error, connection_invalidated=lost, dialect=conn.dialect
+    )
 
 
 def to_result(rows: Sequence[Any]) -> SearchResult:
@@ -226,14 +272,7 @@ def _next(claim: Iterator[int], lock: threading.Lock) -> int | None:
 
 def literal_sql(conn: Connection, compiled: CompiledSearch) -> str:
     """The statement with this request's values inlined by the driver, as `memseek explain` prints it."""
-    sql = compiled.statement.compile(dialect=conn.dialect)
-    expanded = sql.construct_expanded_state(dict(compiled.params))  # IN lists get one value each
-    # The same per-type conversions execution applies (vectors, JSONB, arrays), then psycopg's
-    # own client-side quoting: the printed text is exactly what the server would receive.
-    processors = {**sql._bind_processors, **expanded.processors}
-    params = {
-        name: processors[name](value) if name in processors else value
-        for name, value in expanded.parameters.items()
-    }
+    sql, values = driver_statement(conn, compiled.statement, compiled.params)
+    # psycopg's own client-side quoting: the printed text is exactly what the server would receive.
     cursor = psycopg.ClientCursor(conn.connection.driver_connection)
-    return cursor.mogrify(expanded.statement, params)
+    return cursor.mogrify(sql, values)

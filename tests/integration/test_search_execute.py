@@ -12,7 +12,10 @@ from sqlalchemy.engine import Engine
 
 from memseek.catalog.fields import materialise_all
 from memseek.db import workspace_transaction
+from memseek.errors import RequestInvalid
 from memseek.search.execute import SearchResult
+from memseek.search.execute import execute_compiled
+from memseek.search.execute import prepare_transaction
 from memseek.search.execute import run_compiled
 from tests.conftest import Tenant
 from tests.integration.searchdata import NOW
@@ -402,3 +405,36 @@ def test_empty_result_reports_candidates(db: Engine, tenant: Tenant) -> None:
     given(db, tenant, Rec(text="budget"))
     result = run(db, tenant, {"mode": "text", "q": "weather"})
     assert (result.hits, result.candidate_count) == ((), 0)
+
+
+# --- the driver cursor (`execute._execute`) ------------------------------------------------------------
+
+
+def test_a_formula_that_overflows_float8_is_a_422_on_rank(db: Engine, tenant: Tenant) -> None:
+    """PostgreSQL refuses the product (SQLSTATE 22003): the request is invalid, not the server."""
+    given(db, tenant, Rec())
+    with pytest.raises(RequestInvalid) as caught:
+        run(db, tenant, listing(rank=["product", 1e300, ["const", 1e300]]))
+    assert caught.value.details[0].loc == ("rank",)
+
+
+def test_a_lost_connection_is_a_wrapped_error_and_the_connection_is_invalidated(
+    db: Engine, tenant: Tenant
+) -> None:
+    """As `Connection.execute` would: SQLAlchemy's OperationalError (the app's 503), and the pool
+    never hands the dead connection out again."""
+    search = compiled(listing(), tenant.id)
+    seen = []
+    with pytest.raises(sa.exc.OperationalError), workspace_transaction(db, tenant.id) as conn:
+        prepare_transaction(conn, search)  # the last statement through SQLAlchemy's own path
+        pid = conn.connection.driver_connection.info.backend_pid
+        with db.connect() as other:
+            other.execute(sa.text("SELECT pg_terminate_backend(:pid)"), {"pid": pid})
+        try:
+            execute_compiled(conn, search)
+        except sa.exc.OperationalError as exc:  # the search's own error, before the rollback's
+            seen.append((exc.connection_invalidated, conn.invalidated))
+            raise
+    assert seen == [(True, True)]
+    with db.connect() as fresh:
+        assert fresh.execute(sa.text("SELECT pg_backend_pid()")).scalar() != pid

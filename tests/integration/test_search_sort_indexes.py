@@ -31,6 +31,7 @@ from memseek.indexes import sort_indexes
 from memseek.runtime import Runtime
 from memseek.search.compile import CompiledSearch
 from memseek.search.compile import Explain
+from memseek.search.execute import driver_statement
 from memseek.search.execute import execute_compiled
 from memseek.search.execute import prepare_transaction
 from memseek.search.execute import run_compiled
@@ -218,11 +219,10 @@ def kept_plan(engine: Engine, tenant: Tenant, search: CompiledSearch) -> str:
             execute_compiled(conn, search)
         prepared = sa.text("SELECT name FROM pg_prepared_statements WHERE statement LIKE :tag")
         name = conn.execute(prepared, {"tag": "%/* memseek test */%"}).scalar_one()
-        sql = search.statement.compile(dialect=conn.dialect)
-        expanded = sql.construct_expanded_state(dict(search.params))
-        order = dict.fromkeys(re.findall(r"%\((\w+)\)s", expanded.statement))  # psycopg's $n order
+        sql, values = driver_statement(conn, search.statement, search.params)
+        order = dict.fromkeys(re.findall(r"%\((\w+)\)s", sql))  # psycopg's $n order
         cursor = psycopg.ClientCursor(conn.connection.driver_connection)
-        args = cursor.mogrify(", ".join(f"%({n})s" for n in order), expanded.parameters)
+        args = cursor.mogrify(", ".join(f"%({n})s" for n in order), values)
         plan = "\n".join(conn.exec_driver_sql(f"EXPLAIN EXECUTE {name}({args})").scalars())
     own.dispose()
     return plan
