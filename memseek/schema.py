@@ -153,6 +153,11 @@ def inline(value: str | int) -> sa.ColumnElement[Any]:
     return sa.literal_column(str(rendered), value_type)
 
 
+def field_text(table: Any, name: str) -> sa.ColumnElement[str]:
+    """`table.fields ->> 'name'`: the materialised value of declared field `name` as text."""
+    return table.c.fields.op("->>", return_type=sa.Text)(inline(name))
+
+
 def record_columns(names: Iterable[str]) -> list[sa.ColumnElement[Any]]:
     """`records` columns by name, as reads show them: `last_accessed` is `last_accessed()`."""
     return [last_accessed().label(name) if name == "last_accessed" else records.c[name] for name in names]

@@ -75,6 +75,7 @@ from sqlalchemy.sql.selectable import Select
 
 from memseek.catalog.fields import epoch_micros
 from memseek.catalog.fields import parse_datetime
+from memseek.schema import field_text
 from memseek.schema import inline
 from memseek.schema import last_accessed
 from memseek.schema import record_columns
@@ -517,7 +518,7 @@ def typed_field(name: str, field_type: str) -> ColumnElement[Any]:
     same-named field of another collection may hold another type)."""
     value = field_json(name)
     if field_type == "string":
-        typed: ColumnElement[Any] = R.fields.op("->>", return_type=sa.Text)(inline(name))
+        typed: ColumnElement[Any] = field_text(records, name)
     elif field_type == "boolean":
         typed = sa.cast(value, sa.Boolean)
     elif field_type == "string_array":

@@ -50,6 +50,7 @@ from memseek.catalog.models import GraphBlock
 from memseek.errors import Detail
 from memseek.errors import Loc
 from memseek.errors import RequestInvalid
+from memseek.schema import field_text
 from memseek.schema import inline
 from memseek.schema import records
 
@@ -69,11 +70,6 @@ Ends = list[tuple[str, str]]
 Predicates = BindParameter[list[str]] | None
 graph_records = sa.table("graph_records", *(sa.column(name, records.c[name].type) for name in GRAPH_COLUMNS))
 """The records graph reads look links up in (module docstring; created by migration 0007)."""
-
-
-def field_text(table: Alias, name: str) -> ColumnElement[str]:
-    """`table.fields ->> 'name'`: the materialised value of declared field `name` as text."""
-    return table.c.fields.op("->>", return_type=sa.Text)(inline(name))
 
 
 def live_in(table: sa.TableClause | Alias, collection: str) -> ColumnElement[bool]:
