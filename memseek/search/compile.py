@@ -81,6 +81,7 @@ from memseek.schema import last_accessed
 from memseek.schema import record_columns
 from memseek.schema import record_postings
 from memseek.schema import records
+from memseek.search.embed import QueryVectorType
 from memseek.search.fuse import EXP_LIMIT
 from memseek.search.rank import AgeHours
 from memseek.search.rank import Const
@@ -401,7 +402,7 @@ class _Context:
     def vector(self) -> ColumnElement[Any]:
         if self.inputs.vector is None:
             raise ValueError("this search needs the query embedding")
-        return request_value("query_vector", R.embedding.type)
+        return request_value("query_vector", QueryVectorType())
 
     def same_model(self, row: Any = records) -> list[ColumnElement[bool]]:
         """The embedding must come from the query vector's model (when the request names one)."""

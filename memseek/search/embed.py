@@ -5,6 +5,10 @@ or unreachable raises `ModelUnavailable` (503) from the provider itself; a vecto
 width or with non-finite values is `ModelOutputInvalid` (503) here, before Postgres would fail
 with "expected N dimensions". Recent query vectors are kept in a small LRU cache keyed by the
 provider's model id and the exact query text.
+
+A statement receives the vector in pgvector's binary form (`QueryVectorType`): formatting 384
+floats as pgvector's text took 0.44 ms a search on this project's machine, the binary form
+0.02 ms.
 """
 
 from __future__ import annotations
@@ -13,6 +17,13 @@ import math
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
+from typing import Any
+
+import psycopg
+import sqlalchemy as sa
+from pgvector import Vector
+from pgvector.psycopg.vector import VectorBinaryDumper
+from pgvector.psycopg.vector import VectorDumper
 
 from memseek.models import ModelOutputInvalid
 from memseek.models.registry import ModelRegistry
@@ -27,6 +38,24 @@ class QueryVector:
 
     values: tuple[float, ...]
     model_id: str
+
+
+class QueryVectorType(sa.types.UserDefinedType[Any]):
+    """The query vector as a statement parameter: a `pgvector.Vector`, which psycopg sends in
+    pgvector's binary form. The dumpers carry no type OID (it differs per database), so the
+    server types the parameter from its use (`embedding <=> $1`)."""
+
+    cache_ok = True
+
+    def get_col_spec(self, **kw: Any) -> str:
+        return f"VECTOR({EMBEDDING_DIM})"
+
+    def bind_processor(self, dialect: Any) -> Any:
+        return lambda values: None if values is None else Vector(list(values))
+
+
+psycopg.adapters.register_dumper(Vector, VectorDumper)  # text: what `memseek explain` prints
+psycopg.adapters.register_dumper(Vector, VectorBinaryDumper)  # registered last: used to execute
 
 
 class _Lru:

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 from uuid import UUID
 
+import numpy as np
 import pytest
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
@@ -13,6 +14,7 @@ from sqlalchemy.engine import Engine
 from memseek.catalog.fields import materialise_all
 from memseek.db import workspace_transaction
 from memseek.errors import RequestInvalid
+from memseek.schema import EMBEDDING_DIM
 from memseek.search.execute import SearchResult
 from memseek.search.execute import execute_compiled
 from memseek.search.execute import prepare_transaction
@@ -146,6 +148,15 @@ def test_formula_values(db: Engine, tenant: Tenant, rank: list[Any], rec: Rec, e
     given(db, tenant, rec)
     result = run(db, tenant, {"mode": "recent", "rank": rank})
     assert values(result) == [pytest.approx(expected, abs=1e-12)]
+
+
+def test_similarity_is_one_minus_the_cosine_distance_to_the_query_vector(db: Engine, tenant: Tenant) -> None:
+    """The query vector travels in pgvector's binary form: the server must read the same floats."""
+    stored, query = np.random.default_rng(3).normal(size=(2, EMBEDDING_DIM)).astype(np.float32)
+    given(db, tenant, Rec(embedding=stored.tolist()))
+    result = run(db, tenant, {"mode": "vector", "q": "x", "rank": ["similarity"]}, vector=query.tolist())
+    a, b = stored.astype(np.float64), query.astype(np.float64)
+    assert values(result) == [pytest.approx(a @ b / np.linalg.norm(a) / np.linalg.norm(b), abs=1e-6)]
 
 
 def test_text_match_is_length_normalised_ts_rank_cd_in_unit_range(db: Engine, tenant: Tenant) -> None:

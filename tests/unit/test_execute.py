@@ -1,0 +1,34 @@
+"""The driver-level form of a search statement: native placeholders and the query vector."""
+
+from __future__ import annotations
+
+import psycopg
+import pytest
+from pgvector import Vector
+from psycopg.adapt import PyFormat
+from psycopg.pq import Format
+
+from memseek.search.embed import QueryVectorType
+from memseek.search.execute import native_placeholders
+
+
+@pytest.mark.parametrize(
+    ("pyformat", "native", "names"),
+    [
+        ("SELECT 1", "SELECT 1", ()),
+        ("a = %(a)s AND b = %(b)s", "a = $1 AND b = $2", ("a", "b")),
+        ("a = %(a)s OR a < %(b)s OR a > %(a)s", "a = $1 OR a < $2 OR a > $1", ("a", "b")),
+        ("x %% 2 = %(n)s AND t LIKE 'a%%'", "x % 2 = $1 AND t LIKE 'a%'", ("n",)),
+        ("IN (%(ids_1_1)s, %(ids_1_2)s)", "IN ($1, $2)", ("ids_1_1", "ids_1_2")),
+    ],
+    ids=["no-parameters", "in-order", "a-name-twice-keeps-its-number", "escaped-percent", "expanded-in"],
+)
+def test_native_placeholders(pyformat: str, native: str, names: tuple[str, ...]) -> None:
+    assert native_placeholders(pyformat) == (native, names)
+
+
+def test_the_query_vector_is_sent_in_pgvectors_binary_form() -> None:
+    value = QueryVectorType().bind_processor(None)((0.5, -1.25))
+    assert value == Vector([0.5, -1.25])
+    assert psycopg.adapters.get_dumper(Vector, PyFormat.AUTO).format is Format.BINARY
+    assert psycopg.adapters.get_dumper(Vector, PyFormat.TEXT)(Vector).dump(value) == b"[0.5,-1.25]"
