@@ -117,7 +117,12 @@ def test_latency_suite(tmp_path: Path) -> None:
     assert not problems
     assert all(m["mean_hits"] > 0 for m in result["modes"])
     assert set(result["raw"]) == {"vector", "vector_pool", "text", "hybrid", "recent", "structured"}
-    assert all(raw["latency"]["n"] == 5 for raw in result["raw"].values())  # beside the timed requests
+    assert all(raw["latency"]["n"] == 5 for raw in result["raw"].values())  # one per timed request
+    placements = {name: raw["placement"].split()[0] for name, raw in result["raw"].items()}
+    assert placements == {
+        "vector": "beside", "vector_pool": "beside", "recent": "beside", "structured": "beside",
+        "text": "after", "hybrid": "after",
+    }  # fmt: skip
     vector = next(m for m in result["modes"] if m["mode"] == "vector")
     assert vector["searching"]["p50"] < vector["server"]["p50"]  # the query embedding is left out
     assert set(vector) >= {"vs_raw", "vs_raw_pool"}
