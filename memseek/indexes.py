@@ -17,9 +17,11 @@ looking a few up per node; the table is analysed once when one is added.
 A structured search reads the first `candidates` eligible records of its scope in `order_by`
 order. For every field a loaded collection version declares `sortable: true`, start-up creates
 partial B-trees over the collection's ready, non-retracted records (the rules every search
-applies), keyed exactly as `memseek.search.compile` orders by that field alone — the typed value
-(`typed_field`; strings by code point) in the sort's direction with missing values last, then
-ingestion order and id ascending (spec "Ordering and ties"):
+applies; the predicate also states `compile.SORTED_LIST`, which only a structured list states, so
+that scored searches never weigh these indexes), keyed exactly as `memseek.search.compile`
+orders by that field alone — the typed value (`typed_field`; strings by code point) in the
+sort's direction with missing values last, then ingestion order and id ascending (spec
+"Ordering and ties"):
 
 * `records_sort_<collection>_<field>_<asc|desc>` on `(workspace_id, entity, <value>, seq, id)`,
   for searches scoped to one entity;
@@ -56,6 +58,7 @@ from sqlalchemy.sql.elements import Grouping
 from memseek.catalog.catalog import Catalog
 from memseek.schema import inline
 from memseek.schema import records
+from memseek.search.compile import SORTED_LIST
 from memseek.search.compile import sort_key
 from memseek.search.compile import typed_field
 from memseek.search.graph import NODE_COLLATION
@@ -157,6 +160,7 @@ def sort_index(
             records.c.collection == inline(collection),
             records.c.processing == inline("ready"),
             records.c.retracted_at.is_(None),
+            SORTED_LIST,
         ),
         _table=records,
     )

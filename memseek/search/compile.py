@@ -1138,6 +1138,14 @@ def _scored_top(ctx: _Context) -> tuple[CTE, CTE]:
     return proposed, top.cte("top")
 
 
+SORTED_LIST = R.seq > inline(0)
+"""True of every record. Only a structured list states it, and every sort index's predicate
+requires it (`memseek.indexes.sort_index`): otherwise each list of a scored search, which states
+the rest of that predicate (collection, ready, not retracted), proves it too, and the planner
+weighs every sort index for every such reference of `records` although none can serve a scored
+list (hybrid planning at 100k with 12 sort indexes: 5.5 → 3.8 ms; docs/benchmarks.md)."""
+
+
 def sort_key(value: ColumnElement[Any], order: OrderBy, field_type: str) -> ColumnElement[Any]:
     """One structured sort key: its direction, missing values last; strings by code point."""
     if field_type == "string":
@@ -1158,7 +1166,8 @@ def _structured_top(ctx: _Context) -> tuple[CTE, CTE]:
     plan = ctx.plan
     keys = [typed_field(o.field, plan.field_types[o.field]) for o in plan.order_by or ()]
     carried = [R.occurred_at, R.seq, *(key.label(f"key_{i}") for i, key in enumerate(keys))]
-    listed = _eligible(ctx).add_columns(*carried).order_by(*_structured_order(plan, keys, records))
+    listed = _eligible(ctx, SORTED_LIST).add_columns(*carried)
+    listed = listed.order_by(*_structured_order(plan, keys, records))
     proposed = listed.limit(plan.candidates).cte("structured_candidates")
     pool_keys = [proposed.c[f"key_{i}"] for i in range(len(keys))]
     ranked = sa.select(

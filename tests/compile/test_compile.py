@@ -218,6 +218,26 @@ def test_a_structured_list_is_its_own_pool() -> None:
     assert sql.count("JOIN records ON") == 1
 
 
+@pytest.mark.parametrize(
+    ("body", "states_it"),
+    [
+        ({"mode": "structured", "order_by": [{"field": "amount"}]}, True),
+        ({"mode": "structured", "order_by": [{"field": "amount"}], "scope": {"entities": ["e1"]}}, True),
+        ({"mode": "hybrid", "q": "x"}, False),
+        ({"mode": "vector", "q": "x"}, False),
+        ({"mode": "text", "q": "x"}, False),
+        ({"mode": "recent"}, False),
+    ],
+    ids=["structured", "structured-one-entity", "hybrid", "vector", "text", "recent"],
+)
+def test_only_a_structured_list_states_the_sort_indexes_clause(body: dict[str, Any], states_it: bool) -> None:
+    """Every sort index's predicate requires `records.seq > 0` (`memseek.indexes.sort_index`):
+    a structured list must state it to read them, and no scored list may, or the planner weighs
+    every sort index for it."""
+    sql, _ = render(compiled(body, WS, vector=[0.0] * 384).statement)
+    assert ("records.seq > 0" in sql) is states_it
+
+
 def test_vector_proposal_orders_by_distance_alone() -> None:
     sql, _ = render(compiled({"mode": "vector", "q": "x"}, WS, vector=[0.0] * 384).statement)
     assert "ORDER BY records.embedding <=> %(query_vector)s LIMIT" in sql

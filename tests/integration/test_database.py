@@ -59,6 +59,22 @@ def test_upgrade_downgrade_every_revision(pg_server_url: str) -> None:
     engine.dispose()
 
 
+def test_0009_drops_the_sort_indexes_built_without_the_structured_clause(pg_server_url: str) -> None:
+    """Start-up creates a sort index only if none has its name, so the revision drops the old ones."""
+    url = make_database(pg_server_url, "memseek_sort_marker")
+    engine = create_db_engine(Settings(database_url=url))
+    migrate.upgrade(engine, "0008")
+    old = ["records_sort_notes_due_asc", "records_sortall_notes_due_desc"]
+    with engine.begin() as conn:
+        for name in [*old, "records_scope_extra"]:
+            conn.execute(sa.text(f"CREATE INDEX {name} ON records (workspace_id, seq)"))
+    migrate.upgrade(engine)
+    names = {index["name"] for index in sa.inspect(engine).get_indexes("records")}
+    assert not names & set(old)
+    assert "records_scope_extra" in names  # only the sort indexes' names are dropped
+    engine.dispose()
+
+
 def _script(engine: sa.engine.Engine):  # type: ignore[no-untyped-def]
     from alembic.config import Config
     from alembic.script import ScriptDirectory
