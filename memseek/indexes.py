@@ -157,10 +157,10 @@ def sort_index(
         records.c.seq,
         records.c.id,
         postgresql_where=sa.and_(
+            SORTED_LIST,  # first: proving a predicate stops at its first clause a list does not state
             records.c.collection == inline(collection),
             records.c.processing == inline("ready"),
             records.c.retracted_at.is_(None),
-            SORTED_LIST,
         ),
         _table=records,
     )
