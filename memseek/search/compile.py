@@ -1143,7 +1143,8 @@ SORTED_LIST = R.seq > inline(0)
 requires it (`memseek.indexes.sort_index`): otherwise each list of a scored search, which states
 the rest of that predicate (collection, ready, not retracted), proves it too, and the planner
 weighs every sort index for every such reference of `records` although none can serve a scored
-list (hybrid planning at 100k with 12 sort indexes: 5.5 → 3.8 ms; docs/benchmarks.md)."""
+list (hybrid planning at 100k with 12 sort indexes: 5.4–5.6 → 4.4–4.5 ms, and 3.7–3.9 with no
+sort indexes at all; docs/search.md)."""
 
 
 def sort_key(value: ColumnElement[Any], order: OrderBy, field_type: str) -> ColumnElement[Any]:
