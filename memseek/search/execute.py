@@ -151,7 +151,8 @@ def execute_compiled(conn: Connection, compiled: CompiledSearch) -> SearchResult
 
 
 def _execute(conn: Connection, statement: Executable, params: Mapping[str, Any]) -> Sequence[Any]:
-    """Run one search statement on the connection's driver cursor; rows as dicts.
+    """Run one search statement on the connection's driver cursor (psycopg's `RawCursor`, with
+    `native_placeholders`); rows as dicts.
 
     The template is compiled once (`_compiled`); SQLAlchemy's per-execution machinery
     (execution context, result metadata, row proxies) cost ~0.5 ms a statement, a third of a
@@ -294,6 +295,7 @@ def _next(claim: Iterator[int], lock: threading.Lock) -> int | None:
 def literal_sql(conn: Connection, compiled: CompiledSearch) -> str:
     """The statement with this request's values inlined by the driver, as `memseek explain` prints it."""
     sql, values = driver_statement(conn, compiled.statement, compiled.params)
-    # psycopg's own client-side quoting: the printed text is exactly what the server would receive.
+    # psycopg's own client-side quoting: each value as the literal the server would read it as
+    # (execution sends the same values bound to `$n`, the query vector in binary).
     cursor = psycopg.ClientCursor(conn.connection.driver_connection)
     return cursor.mogrify(sql, values)

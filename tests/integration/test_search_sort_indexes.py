@@ -9,7 +9,6 @@ the index really serves the ordered proposal and stops at its limit.
 from __future__ import annotations
 
 import random
-import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -33,6 +32,7 @@ from memseek.search.compile import CompiledSearch
 from memseek.search.compile import Explain
 from memseek.search.execute import driver_statement
 from memseek.search.execute import execute_compiled
+from memseek.search.execute import native_placeholders
 from memseek.search.execute import prepare_transaction
 from memseek.search.execute import run_compiled
 from tests.conftest import Tenant
@@ -220,7 +220,7 @@ def kept_plan(engine: Engine, tenant: Tenant, search: CompiledSearch) -> str:
         prepared = sa.text("SELECT name FROM pg_prepared_statements WHERE statement LIKE :tag")
         name = conn.execute(prepared, {"tag": "%/* memseek test */%"}).scalar_one()
         sql, values = driver_statement(conn, search.statement, search.params)
-        order = dict.fromkeys(re.findall(r"%\((\w+)\)s", sql))  # psycopg's $n order
+        _, order = native_placeholders(sql)  # the $n order the statement was prepared with
         cursor = psycopg.ClientCursor(conn.connection.driver_connection)
         args = cursor.mogrify(", ".join(f"%({n})s" for n in order), values)
         plan = "\n".join(conn.exec_driver_sql(f"EXPLAIN EXECUTE {name}({args})").scalars())
