@@ -27,6 +27,7 @@ from tests.integration.searchdata import collection
 from tests.integration.searchdata import compiled
 from tests.integration.searchdata import hours_ago
 from tests.integration.searchdata import insert
+from tests.integration.searchdata import unit
 
 MAIN = collection()
 CONST = ["const", 1]
@@ -171,6 +172,31 @@ def test_text_match_is_length_normalised_ts_rank_cd_in_unit_range(db: Engine, te
         expected = conn.execute(sql, {"texts": texts}).scalars().all()
     assert values(result) == pytest.approx(expected, rel=1e-6)
     assert all(0 < v < 1 for v in expected)
+
+
+def test_hybrid_text_match_of_rows_the_keyword_list_did_not_propose(db: Engine, tenant: Tenant) -> None:
+    """The pool ranks the other lists' rows itself: a matching one gets its ts_rank_cd, one holding
+    no query lexeme 0. The newest-first list brings in matches the shortened keyword list left out;
+    the nearest embeddings belong to records that do not match."""
+    matching = [" ".join(["budget"] * (i + 1) + ["note"] * (10 - i)) for i in range(10)]
+    others = [f"unrelated memo {i}" for i in range(6)]
+    recs = [Rec(text=t, occurred_at=hours_ago(i), embedding=unit(0, 1)) for i, t in enumerate(matching)]
+    recs += [Rec(text=t, occurred_at=hours_ago(100 + i), embedding=unit(1, 0)) for i, t in enumerate(others)]
+    record_ids = given(db, tenant, *recs)
+    body = {"mode": "hybrid", "q": "budget", "k": 10, "rank": ["text_match"], "params": {"candidates": 10}}
+    result = run(db, tenant, body, vector=unit(1, 0))
+    sql = sa.text(
+        "SELECT ts_rank_cd(to_tsvector('english', t), memseek_any_lexeme('english', 'budget'), 1|32)"
+        " FROM unnest(CAST(:texts AS text[])) WITH ORDINALITY AS texts(t, n) ORDER BY n"
+    )
+    with db.connect() as conn:
+        ranks = conn.execute(sql, {"texts": matching + others}).scalars().all()
+    expected = dict(zip(record_ids, ranks, strict=True))
+    assert [h.value for h in result.hits] == [pytest.approx(expected[h.id], rel=1e-6) for h in result.hits]
+    keyword_list = sorted(record_ids[:10], key=expected.__getitem__, reverse=True)[:5]
+    unproposed = [h for h in result.hits if h.id in record_ids[:10] and h.id not in keyword_list]
+    assert unproposed and all(h.value > 0 for h in unproposed)
+    assert any(h.id in record_ids[10:] and h.value == 0 for h in result.hits)
 
 
 def test_normalize_rescales_across_the_pool(db: Engine, tenant: Tenant) -> None:
