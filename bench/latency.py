@@ -203,7 +203,7 @@ def measure_mode(
     """Warm up, then time `opts.queries` requests of `mode` (server and client milliseconds).
     `bare` statements that use this mode's probes run beside each request, first on every other
     probe, so both see the same cache state (neither warms the other's probe first every time);
-    those that rank every match (`SCANS`) run on the same probes after the requests."""
+    those that rank every match (`SCANS`) run once every request of the run is done (`run`)."""
     calls = [service_request(mode, p, opts.k) for p in items]
     try:
         check(service.client.post(*calls[0]), f"{mode} ({calls[0][0]})")
@@ -223,8 +223,6 @@ def measure_mode(
             failed.append(response.status)
         elif index >= opts.warmup:
             responses.append(response)
-    if bare:
-        bare.run_scans(mode, items)
     if not responses:
         return {"mode": mode, "error": f"every request failed: {sorted(set(failed))}"}
     server = [r.server_ms for r in responses if r.server_ms is not None]
@@ -254,17 +252,23 @@ def _probes_of(raw_name: str) -> str:
 
 SCANS = frozenset({"text", "hybrid"})
 """Bare statements that rank every match of the query (~1 s each at 1M records). Each reads
-more of the table than the service's whole working set, so beside the requests it would evict
-that set between two of them: at 1M records, hybrid p50 / p95 was 36–38 / 49–56 ms with only
-the bounded bare statements beside it, against 75.5 / 252 ms in a run with these beside text
-and hybrid (docs/benchmarks.md, session of 2026-12-01 19:04). They run after their mode's
-requests, on warmer caches than beside them: a conservative ratio for the service."""
+more of the table than the service's whole working set, so before any request it would evict
+that set: at 1M records, hybrid p50 / p95 was 36–38 / 49–56 ms with only the bounded bare
+statements beside it, against 75.5 / 252 ms in a run with these beside text and hybrid, and
+33.3 / 68.0 when text's ran after text's requests, just before hybrid's (docs/benchmarks.md,
+sessions of 2026-12-01 19:04 and 21:19). They run last, after every request of the run (the
+modes, the fused sources and throughput), on caches the requests warmed: a conservative ratio
+for the service."""
+
+
+PLACEMENTS = {False: "beside its mode's requests", True: "after every request of the run"}
+"""Where a bare statement ran, by whether it is one of `SCANS` (recorded with its result)."""
 
 
 class BareRuns:
     """The bare engine's statements on one connection: each runs on a mode's probes, beside that
-    mode's requests (`measure_mode`) or, when the mode itself is not measured, on its own
-    (`run_alone`); timed samples are kept per statement."""
+    mode's requests (`measure_mode`), or on its own (`run_alone`) when the mode itself is not
+    measured or the statement is one of `SCANS`; timed samples are kept per statement."""
 
     def __init__(self, conn: Any, names: Iterable[str], opts: LatencyOptions, workspace: Any) -> None:
         self.conn, self.opts, self.workspace = conn, opts, workspace
@@ -276,12 +280,6 @@ class BareRuns:
         for name in self.samples:
             if _probes_of(name) == mode and name not in SCANS:
                 self._once(name, probe, timed)
-
-    def run_scans(self, mode: str, items: list[Probe]) -> None:
-        """Every statement of `SCANS` that uses `mode`'s probes, on each of them."""
-        for name in self.samples:
-            if _probes_of(name) == mode and name in SCANS:
-                self.run_alone(name, items)
 
     def run_alone(self, name: str, items: list[Probe]) -> None:
         for index, probe in enumerate(items):
@@ -304,7 +302,7 @@ class BareRuns:
         return {
             name: {
                 "raw": name,
-                "placement": "after its mode's requests" if name in SCANS else "beside its mode's requests",
+                "placement": PLACEMENTS[name in SCANS],
                 "latency": percentiles([ms for ms, _ in samples]),
                 "mean_rows": float(np.mean([rows for _, rows in samples])),
             }
@@ -438,19 +436,22 @@ def run(options: LatencyOptions, service_options: ServiceOptions) -> dict[str, A
                 measure_mode(service, mode, probes.per_mode[mode], options, bare) for mode in options.modes
             ]
             for name in bare.samples:
-                if _probes_of(name) not in options.modes:
+                if _probes_of(name) not in options.modes and name not in SCANS:
+                    bare.run_alone(name, probes.per_mode[_probes_of(name)])
+            fused_sources_result = (
+                measure_fused_sources(service, probes.per_mode["fused"], options)
+                if "fused" in options.modes
+                else {}
+            )
+            hybrid_ok = any(m["mode"] == "hybrid" and "server" in m for m in modes)  # measured and working
+            levels = throughput(service, probes.pool, options) if hybrid_ok else []
+            rss = service.rss_bytes()
+            for name in bare.samples:  # last: each evicts the requests' working set (`SCANS`)
+                if name in SCANS:
                     bare.run_alone(name, probes.per_mode[_probes_of(name)])
             raw = bare.results()
             sizes = relation_sizes(conn)
             versions = database_versions(conn)
-        fused_sources_result = (
-            measure_fused_sources(service, probes.per_mode["fused"], options)
-            if "fused" in options.modes
-            else {}
-        )
-        hybrid_ok = any(m["mode"] == "hybrid" and "server" in m for m in modes)  # measured and working
-        levels = throughput(service, probes.pool, options) if hybrid_ok else []
-        rss = service.rss_bytes()
         tuning = service.tuning
     for row in modes:
         if "server" not in row:

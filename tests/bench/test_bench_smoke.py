@@ -118,10 +118,11 @@ def test_latency_suite(tmp_path: Path) -> None:
     assert all(m["mean_hits"] > 0 for m in result["modes"])
     assert set(result["raw"]) == {"vector", "vector_pool", "text", "hybrid", "recent", "structured"}
     assert all(raw["latency"]["n"] == 5 for raw in result["raw"].values())  # one per timed request
-    placements = {name: raw["placement"].split()[0] for name, raw in result["raw"].items()}
+    placements = {name: raw["placement"] for name, raw in result["raw"].items()}
+    beside, last = "beside its mode's requests", "after every request of the run"
     assert placements == {
-        "vector": "beside", "vector_pool": "beside", "recent": "beside", "structured": "beside",
-        "text": "after", "hybrid": "after",
+        "vector": beside, "vector_pool": beside, "recent": beside, "structured": beside,
+        "text": last, "hybrid": last,
     }  # fmt: skip
     vector = next(m for m in result["modes"] if m["mode"] == "vector")
     assert vector["searching"]["p50"] < vector["server"]["p50"]  # the query embedding is left out
