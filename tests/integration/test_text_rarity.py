@@ -121,8 +121,8 @@ def test_a_workspace_known_to_be_large_is_not_counted(db: Engine, tenant: Tenant
 def test_a_search_that_counts_scale_records_marks_its_workspace_large(
     db: Engine, runtime: Runtime, tenant: Tenant, other_tenant: Tenant
 ) -> None:
-    """Records are never deleted, so the service remembers the count once it reaches RARITY_SCALE
-    and passes it to later searches of that workspace only."""
+    """Records are never deleted, so the service remembers the count once it reaches RARITY_SCALE:
+    later statements of that workspace only carry the scale instead of counting."""
     fill(db, tenant, RARITY_SCALE - 1, "budget")
     spec = parse_search({"mode": "text", "q": QUERY, "k": 1})
     run_search(runtime, tenant.id, spec)
@@ -130,6 +130,6 @@ def test_a_search_that_counts_scale_records_marks_its_workspace_large(
     given(db, tenant, Rec(text=RARE_ONE))
     run_search(runtime, tenant.id, spec)
     assert tenant.id in runtime.large_workspaces and other_tenant.id not in runtime.large_workspaces
-    prepared = prepare(runtime, tenant.id, spec)
-    assert prepared.compiled[0].params["known_records"] == RARITY_SCALE
-    assert prepare(runtime, other_tenant.id, spec).compiled[0].params["known_records"] is None
+    large, other = (str(prepare(runtime, t.id, spec).compiled[0].statement) for t in (tenant, other_tenant))
+    assert "workspace_records" not in large and f"{RARITY_SCALE} AS n" in large  # carries the scale
+    assert "workspace_records" in other  # counts its records
