@@ -748,16 +748,14 @@ def rarity_bounds(ctx: _Context) -> CTE:
     """One row: the workspace's records counted up to `RARITY_SCALE` (`n`) and each class's
     largest posting count (`A`, `B`, `C`; -1 in a workspace too small to label). A workspace
     known to hold that many (`Inputs.large_workspace`) is not counted: its statement carries the
-    constants, and no reference to `records` that the planner would still weigh (~0.3 ms)."""
+    scale as a constant, and no reference to `records` that the planner would still weigh
+    (~0.3 ms); the bounds follow from `n` alike."""
     if ctx.inputs.large_workspace:
-        scale = [inline(math.floor(RARITY_SCALE * share)).label(label) for label, share in RARITY_CLASSES]
-        return sa.select(inline(RARITY_SCALE).label("n"), *scale).cte("rarity_bounds")
-    held = sa.select(R.seq).where(R.workspace_id == ctx.ws).limit(RARITY_SCALE)
-    size = (
-        sa.select(sa.func.count().label("n"))
-        .select_from(held.subquery("workspace_records"))
-        .subquery("workspace_size")
-    )
+        size = sa.select(inline(RARITY_SCALE).label("n")).subquery("workspace_size")
+    else:
+        held = sa.select(R.seq).where(R.workspace_id == ctx.ws).limit(RARITY_SCALE)
+        counted = sa.select(sa.func.count().label("n")).select_from(held.subquery("workspace_records"))
+        size = counted.subquery("workspace_size")
     bounds = [
         sa.case(
             (size.c.n >= RARITY_MIN_RECORDS, sa.cast(sa.func.floor(size.c.n * fraction), sa.Integer)),
