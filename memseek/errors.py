@@ -84,6 +84,12 @@ class BackendUnavailable(MemseekError):
     code = "backend_unavailable"
 
 
+class SearchTimeout(BackendUnavailable):
+    """A search statement ran longer than SEARCH_TIMEOUT_MS (PostgreSQL cancelled it)."""
+
+    code = "search_timeout"
+
+
 class ConfigError(Exception):
     """A deployment setting is invalid; raised before the service starts."""
 

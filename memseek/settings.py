@@ -52,6 +52,7 @@ class Settings:
     search_render_tokens: int = 16000
     max_response_bytes: int = 4 * 1024 * 1024
     search_max_concurrency: int = 4
+    search_timeout_ms: int = 30_000
     touch_on_read: bool = True
     max_record_chars: int = 32768
     max_request_bytes: int = 64 * 1024 * 1024  # a full batch: 1,000 records of MAX_RECORD_CHARS each

@@ -46,6 +46,7 @@ from sqlalchemy.sql.expression import Executable
 from memseek.db import workspace_transaction
 from memseek.errors import Detail
 from memseek.errors import RequestInvalid
+from memseek.errors import SearchTimeout
 from memseek.search.compile import TEMPLATE_CACHE
 from memseek.search.compile import CompiledSearch
 from memseek.search.fuse import Hit
@@ -62,6 +63,8 @@ HELPERS = ThreadPoolExecutor(max_workers=HELPER_THREADS, thread_name_prefix="mem
 database pool could serve at once would only queue for connections."""
 OUT_OF_RANGE = "22003"
 """SQLSTATE numeric_value_out_of_range: a rank formula overflowed float8."""
+QUERY_CANCELED = "57014"
+"""SQLSTATE query_canceled: the statement outlived `statement_timeout` (SEARCH_TIMEOUT_MS)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,6 +177,11 @@ def _execute(conn: Connection, statement: Executable, params: Mapping[str, Any])
                 "the rank formula produced a value out of range",
                 [Detail(("rank",), "every value a formula produces must be finite")],
             ) from None
+        if exc.sqlstate == QUERY_CANCELED:
+            raise SearchTimeout(
+                "the search ran longer than this deployment allows (SEARCH_TIMEOUT_MS); "
+                "narrow its scope or lower params.candidates"
+            ) from None
         raise _wrapped(conn, exc, sql, args) from exc
 
 
@@ -243,14 +251,26 @@ def to_result(rows: Sequence[Any]) -> SearchResult:
     )
 
 
+def search_settings(engine: Engine, compiled: CompiledSearch, timeout_ms: int) -> dict[str, str]:
+    """`planner_settings` plus the statement timeout (SEARCH_TIMEOUT_MS): a search that outlives
+    it is cancelled by PostgreSQL and answered `503 search_timeout`, so one runaway search cannot
+    hold a connection and a server thread indefinitely."""
+    return planner_settings(engine, compiled) | {"statement_timeout": str(timeout_ms)}
+
+
 def run_searches(
-    engine: Engine, workspace_id: UUID, searches: Sequence[CompiledSearch], max_concurrency: int
+    engine: Engine,
+    workspace_id: UUID,
+    searches: Sequence[CompiledSearch],
+    max_concurrency: int,
+    timeout_ms: int,
 ) -> list[SearchResult]:
-    """Run every search, each in its own workspace transaction (scope and planner settings in
-    one round trip); results in request order."""
+    """Run every search, each in its own workspace transaction (scope, planner settings and
+    timeout in one round trip); results in request order."""
 
     def one(compiled: CompiledSearch) -> SearchResult:
-        with workspace_transaction(engine, workspace_id, planner_settings(engine, compiled)) as conn:
+        settings = search_settings(engine, compiled, timeout_ms)
+        with workspace_transaction(engine, workspace_id, settings) as conn:
             return execute_compiled(conn, compiled)
 
     return run_parallel(one, searches, max_concurrency)

@@ -187,8 +187,9 @@ def run_search(runtime: Runtime, workspace_id: UUID, spec: SearchSpec, label: st
     if reads_last_accessed(prepared.plan):
         runtime.touches.settle(workspace_id)  # rank on the last_accessed earlier searches set
     searched = time.perf_counter()
-    concurrency = runtime.settings.search_max_concurrency
-    results = run_searches(runtime.engine, workspace_id, prepared.compiled, concurrency)
+    limits = runtime.settings
+    concurrency, timeout_ms = limits.search_max_concurrency, limits.search_timeout_ms
+    results = run_searches(runtime.engine, workspace_id, prepared.compiled, concurrency, timeout_ms)
     note_workspace_size(runtime, workspace_id, results)
     results, judged = _rerank(runtime, prepared, results)
     ranked, graph_info = _finish(runtime, workspace_id, prepared, _rank(prepared, results), label)

@@ -46,6 +46,7 @@ DEFAULTS = {
     "database_url": None, "memseek_package": None, "max_query_chars": 8192, "max_graph_depth": 16,
     "max_graph_paths": 500, "search_render_tokens": 16000, "max_response_bytes": 4 * 1024 * 1024,
     "search_max_concurrency": 4, "touch_on_read": True, "max_record_chars": 32768,
+    "search_timeout_ms": 30_000,
 }  # fmt: skip
 
 
@@ -77,6 +78,7 @@ def test_the_design_defaults() -> None:
         ("SEARCH_RENDER_TOKENS", "2000", "search_render_tokens", 2000),
         ("MAX_RESPONSE_BYTES", "65536", "max_response_bytes", 65536),
         ("SEARCH_MAX_CONCURRENCY", "2", "search_max_concurrency", 2),
+        ("SEARCH_TIMEOUT_MS", "2500", "search_timeout_ms", 2500),
         ("TOUCH_ON_READ", "false", "touch_on_read", False),
         ("TOUCH_ON_READ", "0", "touch_on_read", False),
         ("TOUCH_ON_READ", "TRUE", "touch_on_read", True),
@@ -96,6 +98,7 @@ def test_every_design_variable_is_read(variable: str, raw: str, attribute: str, 
         ("TOUCH_ON_READ", "perhaps"),
         ("MAX_RESPONSE_BYTES", "-1"),
         ("SEARCH_MAX_CONCURRENCY", "two"),
+        ("SEARCH_TIMEOUT_MS", "0"),
     ],
 )
 def test_an_invalid_variable_stops_the_command_naming_it(variable: str, raw: str) -> None:

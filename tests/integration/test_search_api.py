@@ -467,3 +467,20 @@ def test_get_search_on_the_reference_catalog(client: Client) -> None:
     body = client.get("/search?q=budget").get_json()
     assert body["hits"] == [] and body["rendered"] == ""
     assert client.get("/context?q=budget").status_code == 200
+
+
+def test_a_search_that_outlives_search_timeout_ms_is_a_503_and_nothing_else_breaks(
+    settings: Settings, db: Engine, tenant: Tenant
+) -> None:
+    """PostgreSQL cancels a statement past SEARCH_TIMEOUT_MS; the client gets `503 search_timeout`
+    in the one error shape, and the next search on the same service still answers."""
+    given(db, tenant, *(Rec(text=f"alpha record number {i}") for i in range(1500)))
+    body = {"q": "alpha record", "mode": "text", "k": 5, "scope": {"entities": ["e1"]}}
+    slow = make_client(settings, db, tenant, None, touch_on_read=False, search_timeout_ms=1)
+    response = slow.post("/search", json=body)
+    assert response.status_code == 503
+    error = response.get_json()["error"]
+    assert error["code"] == "search_timeout" and error["details"] == []
+    assert "SEARCH_TIMEOUT_MS" in error["message"]
+    patient = make_client(settings, db, tenant, None, touch_on_read=False)
+    assert len(search(patient, body)["hits"]) == 5  # the cancelled statement's connection serves on
