@@ -23,6 +23,8 @@ from memseek.catalog.models import Package
 from memseek.catalog.models import View
 from memseek.catalog.problems import Problem
 from memseek.catalog.problems import format_loc
+from memseek.catalog.problems import overlaps
+from memseek.catalog.problems import pruned
 from memseek.catalog.template import fill_template
 from memseek.catalog.template import placeholder_problems
 from memseek.catalog.template import sample_values
@@ -225,18 +227,31 @@ def view_problems(view: View, catalog: Catalog) -> tuple[Found, Footprint | None
     return _graph_view_problems(view, catalog)
 
 
+CHECK_PASSES = 4
+"""How often a view's query is checked again without the parts found wrong (`pruned`)."""
+
+
 def _search_view_problems(view: View, catalog: Catalog) -> tuple[Found, Footprint | None]:
-    details = placeholder_problems(view.query, view.parameters, ("query",))
-    if details:
-        return [(d.loc, d.msg) for d in details], None
+    details = placeholder_problems(view.query, view.parameters, ())
+    found: Found = [(("query",) + d.loc, d.msg) for d in details]
     if catalog.rank_default is None:  # its own problem is already reported; searches need it
-        return [], None
-    try:
-        spec = parse_search(fill_template(view.query, sample_values(view.parameters)))
-        plan = resolve(spec, catalog, None)
-    except RequestInvalid as exc:
-        return [(("query",) + d.loc, d.msg) for d in exc.details], None
-    found: Found = [(("query",) + d.loc, d.msg) for d in score_name_problems(spec, plan, catalog)]
+        return found, None
+    query = pruned(view.query, [d.loc for d in details])
+    for _ in range(CHECK_PASSES):
+        if query is None:
+            return found, None
+        try:
+            spec = parse_search(fill_template(query, sample_values(view.parameters)))
+            plan = resolve(spec, catalog, None)
+            break
+        except RequestInvalid as exc:
+            reported = [loc for loc, _ in found]
+            new = [(("query",) + d.loc, d.msg) for d in exc.details]
+            found += [(loc, msg) for loc, msg in new if not overlaps(loc, reported)]
+            query = pruned(query, [d.loc for d in exc.details])
+    else:
+        return found, None
+    found += [(("query",) + d.loc, d.msg) for d in score_name_problems(spec, plan, catalog)]
     found += [
         (("required_capabilities", i), f"search profile {profile!r} cannot do {capability}")
         for i, capability in enumerate(view.required_capabilities)

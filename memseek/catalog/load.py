@@ -33,6 +33,7 @@ from pydantic import ValidationError
 
 from memseek.catalog.base import NAME_PATTERN
 from memseek.catalog.catalog import Catalog
+from memseek.catalog.checks import CHECK_PASSES
 from memseek.catalog.checks import check_catalog
 from memseek.catalog.conf import ClientEnrichment
 from memseek.catalog.conf import LlmLabel
@@ -45,6 +46,7 @@ from memseek.catalog.models import Package
 from memseek.catalog.models import View
 from memseek.catalog.problems import CatalogError
 from memseek.catalog.problems import Problem
+from memseek.catalog.problems import pruned
 from memseek.errors import Loc
 from memseek.models.config import ModelDecl
 from memseek.paths import resource
@@ -243,16 +245,25 @@ class Reader:
     ) -> Entry | None:
         """Validate one definition; its name and version come from the model once it is valid."""
         label = f"{kind} {name} v{version}"
-        try:
-            model = validate(raw)
-        except ValidationError as exc:
-            self.problems += [
-                Problem(self._display(file), loc + tuple(e["loc"]), _message(e["msg"]), label)
-                for e in exc.errors(include_url=False)
-            ]
-            return None
-        except ValueError as exc:
-            self.problems.append(Problem(self._display(file), loc, str(exc), label))
+        model = None
+        checked = raw
+        for _ in range(CHECK_PASSES):
+            try:
+                model = validate(checked)
+                break
+            except ValidationError as exc:
+                errors = exc.errors(include_url=False)
+                self.problems += [
+                    Problem(self._display(file), loc + tuple(e["loc"]), _message(e["msg"]), label)
+                    for e in errors
+                ]
+                checked = _without_parameter_constraints(checked, [tuple(e["loc"]) for e in errors])
+                if checked is None:
+                    return None
+            except ValueError as exc:
+                self.problems.append(Problem(self._display(file), loc, str(exc), label))
+                return None
+        if model is None:
             return None
         name, version = getattr(model, "name", name), getattr(model, "version", version)
         return Entry(kind, name, version, self._display(file), loc, raw, model)
@@ -307,6 +318,15 @@ def _overlay(shipped: Any, own: Any) -> Any:
     if isinstance(variants, dict):
         variants = {**shipped.get("variants", {}), **variants}
     return {**shipped, **own, **({"variants": variants} if variants is not None else {})}
+
+
+def _without_parameter_constraints(raw: Any, locs: list[tuple[Any, ...]]) -> Any | None:
+    """`raw` without the parameter constraints (`parameters.<name>.<key>…`) found wrong, so
+    that its other checks still run (the parameter stays declared, with its type); None when
+    a problem lies elsewhere."""
+    if not all(len(loc) >= 3 and loc[0] == "parameters" for loc in locs):
+        return None
+    return pruned(raw, locs)
 
 
 def _message(msg: str) -> str:

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import copy
+from collections.abc import Iterable
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from memseek.errors import Loc
 from memseek.errors import StartupError
@@ -15,6 +18,44 @@ def format_loc(loc: Loc) -> str:
     for part in loc:
         out += f"[{part}]" if isinstance(part, int) else f".{part}" if out else str(part)
     return out
+
+
+def pruned(data: Any, locs: Iterable[Loc]) -> Any | None:
+    """A copy of `data` without the values at `locs` (mapping keys, list items); None when some
+    loc names nothing to remove or a removal empties its list or mapping. Checking goes on with
+    what is left, so that a definition's later checks run too: every problem at once, not just
+    the first stage's (design §2)."""
+    out = copy.deepcopy(data)
+    for loc in sorted(set(locs), key=_deepest_last_item_first):
+        parent = out
+        for part in loc[:-1]:
+            try:
+                parent = parent[part]
+            except (KeyError, IndexError, TypeError):
+                return None
+        if not loc or not _removable(parent, loc[-1]):
+            return None
+        del parent[loc[-1]]
+        if not parent:  # an emptied list or mapping would mean something else (all collections)
+            return None
+    return out
+
+
+def _deepest_last_item_first(loc: Loc) -> tuple[int, tuple[Any, ...]]:
+    # Items of one list go from the last, so the earlier indexes still name theirs.
+    return (-len(loc), tuple((0, -part) if isinstance(part, int) else (1, part) for part in loc))
+
+
+def _removable(parent: Any, key: str | int) -> bool:
+    if isinstance(parent, dict):
+        return key in parent
+    return isinstance(parent, list) and isinstance(key, int) and 0 <= key < len(parent)
+
+
+def overlaps(loc: Loc, reported: Iterable[Loc]) -> bool:
+    """Whether `loc` is, contains or lies inside a loc already reported: a later check's view of
+    a value an earlier one reported (or removed), not a problem of its own."""
+    return any(loc[: len(other)] == other or other[: len(loc)] == loc for other in reported)
 
 
 @dataclass(frozen=True, slots=True)

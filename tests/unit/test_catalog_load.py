@@ -8,6 +8,7 @@ is wrong.
 # ruff: noqa: E501  (one rule per table row reads better than rows wrapped over five lines)
 from __future__ import annotations
 
+import copy
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,8 @@ from memseek.catalog.load import load_catalog
 from memseek.catalog.problems import CatalogError
 from memseek.catalog.problems import Problem
 from memseek.catalog.problems import format_loc
+from memseek.catalog.problems import overlaps
+from memseek.catalog.problems import pruned
 from memseek.paths import reference_catalog
 from memseek.schema import EMBEDDING_DIM
 from memseek.search.rank import to_tree
@@ -1012,6 +1015,102 @@ def test_every_problem_is_reported_at_once(tmp_path: Path) -> None:
         "views/other.yaml: view other v1: views[0].query.k: Input should be less than or equal to 100",
     ]
     assert [line.strip() for line in lines[1:]] == expected
+
+
+def test_every_stage_of_a_view_reports_its_problems_at_once(tmp_path: Path) -> None:
+    """Design §2, "all errors at once": a view's undeclared placeholder, a malformed `k`, an
+    unknown collection and an undeclared field are all reported, and so is what a broken
+    parameter constraint would otherwise hide."""
+    root = build_catalog(
+        tmp_path,
+        {
+            "views/bad.yaml": """
+            views:
+              - name: bad
+                version: 1
+                parameters: {who: {type: string, required: true}}
+                query:
+                  mode: recent
+                  k: 0
+                  scope: {collections: [notes, nope], entities: ["{{who}}", "{{missing}}"]}
+                  where: {zzz: {eq: 1}}
+              - name: worse
+                version: 1
+                parameters: {x: {type: string, minimum: 3}}
+                query: {mode: vector, q: "{{x}}", scope: {collections: [gone]}}
+            """
+        },
+    )
+    found = {(p.definition, format_loc(p.loc), p.msg) for p in problems_of(root)}
+    q = "views[0].query"
+    assert found == {
+        ("view bad v1", f"{q}.scope.entities[1]", "{{missing}} names no declared parameter"),
+        ("view bad v1", f"{q}.k", "Input should be greater than or equal to 1"),
+        ("view bad v1", f"{q}.scope.collections[1]", "unknown collection 'nope'"),
+        ("view bad v1", f"{q}.where.zzz", "field 'zzz': collection notes v1 does not declare it"),
+        (
+            "view worse v1",
+            "views[1].parameters.x.minimum",
+            "minimum applies only to number and integer parameters",
+        ),
+        ("view worse v1", "views[1].query.scope.collections[0]", "unknown collection 'gone'"),
+    }
+
+
+def test_a_view_without_its_only_collection_is_not_checked_further(tmp_path: Path) -> None:
+    """Removing the one unknown collection would leave a scope of every collection: the checks
+    stop there instead of reporting fields against collections the author never named."""
+    root = build_catalog(
+        tmp_path, view("{mode: recent, scope: {collections: [nope]}, where: {zzz: {eq: 1}}}")
+    )
+    found = [(format_loc(p.loc), p.msg) for p in problems_of(root)]
+    assert found == [("views[0].query.scope.collections[0]", "unknown collection 'nope'")]
+
+
+@pytest.mark.parametrize(
+    ("data", "locs", "expected"),
+    [
+        ({"a": 1, "b": 2}, [("a",)], {"b": 2}),
+        ({"l": [1, 2, 3, 4]}, [("l", 0), ("l", 2)], {"l": [2, 4]}),
+        ({"a": {"b": 1, "c": 2}, "d": 3}, [("a", "b"), ("d",)], {"a": {"c": 2}}),
+        ({"a": 1}, [], {"a": 1}),
+        ({"a": 1}, [("z",)], None),
+        ({"l": [1]}, [("l", 5)], None),
+        ({"a": 1}, [("a", "deeper")], None),
+        ({"l": [1], "b": 2}, [("l", 0)], None),
+        ({"a": 1}, [()], None),
+    ],
+    ids=[
+        "a-key",
+        "list-items-by-their-original-index",
+        "nested-and-top",
+        "nothing",
+        "missing-key",
+        "missing-index",
+        "through-a-scalar",
+        "emptying-a-list",
+        "the-whole",
+    ],
+)
+def test_pruned(data: Any, locs: list[tuple[Any, ...]], expected: Any) -> None:
+    before = copy.deepcopy(data)
+    assert pruned(data, locs) == expected
+    assert data == before  # a copy is pruned, never the input
+
+
+@pytest.mark.parametrize(
+    ("loc", "reported", "expected"),
+    [
+        (("q", "k"), [("q", "k")], True),
+        (("q", "scope"), [("q", "scope", "collections", 0)], True),
+        (("q", "scope", "collections", 0), [("q", "scope")], True),
+        (("q", "where"), [("q", "k")], False),
+        (("q", "k"), [], False),
+    ],
+    ids=["same", "contains-one", "inside-one", "elsewhere", "none-reported"],
+)
+def test_overlaps(loc: tuple[Any, ...], reported: list[tuple[Any, ...]], expected: bool) -> None:
+    assert overlaps(loc, reported) is expected
 
 
 def test_unknown_package_is_an_error() -> None:
