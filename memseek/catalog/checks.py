@@ -21,10 +21,10 @@ from memseek.catalog.graph_contract import graph_contract
 from memseek.catalog.models import Collection
 from memseek.catalog.models import Package
 from memseek.catalog.models import View
+from memseek.catalog.problems import Found
 from memseek.catalog.problems import Problem
+from memseek.catalog.problems import check_pruned
 from memseek.catalog.problems import format_loc
-from memseek.catalog.problems import overlaps
-from memseek.catalog.problems import pruned
 from memseek.catalog.template import fill_template
 from memseek.catalog.template import placeholder_problems
 from memseek.catalog.template import sample_values
@@ -32,7 +32,9 @@ from memseek.errors import RequestInvalid
 from memseek.schema import EMBEDDING_DIM
 from memseek.search.rank import Score
 from memseek.search.rank import iter_nodes
+from memseek.search.request import SearchSpec
 from memseek.search.request import parse_search
+from memseek.search.resolve import RequestPlan
 from memseek.search.resolve import known_scores
 from memseek.search.resolve import resolve
 from memseek.search.resolve import score_name_problems
@@ -151,9 +153,6 @@ def _check_entry(
     return [entry.problem(loc, msg) for loc, msg in check(entry.model, catalog)] if check else []
 
 
-Found = list[tuple[tuple[str | int, ...], str]]
-
-
 def collection_problems(collection: Collection, catalog: Catalog) -> Found:
     """Profiles, embedding model, enrichments and links of one collection version."""
     return (
@@ -227,30 +226,27 @@ def view_problems(view: View, catalog: Catalog) -> tuple[Found, Footprint | None
     return _graph_view_problems(view, catalog)
 
 
-CHECK_PASSES = 4
-"""How often a view's query is checked again without the parts found wrong (`pruned`)."""
-
-
 def _search_view_problems(view: View, catalog: Catalog) -> tuple[Found, Footprint | None]:
-    details = placeholder_problems(view.query, view.parameters, ())
-    found: Found = [(("query",) + d.loc, d.msg) for d in details]
-    if catalog.rank_default is None:  # its own problem is already reported; searches need it
-        return found, None
-    query = pruned(view.query, [d.loc for d in details])
-    for _ in range(CHECK_PASSES):
-        if query is None:
-            return found, None
+    samples = sample_values(view.parameters)
+
+    def attempt(query: Any) -> tuple[tuple[SearchSpec, RequestPlan] | None, Found]:
+        """Placeholders first; then the query filled, parsed and resolved as it runs."""
+        placeholders = placeholder_problems(query, view.parameters)
+        if placeholders:
+            return None, [(d.loc, d.msg) for d in placeholders]
+        if catalog.rank_default is None:  # its own problem is already reported; searches need it
+            return None, []
         try:
-            spec = parse_search(fill_template(query, sample_values(view.parameters)))
-            plan = resolve(spec, catalog, None)
-            break
+            spec = parse_search(fill_template(query, samples))
+            return (spec, resolve(spec, catalog, None)), []
         except RequestInvalid as exc:
-            reported = [loc for loc, _ in found]
-            new = [(("query",) + d.loc, d.msg) for d in exc.details]
-            found += [(loc, msg) for loc, msg in new if not overlaps(loc, reported)]
-            query = pruned(query, [d.loc for d in exc.details])
-    else:
+            return None, [(d.loc, d.msg) for d in exc.details]
+
+    checked, problems = check_pruned(view.query, attempt)
+    found: Found = [(("query",) + loc, msg) for loc, msg in problems]
+    if checked is None:
         return found, None
+    spec, plan = checked
     found += [(("query",) + d.loc, d.msg) for d in score_name_problems(spec, plan, catalog)]
     found += [
         (("required_capabilities", i), f"search profile {profile!r} cannot do {capability}")

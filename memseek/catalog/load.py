@@ -33,7 +33,6 @@ from pydantic import ValidationError
 
 from memseek.catalog.base import NAME_PATTERN
 from memseek.catalog.catalog import Catalog
-from memseek.catalog.checks import CHECK_PASSES
 from memseek.catalog.checks import check_catalog
 from memseek.catalog.conf import ClientEnrichment
 from memseek.catalog.conf import LlmLabel
@@ -45,8 +44,9 @@ from memseek.catalog.models import Collection
 from memseek.catalog.models import Package
 from memseek.catalog.models import View
 from memseek.catalog.problems import CatalogError
+from memseek.catalog.problems import Found
 from memseek.catalog.problems import Problem
-from memseek.catalog.problems import pruned
+from memseek.catalog.problems import check_pruned
 from memseek.errors import Loc
 from memseek.models.config import ModelDecl
 from memseek.paths import resource
@@ -245,24 +245,17 @@ class Reader:
     ) -> Entry | None:
         """Validate one definition; its name and version come from the model once it is valid."""
         label = f"{kind} {name} v{version}"
-        model = None
-        checked = raw
-        for _ in range(CHECK_PASSES):
+
+        def attempt(data: Any) -> tuple[Any, Found]:
             try:
-                model = validate(checked)
-                break
+                return validate(data), []
             except ValidationError as exc:
-                errors = exc.errors(include_url=False)
-                self.problems += [
-                    Problem(self._display(file), loc + tuple(e["loc"]), _message(e["msg"]), label)
-                    for e in errors
-                ]
-                checked = _without_parameter_constraints(checked, [tuple(e["loc"]) for e in errors])
-                if checked is None:
-                    return None
+                return None, [(tuple(e["loc"]), _message(e["msg"])) for e in exc.errors(include_url=False)]
             except ValueError as exc:
-                self.problems.append(Problem(self._display(file), loc, str(exc), label))
-                return None
+                return None, [((), str(exc))]
+
+        model, problems = check_pruned(raw, attempt, _parameter_constraints)
+        self.problems += [Problem(self._display(file), loc + at, msg, label) for at, msg in problems]
         if model is None:
             return None
         name, version = getattr(model, "name", name), getattr(model, "version", version)
@@ -320,13 +313,11 @@ def _overlay(shipped: Any, own: Any) -> Any:
     return {**shipped, **own, **({"variants": variants} if variants is not None else {})}
 
 
-def _without_parameter_constraints(raw: Any, locs: list[tuple[Any, ...]]) -> Any | None:
-    """`raw` without the parameter constraints (`parameters.<name>.<key>…`) found wrong, so
-    that its other checks still run (the parameter stays declared, with its type); None when
-    a problem lies elsewhere."""
-    if not all(len(loc) >= 3 and loc[0] == "parameters" for loc in locs):
-        return None
-    return pruned(raw, locs)
+def _parameter_constraints(locs: list[Loc]) -> bool:
+    """Whether every problem is a parameter's constraint (`parameters.<name>.<key>…`): without
+    them the definition is checked on (the parameters stay declared, with their types); a
+    problem anywhere else stops it."""
+    return all(len(loc) >= 3 and loc[0] == "parameters" for loc in locs)
 
 
 def _message(msg: str) -> str:

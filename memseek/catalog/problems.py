@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from collections.abc import Iterable
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
+from typing import TypeVar
 
 from memseek.errors import Loc
 from memseek.errors import StartupError
@@ -20,13 +22,45 @@ def format_loc(loc: Loc) -> str:
     return out
 
 
+T = TypeVar("T")
+Found = list[tuple[Loc, str]]
+CHECK_PASSES = 4
+"""How often a definition is checked again without the parts found wrong (`check_pruned`)."""
+
+
+def check_pruned(
+    data: Any,
+    attempt: Callable[[Any], tuple[T | None, Found]],
+    prunable: Callable[[list[Loc]], bool] = lambda locs: True,
+) -> tuple[T | None, Found]:
+    """`attempt(data)` → (result or None, problems); while it fails, again on `data` `pruned` of
+    what it found wrong, so that later checks run too: every problem at once, not just the
+    first stage's (design §2). Returns the result (None if no pass succeeded) and every problem,
+    each once: one inside, around or at an earlier pass's problem is that problem seen again."""
+    found: Found = []
+    for _ in range(CHECK_PASSES):
+        result, problems = attempt(data)
+        earlier = [loc for loc, _ in found]
+        found += [(loc, msg) for loc, msg in problems if not overlaps(loc, earlier)]
+        locs = [loc for loc, _ in problems]
+        if result is not None or not locs or not prunable(locs):
+            return result, found
+        data = pruned(data, locs)
+        if data is None:
+            break
+    return None, found
+
+
 def pruned(data: Any, locs: Iterable[Loc]) -> Any | None:
     """A copy of `data` without the values at `locs` (mapping keys, list items); None when some
     loc names nothing to remove or a removal empties its list or mapping. Checking goes on with
     what is left, so that a definition's later checks run too: every problem at once, not just
     the first stage's (design §2)."""
+    wanted = set(locs)
+    if not wanted:
+        return data
     out = copy.deepcopy(data)
-    for loc in sorted(set(locs), key=_deepest_last_item_first):
+    for loc in sorted(wanted, key=_deepest_last_item_first):
         parent = out
         for part in loc[:-1]:
             try:

@@ -777,15 +777,10 @@ def _query_lexemes(ctx: _Context) -> Any:
 def text_match(ctx: _Context, row: Any = records) -> ColumnElement[float]:
     """The `text_match` signal: PostgreSQL `ts_rank_cd` (default weights, no normalisation: "0
     upward, no fixed ceiling", as the spec's signal table says) of the record, its query
-    lexemes labelled by rarity (`query_terms`), for the query.
-
-    Until 2026-12-02 the rank was divided by 1 + log(length) and mapped into [0, 1) (flags
-    1|32). That kept the default hybrid formula's `max(similarity, text_match)` on the semantic
-    side almost everywhere. On short records, which is what a memory service holds, the plain
-    rank lets a strong keyword match win. Measured through the service on the rarity-labelled
-    signal (docs/benchmarks.md, session of 2026-12-01 23:17): LoCoMo R@10 of the default hybrid
-    0.502 → 0.658, text 0.614 → 0.630. On SciFact's long abstracts hybrid nDCG@10 went
-    0.662 → 0.548 and text 0.570 → 0.548."""
+    lexemes labelled by rarity (`query_terms`), for the query. Scaled into [0, 1) (flags 1|32),
+    it lost to similarity in the default hybrid's `max` almost everywhere: LoCoMo R@10 0.502
+    against 0.658 plain, SciFact nDCG@10 0.662 against 0.548 (docs/benchmarks.md, session of
+    2026-12-01 23:17)."""
     return sa.func.ts_rank_cd(ctx.labelled_tsv(row), ctx.tsquery(), type_=FLOAT)
 
 
