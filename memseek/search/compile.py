@@ -181,7 +181,8 @@ class CompiledSearch:
     uses_vector: bool
     candidates: int
     list_size: int
-    """How many rows the statement's semantic list proposes (what `hnsw.ef_search` is set to)."""
+    """How many rows the statement's semantic list proposes (what `hnsw.ef_search` follows,
+    `execute.ef_search`)."""
     reuses_plan: bool = False
     """Whether a prepared statement may keep a generic plan (`reuses_plan`)."""
     fallbacks: tuple[Callable[[], Select[Any]], ...] = ()

@@ -185,7 +185,7 @@ def test_ef_search_follows_the_candidate_count(corpus: tuple[Tenant, list[float]
     search = compiled({"mode": "vector", "q": "x", "params": {"candidates": 321}}, tenant.id, vector=vector)
     with workspace_transaction(engine, tenant.id) as conn:
         prepare_transaction(conn, search)
-        assert conn.execute(sa.text("SHOW hnsw.ef_search")).scalar() == "321"
+        assert conn.execute(sa.text("SHOW hnsw.ef_search")).scalar() == "402"  # 321 × 1.25, rounded up
         assert conn.execute(sa.text("SHOW hnsw.iterative_scan")).scalar() == "relaxed_order"
         assert conn.execute(sa.text("SHOW jit")).scalar() == "off"
 

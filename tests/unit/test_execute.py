@@ -1,4 +1,5 @@
-"""The driver-level form of a search statement: native placeholders and the query vector."""
+"""The driver-level form of a search statement: native placeholders, the query vector, and the
+HNSW scan width it runs with."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from psycopg.adapt import PyFormat
 from psycopg.pq import Format
 
 from memseek.search.embed import QueryVectorType
+from memseek.search.execute import ef_search
 from memseek.search.execute import native_placeholders
 
 
@@ -32,3 +34,22 @@ def test_the_query_vector_is_sent_in_pgvectors_binary_form() -> None:
     assert value == Vector([0.5, -1.25])
     assert psycopg.adapters.get_dumper(Vector, PyFormat.AUTO).format is Format.BINARY
     assert psycopg.adapters.get_dumper(Vector, PyFormat.TEXT)(Vector).dump(value) == b"[0.5,-1.25]"
+
+
+@pytest.mark.parametrize(
+    ("list_size", "ef"),
+    [
+        pytest.param(1, "40", id="floor"),
+        pytest.param(32, "40", id="floor-edge"),
+        pytest.param(33, "42", id="past-floor"),
+        pytest.param(100, "125", id="hybrid-first-try"),
+        pytest.param(161, "202", id="rounds-up"),
+        pytest.param(200, "250", id="vector-default"),
+        pytest.param(800, "1000", id="cap"),
+        pytest.param(1000, "1000", id="max-candidates"),
+    ],
+)
+def test_ef_search_is_a_quarter_past_the_list_within_pgvectors_bounds(list_size: int, ef: str) -> None:
+    """A quarter more than the list (40 at least, pgvector's 1000 at most), so that a first HNSW
+    pass usually yields the whole list past the scope's filters."""
+    assert ef_search(list_size) == ef
