@@ -778,10 +778,11 @@ def _query_lexemes(ctx: _Context) -> Any:
 def text_match(ctx: _Context, row: Any = records) -> ColumnElement[float]:
     """The `text_match` signal: PostgreSQL `ts_rank_cd` (default weights, no normalisation: "0
     upward, no fixed ceiling", as the spec's signal table says) of the record, its query
-    lexemes labelled by rarity (`query_terms`), for the query. Scaled into [0, 1) (flags 1|32),
-    it lost to similarity in the default hybrid's `max` almost everywhere: LoCoMo R@10 0.502
-    against 0.658 plain, SciFact nDCG@10 0.662 against 0.548 (docs/benchmarks.md, session of
-    2026-12-01 23:17)."""
+    lexemes labelled by rarity (`query_terms`), for the query. The stored `tsv` keeps two
+    positions per lexeme (`store.stored_tsvector`), so a word repeated counts at most twice.
+    Scaled into [0, 1) (flags 1|32), it lost to similarity in the default hybrid's `max` almost
+    everywhere: LoCoMo R@10 0.502 against 0.658 plain, SciFact nDCG@10 0.662 against 0.548
+    (docs/benchmarks.md, session of 2026-12-01 23:17)."""
     return sa.func.ts_rank_cd(ctx.labelled_tsv(row), ctx.tsquery(), type_=FLOAT)
 
 

@@ -30,11 +30,13 @@ from psycopg import sql
 from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.dialects.postgresql import REGCONFIG
+from sqlalchemy.dialects.postgresql import TSVECTOR
 from sqlalchemy.dialects.postgresql import UUID as PG_UUID
 from sqlalchemy.engine import Connection
 from sqlalchemy.engine import Row as DbRow
 from sqlalchemy.schema import CreateTable
 from sqlalchemy.sql.elements import BindParameter
+from sqlalchemy.sql.elements import ColumnElement
 
 from memseek.schema import EMBEDDING_DIM
 from memseek.schema import lane_seq
@@ -237,11 +239,18 @@ def _insert_source(src: Any, workspace_id: UUID) -> sa.Select[Any]:
         c.is_current,
         c.embedding,
         c.embedding_model,
-        sa.func.to_tsvector(sa.cast(c.language, REGCONFIG), c.text),
+        stored_tsvector(c.language, c.text),
         c.idempotency_key,
         c.payload_hash,
         c.link_node_id,
     ).order_by(c.n)
+
+
+def stored_tsvector(language: Any, text: Any) -> ColumnElement[Any]:
+    """A record's `tsv`: the full text of `text` in `language`, each lexeme keeping at most its
+    first two positions, so that `ts_rank_cd` saturates (sql/0010_rank_positions.sql)."""
+    parsed = sa.func.to_tsvector(sa.cast(language, REGCONFIG), text, type_=TSVECTOR)
+    return sa.func.memseek_rank_positions(parsed, type_=TSVECTOR)
 
 
 INSERT_COLUMNS = (

@@ -19,7 +19,6 @@ from typing import Any
 from uuid import UUID
 
 import sqlalchemy as sa
-from sqlalchemy.dialects.postgresql import REGCONFIG
 from sqlalchemy.engine import Connection
 from sqlalchemy.engine import Engine
 
@@ -41,6 +40,7 @@ from memseek.search.request import parse_search
 from memseek.search.resolve import SearchPlan
 from memseek.search.resolve import resolve
 from memseek.settings import Settings
+from memseek.write.store import stored_tsvector
 from memseek.write.touch import TouchQueue
 
 NOW = datetime(2026, 7, 1, 12, 0, tzinfo=UTC)
@@ -136,7 +136,7 @@ def insert(conn: Connection, workspace_id: UUID, *recs: Rec) -> list[UUID]:
             is_current=rec.is_current, retracted_at=NOW if rec.retracted else None,
             embedding=list(rec.embedding) if rec.embedding is not None else None,
             embedding_model=rec.embedding_model if rec.embedding is not None else None,
-            tsv=sa.func.to_tsvector(sa.cast(rec.language, REGCONFIG), rec.text),
+            tsv=stored_tsvector(rec.language, rec.text),
         ))  # fmt: skip
         ids.append(record_id)
     return ids

@@ -75,6 +75,34 @@ def test_0009_drops_the_sort_indexes_built_without_the_structured_clause(pg_serv
     engine.dispose()
 
 
+def test_0010_caps_the_positions_of_records_already_stored(pg_server_url: str) -> None:
+    """Records written before the revision get the two-position `tsv` new ones get, and their
+    postings follow (term frequency at most 2 in the impact)."""
+    url = make_database(pg_server_url, "memseek_rank_positions")
+    engine = create_db_engine(Settings(database_url=url))
+    migrate.upgrade(engine, "0009")
+    workspace, record = uuid.uuid4(), uuid.uuid4()
+    with engine.begin() as conn:
+        conn.execute(sa.text("INSERT INTO workspaces (id, name) VALUES (:ws, 'w')"), {"ws": workspace})
+        conn.execute(
+            sa.text(
+                "INSERT INTO records (workspace_id, id, lane_seq, collection, collection_version, entity,"
+                " type, text, content, scores, annotations, fields, status, depth, derived_from,"
+                " occurred_at, created_at, last_accessed, processing, is_current, tsv) VALUES (:ws, :id,"
+                " nextval('records_lane_seq'), 'c', 1, 'e', 't', :t, '{}', '{}', '{}', '{}', 'active', 0,"
+                " '{}', now(), now(), now(), 'ready', true, to_tsvector('english', :t))"
+            ),
+            {"ws": workspace, "id": record, "t": "cat cat cat dog"},
+        )
+    migrate.upgrade(engine)
+    with engine.connect() as conn:
+        tsv = conn.execute(sa.text("SELECT tsv::text FROM records")).scalar()
+        impact = sa.text("SELECT impact FROM record_postings WHERE lexeme = 'cat'")
+        expected = sa.text("SELECT memseek_posting_impact(2, 3)")
+        assert (tsv, conn.execute(impact).scalar()) == ("'cat':1,2 'dog':4", conn.execute(expected).scalar())
+    engine.dispose()
+
+
 def _script(engine: sa.engine.Engine):  # type: ignore[no-untyped-def]
     from alembic.config import Config
     from alembic.script import ScriptDirectory

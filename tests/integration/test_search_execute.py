@@ -162,37 +162,63 @@ def test_similarity_is_one_minus_the_cosine_distance_to_the_query_vector(db: Eng
 
 def test_text_match_is_plain_ts_rank_cd_with_no_ceiling(db: Engine, tenant: Tenant) -> None:
     """Spec, signal table: `text_match` is `ts_rank_cd` over English full text, "0 upward, no
-    fixed ceiling" (a workspace this small labels no lexeme by rarity)."""
-    texts = ["budget " * 12 + "review", "the budget", "a long note " * 40 + "budget"]
+    fixed ceiling" (a workspace this small labels no lexeme by rarity), each lexeme counted at
+    most twice (`memseek_rank_positions`, sql/0010_rank_positions.sql)."""
+    query = "budget review plan forecast quarter finance"
+    texts = [f"{query} {query}", "the budget", "a long note " * 40 + "budget"]  # no word thrice
     given(db, tenant, *(Rec(text=t) for t in texts))
-    result = run(db, tenant, {"mode": "text", "q": "budget review", "rank": ["text_match"]})
+    result = run(db, tenant, {"mode": "text", "q": query, "rank": ["text_match"]})
     sql = sa.text(
-        "SELECT ts_rank_cd(to_tsvector('english', t), memseek_any_lexeme('english', 'budget review'))"
+        "SELECT ts_rank_cd(to_tsvector('english', t), memseek_any_lexeme('english', :q))"
         " FROM unnest(CAST(:texts AS text[])) AS t ORDER BY 1 DESC"
     )
     with db.connect() as conn:
-        expected = conn.execute(sql, {"texts": texts}).scalars().all()
+        expected = conn.execute(sql, {"texts": texts, "q": query}).scalars().all()
     assert values(result) == pytest.approx(expected, rel=1e-6)
     assert expected[0] > 1 and all(v > 0 for v in expected)
+
+
+def test_text_match_counts_each_query_word_at_most_twice(db: Engine, tenant: Tenant) -> None:
+    """Repeating a word a third time adds nothing: the stored text keeps two positions per lexeme,
+    so `ts_rank_cd` saturates (sql/0010_rank_positions.sql)."""
+    twice, ten_times, once = given(
+        db, tenant, *(Rec(text=t) for t in ("budget budget note", "budget " * 10 + "note", "budget note"))
+    )
+    result = run(db, tenant, {"mode": "text", "q": "budget", "rank": ["text_match"]})
+    by_id = dict(zip(ids(result), values(result), strict=True))
+    assert by_id[ten_times] == pytest.approx(by_id[twice]) and by_id[twice] > by_id[once] > 0
 
 
 def test_hybrid_text_match_of_rows_the_keyword_list_did_not_propose(db: Engine, tenant: Tenant) -> None:
     """The pool ranks the other lists' rows itself: a matching one gets its ts_rank_cd, one holding
     no query lexeme 0. The newest-first list brings in matches the shortened keyword list left out;
     the nearest embeddings belong to records that do not match."""
-    matching = [" ".join(["budget"] * (i + 1) + ["note"] * (10 - i)) for i in range(10)]
+    words = [
+        "budget",
+        "review",
+        "plan",
+        "forecast",
+        "quarter",
+        "finance",
+        "revenue",
+        "margin",
+        "invoice",
+        "audit",
+    ]
+    matching = [" ".join(words[: i + 1] + ["note"] * (10 - i)) for i in range(10)]  # ranks 0.1 … 1.0
     others = [f"unrelated memo {i}" for i in range(6)]
     recs = [Rec(text=t, occurred_at=hours_ago(i), embedding=unit(0, 1)) for i, t in enumerate(matching)]
     recs += [Rec(text=t, occurred_at=hours_ago(100 + i), embedding=unit(1, 0)) for i, t in enumerate(others)]
     record_ids = given(db, tenant, *recs)
-    body = {"mode": "hybrid", "q": "budget", "k": 10, "rank": ["text_match"], "params": {"candidates": 10}}
+    query = " ".join(words)
+    body = {"mode": "hybrid", "q": query, "k": 10, "rank": ["text_match"], "params": {"candidates": 10}}
     result = run(db, tenant, body, vector=unit(1, 0))
     sql = sa.text(
-        "SELECT ts_rank_cd(to_tsvector('english', t), memseek_any_lexeme('english', 'budget'))"
+        "SELECT ts_rank_cd(to_tsvector('english', t), memseek_any_lexeme('english', :q))"
         " FROM unnest(CAST(:texts AS text[])) WITH ORDINALITY AS texts(t, n) ORDER BY n"
     )
     with db.connect() as conn:
-        ranks = conn.execute(sql, {"texts": matching + others}).scalars().all()
+        ranks = conn.execute(sql, {"texts": matching + others, "q": query}).scalars().all()
     expected = dict(zip(record_ids, ranks, strict=True))
     assert [h.value for h in result.hits] == [pytest.approx(expected[h.id], rel=1e-6) for h in result.hits]
     keyword_list = sorted(record_ids[:10], key=expected.__getitem__, reverse=True)[:5]

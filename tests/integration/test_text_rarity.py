@@ -37,11 +37,12 @@ QUERY = "budget zebra"
 
 def plain_and_labelled(db: Engine, text: str, labels: dict[str, list[str]]) -> tuple[float, float]:
     """`ts_rank_cd(tsv, q)` of `text` for QUERY: as stored, and with `labels` applied."""
-    labelled = "to_tsvector('english', :t)"
+    stored = "memseek_rank_positions(to_tsvector('english', :t))"
+    labelled = stored
     for label in labels:
         labelled = f"setweight({labelled}, '{label}', CAST(:{label} AS text[]))"
     q = "memseek_any_lexeme('english', :q)"
-    sql = sa.text(f"SELECT ts_rank_cd(to_tsvector('english', :t), {q}), ts_rank_cd({labelled}, {q})")
+    sql = sa.text(f"SELECT ts_rank_cd({stored}, {q}), ts_rank_cd({labelled}, {q})")
     with db.connect() as conn:
         row = conn.execute(sql, {"t": text, "q": QUERY, **labels}).one()
     return float(row[0]), float(row[1])

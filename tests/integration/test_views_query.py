@@ -102,12 +102,12 @@ def test_graph_boost_reorders_but_the_wrapper_drops_its_diagnostics(vclient: Cli
     written_ids(vclient, link_body("people/maya", "advises", "companies/acme"))
     written_ids(
         vclient,
-        note_body("zeta", "budget budget budget plan"),
+        note_body("zeta", "budget review plan"),  # three of the query's words, then two, then one
         note_body("companies/acme", "budget"),
-        note_body("people/maya", "budget budget"),
+        note_body("people/maya", "budget review"),
     )
     request = {
-        "q": "budget",
+        "q": "budget review plan",
         "mode": "text",
         "scope": {"collections": ["g_notes"]},
         "include": ["entity"],
@@ -121,7 +121,7 @@ def test_graph_boost_reorders_but_the_wrapper_drops_its_diagnostics(vclient: Cli
     assert direct["graph_boost"] == {
         "anchor": "people/maya", "depth": 2, "weight": 1.0, "matched_records": 2, "edge_count": 1,
     }  # fmt: skip
-    body = ok(view_query(vclient, "g_note_near", {"task": "budget", "anchor": "  people/maya "}))
+    body = ok(view_query(vclient, "g_note_near", {"task": "budget review plan", "anchor": "  people/maya "}))
     assert body["input_record_ids"] == [h["id"] for h in direct["hits"]]
     assert "graph_boost" not in body and "rerank" not in body
     assert list(body) == WRAPPER_KEYS

@@ -5,7 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import pytest
 import sqlalchemy as sa
+from sqlalchemy.engine import Engine
 
 from tests.conftest import Client
 from tests.helpers import written
@@ -57,3 +59,20 @@ def test_truncating_workspaces_empties_postings(wclient: Client, db: Any) -> Non
     with db.begin() as conn:
         conn.execute(sa.text("TRUNCATE workspaces CASCADE"))
     assert count(db, "record_postings") == 0
+
+
+@pytest.mark.parametrize(
+    ("stored", "kept"),
+    [
+        pytest.param("'cat':1,2,3,7 'dog':4", "'cat':1,2 'dog':4", id="third-and-later-positions-go"),
+        pytest.param("'o''neil':1,2,3 'a\\\\b':4,5,6", "'o''neil':1,2 'a\\\\b':4,5", id="quote-backslash"),
+        pytest.param("'no positions' 'x':1", "'no positions' 'x':1", id="lexeme-without-positions"),
+        pytest.param("", "", id="empty"),
+    ],
+)
+def test_stored_full_text_keeps_two_positions_per_lexeme(db: Engine, stored: str, kept: str) -> None:
+    """`memseek_rank_positions` (sql/0010_rank_positions.sql): every lexeme stays, with its
+    first two positions, whatever characters it holds."""
+    sql = sa.text("SELECT memseek_rank_positions(CAST(:doc AS tsvector)) = CAST(:kept AS tsvector)")
+    with db.connect() as conn:
+        assert conn.execute(sql, {"doc": stored, "kept": kept}).scalar() is True
