@@ -59,6 +59,17 @@ def test_upgrade_downgrade_every_revision(pg_server_url: str) -> None:
     engine.dispose()
 
 
+RAW_RECORD = sa.text(
+    "INSERT INTO records (workspace_id, id, lane_seq, collection, collection_version, entity, type, text,"
+    " content, scores, annotations, fields, status, depth, derived_from, occurred_at, created_at,"
+    " last_accessed, processing, is_current, tsv) VALUES (:ws, :id, nextval('records_lane_seq'),"
+    " 'c', 1, 'e', 't', :t, '{}', '{}', '{}', '{}', 'active', 0, '{}', now(), now(), now(), 'ready',"
+    " true, to_tsvector('english', :t))"
+)
+"""One ready record of text `:t` in workspace `:ws`, written in plain SQL as any revision's schema
+takes it (no write path, no position cap)."""
+
+
 def test_0009_drops_the_sort_indexes_built_without_the_structured_clause(pg_server_url: str) -> None:
     """Start-up creates a sort index only if none has its name, so the revision drops the old ones."""
     url = make_database(pg_server_url, "memseek_sort_marker")
@@ -84,16 +95,7 @@ def test_0010_caps_the_positions_of_records_already_stored(pg_server_url: str) -
     workspace, record = uuid.uuid4(), uuid.uuid4()
     with engine.begin() as conn:
         conn.execute(sa.text("INSERT INTO workspaces (id, name) VALUES (:ws, 'w')"), {"ws": workspace})
-        conn.execute(
-            sa.text(
-                "INSERT INTO records (workspace_id, id, lane_seq, collection, collection_version, entity,"
-                " type, text, content, scores, annotations, fields, status, depth, derived_from,"
-                " occurred_at, created_at, last_accessed, processing, is_current, tsv) VALUES (:ws, :id,"
-                " nextval('records_lane_seq'), 'c', 1, 'e', 't', :t, '{}', '{}', '{}', '{}', 'active', 0,"
-                " '{}', now(), now(), now(), 'ready', true, to_tsvector('english', :t))"
-            ),
-            {"ws": workspace, "id": record, "t": "cat cat cat dog"},
-        )
+        conn.execute(RAW_RECORD, {"ws": workspace, "id": record, "t": "cat cat cat dog"})
     migrate.upgrade(engine)
     with engine.connect() as conn:
         tsv = conn.execute(sa.text("SELECT tsv::text FROM records")).scalar()
@@ -115,21 +117,14 @@ def _script(engine: sa.engine.Engine):  # type: ignore[no-untyped-def]
 
 
 def test_row_level_security_hides_other_workspaces(db, tenant: Tenant, other_tenant: Tenant) -> None:  # type: ignore[no-untyped-def]
-    insert = sa.text(
-        "INSERT INTO records (workspace_id, id, lane_seq, collection, collection_version, entity, type, text,"
-        " content, scores, annotations, fields, status, depth, derived_from, occurred_at, created_at,"
-        " last_accessed, processing, is_current, tsv) VALUES (:ws, :id, nextval('records_lane_seq'),"
-        " 'c', 1, 'e', 't', 'x', '{}', '{}', '{}', '{}', 'active', 0, '{}', now(), now(), now(), 'ready',"
-        " true, ''::tsvector)"
-    )
     with db.begin() as conn:
         for ws in (tenant.id, other_tenant.id):
-            conn.execute(insert, {"ws": ws, "id": uuid.uuid4()})
+            conn.execute(RAW_RECORD, {"ws": ws, "id": uuid.uuid4(), "t": "x"})
     with workspace_transaction(db, tenant.id) as conn:  # no workspace predicate on purpose
         seen = conn.execute(sa.text("SELECT workspace_id FROM records")).scalars().all()
     assert seen == [tenant.id]
     with workspace_transaction(db, tenant.id) as conn, pytest.raises(sa.exc.ProgrammingError):
-        conn.execute(insert, {"ws": other_tenant.id, "id": uuid.uuid4()})
+        conn.execute(RAW_RECORD, {"ws": other_tenant.id, "id": uuid.uuid4(), "t": "x"})
 
 
 def test_every_table_the_scoped_role_reads_by_workspace_has_row_level_security(db) -> None:  # type: ignore[no-untyped-def]
