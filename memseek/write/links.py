@@ -14,7 +14,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from memseek.catalog.catalog import Catalog
-from memseek.catalog.catalog import UnknownDefinition
 from memseek.catalog.fields import MISSING
 from memseek.catalog.fields import materialise_all
 from memseek.catalog.fields import read_field
@@ -114,22 +113,22 @@ def _link_row(edges: Collection, node: Row, content: dict[str, Any], text: str, 
 def link_problems(
     catalog: Catalog, collection: Collection, key: str | None, content: Mapping[str, Any], at: Loc
 ) -> list[Detail]:
-    """Why the links of a node could not be written (edges collection missing, unsuppliable fields)."""
+    """Why the links a node names could not be written (a `client` enrichment no writer
+    supplies, unsuppliable fields); a declaration it names no target of writes nothing."""
     if key is None or not collection.links:
         return []
     problems: list[Detail] = []
     for position, decl in enumerate(collection.links):
         loc = (*at, "links", position)
-        try:
-            edges = catalog.collection(decl.edges)
-        except UnknownDefinition as exc:
-            problems.append(Detail(loc, str(exc)))
+        targets = link_values(collection, decl.field, content)
+        if not targets:
             continue
+        edges = catalog.collection(decl.edges)  # the catalog checks that it has an active version
         for name in edges.enrichments:
             if catalog.enrichments[name].kind == "client":
                 msg = f"edges collection {edges.name!r} requires client enrichment {name!r}"
                 problems.append(Detail(loc, msg))
         names = edge_field_names(catalog, edges.name)
-        for target in link_values(collection, decl.field, content):
+        for target in targets:
             problems += field_problems(edges, link_content(edges, names, (key, target, decl.predicate)), loc)
     return problems

@@ -93,3 +93,31 @@ def test_non_json_bodies_are_422(client: Client, path: str, body: bytes) -> None
         path, data=body, headers={**client.tenant.headers, "Content-Type": "application/json"}
     )
     assert details(response)[0]["loc"] == ["body"]
+
+
+def test_revoking_needs_an_unambiguous_prefix(db, tenant: Tenant) -> None:  # type: ignore[no-untyped-def]
+    """Only 12 characters of a key are stored: a prefix two live keys share is refused, and so is
+    one too short to mean anything; the whole key always names itself."""
+    import sqlalchemy as sa
+
+    from memseek.errors import Conflict
+
+    with db.begin() as conn:
+        auth.create_key(conn, "tenant-a")
+        # give the second key the first one's stored prefix, as a 12-character collision would
+        conn.execute(sa.text("UPDATE api_keys SET prefix = :p"), {"p": tenant.key[: auth.PREFIX_CHARS]})
+    for prefix, message in ((tenant.key[:14], "2 keys start with"), ("msk_abc", "give at least")):
+        with db.begin() as conn, pytest.raises(Conflict, match=message):
+            auth.revoke_key(conn, prefix)
+    with db.begin() as conn:
+        assert auth.revoke_key(conn, tenant.key) == 1
+        live = conn.execute(sa.text("SELECT count(*) FROM api_keys WHERE revoked_at IS NULL")).scalar()
+    assert live == 1
+
+
+@pytest.mark.parametrize(("name", "message"), [("  ", "must not be blank"), ("tenant-a", "already exists")])
+def test_workspace_names_are_unique_and_not_blank(db, tenant: Tenant, name: str, message: str) -> None:  # type: ignore[no-untyped-def]
+    from memseek.errors import Conflict
+
+    with db.begin() as conn, pytest.raises(Conflict, match=message):
+        auth.create_workspace(conn, name)

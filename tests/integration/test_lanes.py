@@ -16,11 +16,13 @@ from memseek.write import lanes
 from memseek.write.ingest import write_records
 from tests.conftest import Client
 from tests.conftest import Tenant
+from tests.helpers import details
 from tests.helpers import error
 from tests.helpers import fetch
 from tests.helpers import ok
 from tests.helpers import written
 from tests.helpers import written_ids
+from tests.integration.write_support import count
 from tests.integration.write_support import record_in
 
 
@@ -252,6 +254,18 @@ class TestAutomaticLinks:
             "k1 needs b": ("active", True),
         }
         assert fetch(wclient, active["id"])["current"] is False
+
+    def test_edges_needing_a_client_enrichment_refuse_the_node(self, wclient: Client, db: Engine) -> None:
+        """An automatic link has no writer to supply a `client` enrichment: the node is refused
+        with the reason (422, nothing written), a node without link values is not."""
+        before = count(db)
+        body = {"records": [record_in("w_any"), record_in("w_client_nodes", content={"owner": "bob"})]}
+        [detail] = details(wclient.post("/records", json=body))
+        assert detail["loc"] == ["records", 1, "links", 0]
+        assert "requires client enrichment 'w_region'" in detail["msg"]
+        assert count(db) == before
+        written(wclient, record_in("w_client_nodes", content={}))
+        assert current_texts(db, "w_client_edges") == set()
 
     def test_reference_graph_uses_the_view_field_names(self, client: Client, db: Engine) -> None:
         body = {

@@ -176,6 +176,32 @@ class TestHttpModels:
         assert not invalid & (set(record["scores"]) | set(record["annotations"]))  # never a guessed value
         assert all(name in record["processing_error"] for name in invalid)
 
+    @pytest.mark.parametrize(
+        ("embedding", "problem"),
+        [
+            pytest.param("[0.1]", "1 dimensions, expected 384", id="short"),
+            pytest.param("[NaN" + ", 0.1" * 383 + "]", "finite number", id="nan"),
+        ],
+    )
+    def test_invalid_embedding_output_retries_then_fails_with_no_vector(
+        self,
+        remote: Runtime,
+        rclient: Client,
+        db: Engine,
+        openai_server: OpenAIServer,
+        embedding: str,
+        problem: str,
+    ) -> None:
+        """Every request of the three attempts gets the same broken answer (chat ones too)."""
+        openai_server.respond_next(f'{{"data": [{{"index": 0, "embedding": {embedding}}}]}}'.encode(), 9)
+        [result] = written(rclient, record_in("w_remote"))
+        for attempt in (1, 2, 3):
+            assert process_batch(remote, 10, NOW) == 1
+            assert [row.attempts for row in queue(db)] == ([attempt] if attempt < 3 else [])
+        record = fetch(rclient, result["id"])
+        assert record["processing"] == "failed" and problem in record["processing_error"]
+        assert vector_of(db, result["id"]) is None
+
     def test_unconfigured_provider_keeps_record_pending_with_backoff(
         self, write_runtime: Runtime, wclient: Client, db: Engine
     ) -> None:

@@ -327,6 +327,21 @@ def test_provider_down_is_503(settings: Settings, db: Engine, tenant: Tenant, mo
     assert body["error"]["code"] == "backend_unavailable"
 
 
+@pytest.mark.parametrize("value", ["NaN", "Infinity", "-Infinity"])
+def test_a_query_vector_that_is_not_finite_is_503_and_not_cached(
+    api: Client, db: Engine, tenant: Tenant, openai_server: OpenAIServer, value: str
+) -> None:
+    """Python's JSON reader accepts these tokens; the vector must still never reach PostgreSQL."""
+    embed.CACHE.clear()
+    given(db, tenant, embedded("budget review"))
+    components = ", ".join([value] + ["0.1"] * 383)
+    openai_server.respond_next(f'{{"data": [{{"index": 0, "embedding": [{components}]}}]}}'.encode())
+    body = search(api, {"q": "budget", "mode": "hybrid"}, status=503)
+    assert body["error"]["code"] == "model_output_invalid"
+    assert "finite" in body["error"]["message"]
+    assert len(search(api, {"q": "budget", "mode": "hybrid"})["hits"]) == 1  # asked again, not cached
+
+
 # --- rendering --------------------------------------------------------------------------------------
 
 

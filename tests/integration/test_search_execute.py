@@ -189,6 +189,33 @@ def test_text_match_counts_each_query_word_at_most_twice(db: Engine, tenant: Ten
     assert by_id[ten_times] == pytest.approx(by_id[twice]) and by_id[twice] > by_id[once] > 0
 
 
+@pytest.mark.parametrize(
+    ("collections", "q", "expected"),
+    [
+        pytest.param(["en", "de"], "Häusern meetings", {0, 1}, id="both-each-by-its-own-stemmer"),
+        pytest.param(["de"], "Häusern", {1}, id="german-stems-the-plural"),
+        pytest.param(["en"], "Häusern", set(), id="english-does-not"),
+        pytest.param(["en", "de"], "meeting", {0}, id="english-stems-the-plural"),
+    ],
+)
+def test_text_matches_each_collection_in_its_own_language(
+    db: Engine, tenant: Tenant, collections: list[str], q: str, expected: set[int]
+) -> None:
+    """`text_language` (design §1): the query is read with every reached collection's
+    configuration, and each record matches by the lexemes of its own."""
+    cat = catalog(collection("en"), collection("de", text_language="german"))
+    record_ids = given(
+        db,
+        tenant,
+        Rec(text="The meetings ran late", collection="en"),
+        Rec(text="Die Häuser sind alt", collection="de", language="german"),
+    )
+    body = {"mode": "text", "q": q, "scope": {"collections": collections}, "rank": ["text_match"]}
+    result = run(db, tenant, body, cat=cat)
+    assert picked(record_ids, result) == expected
+    assert all(v is not None and v > 0 for v in values(result))
+
+
 def test_hybrid_text_match_of_rows_the_keyword_list_did_not_propose(db: Engine, tenant: Tenant) -> None:
     """The pool ranks the other lists' rows itself: a matching one gets its ts_rank_cd, one holding
     no query lexeme 0. The newest-first list brings in matches the shortened keyword list left out;
@@ -457,6 +484,20 @@ def test_structured_order(
     result = run(db, tenant, structured(*order))
     assert ids(result) == [record_ids[i] for i in expected]
     assert values(result) == [None] * 5 and result.low is None
+
+
+@pytest.mark.parametrize(("direction", "expected"), [("asc", [2, 0, 4, 1, 3]), ("desc", [1, 4, 0, 2, 3])])
+def test_structured_order_by_a_list_field(
+    db: Engine, tenant: Tenant, direction: str, expected: list[int]
+) -> None:
+    """A sortable `string_array` orders as PostgreSQL orders JSON arrays: fewer items first, then
+    item by item; a record without the field is last in both directions (docs/search.md)."""
+    fields = {**MAIN.fields, "tags": MAIN.fields["tags"].model_copy(update={"sortable": True})}
+    listed = collection(fields={name: decl.model_dump() for name, decl in fields.items()})
+    contents = [{"tags": ["b"]}, {"tags": ["a", "z"]}, {"tags": ["a"]}, {}, {"tags": ["a", "b"]}]
+    record_ids = given(db, tenant, *(Rec(content=c, fields=materialise_all(listed, c)) for c in contents))
+    result = run(db, tenant, structured({"field": "tags", "direction": direction}), cat=catalog(listed))
+    assert ids(result) == [record_ids[i] for i in expected]
 
 
 def test_structured_k_and_candidates(db: Engine, tenant: Tenant) -> None:

@@ -77,6 +77,21 @@ collections:
     links:
       - {field: needs, predicate: needs, edges: w_edges}
       - {field: owner, predicate: owned_by, edges: w_edges}
+  - name: w_client_nodes
+    version: 1
+    active: true
+    types: [node]
+    keyed: true
+    fields:
+      owner: {type: string}
+    links:
+      - {field: owner, predicate: owned_by, edges: w_client_edges}
+  - name: w_client_edges
+    version: 1
+    active: true
+    types: [link]
+    keyed: false
+    enrichments: [w_region]
   - name: w_edges
     version: 1
     active: true
@@ -109,7 +124,13 @@ def count(engine: Engine, table: str = "records") -> int:
 
 def record_in(collection: str = "w_any", **values: Any) -> dict[str, Any]:
     """A valid record body for `collection` (defaults fit the `w_` catalog)."""
-    types = {"w_events": "event", "w_facts": "fact", "w_nodes": "node", "w_edges": "link"}
+    types = {
+        "w_events": "event",
+        "w_facts": "fact",
+        "w_nodes": "node",
+        "w_client_nodes": "node",
+        "w_edges": "link",
+    }
     body: dict[str, Any] = {
         "collection": collection,
         "entity": "e1",
@@ -118,7 +139,7 @@ def record_in(collection: str = "w_any", **values: Any) -> dict[str, Any]:
     }
     if collection == "w_any":
         body["type"] = "fact"
-    if collection in ("w_facts", "w_nodes"):
+    if collection in ("w_facts", "w_nodes", "w_client_nodes"):
         body["key"] = "k1"
     body.update(values)
     return body
