@@ -60,7 +60,7 @@ def text_search(db: Engine, tenant: Tenant, **extra: Any) -> tuple[list[UUID], l
 def test_a_rare_lexeme_outranks_a_common_one_in_a_big_workspace(db: Engine, tenant: Tenant) -> None:
     fill(db, tenant, RARITY_MIN_RECORDS, "budget")  # budget: in > 10 % of the records → D
     heavy, rare = given(db, tenant, Rec(text=COMMON_HEAVY), Rec(text=RARE_ONE))
-    # zebra: 1 of 202 records → B (≤ 1 %: floor(2.02) = 2 records; A allows floor(0.202) = 0)
+    # zebra: 1 of 202 records → B (≤ 2 %: floor(4.04) = 4 records; A allows floor(0.404) = 0)
     found, found_values = text_search(db, tenant, k=2)
     assert found == [rare, heavy]
     _, rare_value = plain_and_labelled(db, RARE_ONE, {"B": ["zebra"]})
@@ -105,7 +105,7 @@ def test_records_holding_only_common_lexemes_still_match(db: Engine, tenant: Ten
 
 def test_a_workspace_known_to_be_large_is_not_counted(db: Engine, tenant: Tenant) -> None:
     """With `large_workspace` the labels take RARITY_SCALE records as given: of 5,000, one
-    record is ≤ 0.1 % (zebra → A) and 201 are ≤ 10 % (budget → C); counted, the same workspace
+    record is ≤ 0.2 % (zebra → A) and 201 are ≤ 10 % (budget → C); counted, the same workspace
     holds 202 records (zebra → B, budget → D)."""
     fill(db, tenant, RARITY_MIN_RECORDS, "budget")
     heavy, rare = given(db, tenant, Rec(text=COMMON_HEAVY), Rec(text=RARE_ONE))
