@@ -92,13 +92,17 @@ def test_0010_caps_the_positions_of_records_already_stored(pg_server_url: str) -
     url = make_database(pg_server_url, "memseek_rank_positions")
     engine = create_db_engine(Settings(database_url=url))
     migrate.upgrade(engine, "0009")
-    workspace, record = uuid.uuid4(), uuid.uuid4()
+    workspace, record, untouched = uuid.uuid4(), uuid.uuid4(), uuid.uuid4()
+    version = sa.text("SELECT xmin::text FROM records WHERE id = :id")
     with engine.begin() as conn:
         conn.execute(sa.text("INSERT INTO workspaces (id, name) VALUES (:ws, 'w')"), {"ws": workspace})
         conn.execute(RAW_RECORD, {"ws": workspace, "id": record, "t": "cat cat cat dog"})
+        conn.execute(RAW_RECORD, {"ws": workspace, "id": untouched, "t": "bird bird fish"})
+        before = conn.execute(version, {"id": untouched}).scalar()
     migrate.upgrade(engine)
     with engine.connect() as conn:
-        tsv = conn.execute(sa.text("SELECT tsv::text FROM records")).scalar()
+        assert conn.execute(version, {"id": untouched}).scalar() == before  # nothing to cap: not rewritten
+        tsv = conn.execute(sa.text("SELECT tsv::text FROM records WHERE id = :id"), {"id": record}).scalar()
         impact = sa.text("SELECT impact FROM record_postings WHERE lexeme = 'cat'")
         expected = sa.text("SELECT memseek_posting_impact(2, 3)")
         assert (tsv, conn.execute(impact).scalar()) == ("'cat':1,2 'dog':4", conn.execute(expected).scalar())
