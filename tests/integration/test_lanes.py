@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 import threading
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -11,6 +12,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
 from memseek.db import workspace_transaction
+from memseek.errors import Conflict
 from memseek.runtime import Runtime
 from memseek.write import lanes
 from memseek.write.ingest import write_records
@@ -165,33 +167,98 @@ def _lane_invariant(engine: Engine) -> None:
         assert lane.current_id == lane.newest, lane
 
 
-def test_concurrent_writers_leave_one_current_per_lane(write_runtime: Runtime, tenant: Tenant) -> None:
-    """Threads on separate connections write overlapping lanes in different orders, and retract."""
-    threads, rounds, keys = 6, 8, ["k1", "k2", "k3"]
+def _in_parallel(threads: int, work: Callable[[int], None]) -> None:
+    """Run `work(seed)` for seeds 0 … threads-1, each on its own thread, all released at once;
+    fails with whatever any of them raised."""
     barrier = threading.Barrier(threads)
     errors: list[BaseException] = []
 
-    def writer(seed: int) -> None:
-        rng = random.Random(seed)
+    def run(seed: int) -> None:
         try:
             barrier.wait()
-            for n in range(rounds):
-                batch = [fact(f"t{seed}-{n}-{k}", key=k) for k in rng.sample(keys, len(keys))]
-                with workspace_transaction(write_runtime.engine, tenant.id) as conn:
-                    results = write_records(conn, write_runtime, tenant.id, batch)
-                if n % 3 == 2:
-                    with workspace_transaction(write_runtime.engine, tenant.id) as conn:
-                        lanes.retract(conn, tenant.id, results[0].id, "concurrent retract")
+            work(seed)
         except BaseException as exc:  # noqa: BLE001 (reported below)
             errors.append(exc)
 
-    workers = [threading.Thread(target=writer, args=(seed,)) for seed in range(threads)]
+    workers = [threading.Thread(target=run, args=(seed,)) for seed in range(threads)]
     for worker in workers:
         worker.start()
     for worker in workers:
         worker.join(120)
     assert not errors, errors
+
+
+def test_concurrent_writers_leave_one_current_per_lane(write_runtime: Runtime, tenant: Tenant) -> None:
+    """Threads on separate connections write overlapping lanes in different orders, and retract."""
+    rounds, keys = 8, ["k1", "k2", "k3"]
+
+    def writer(seed: int) -> None:
+        rng = random.Random(seed)
+        for n in range(rounds):
+            batch = [fact(f"t{seed}-{n}-{k}", key=k) for k in rng.sample(keys, len(keys))]
+            with workspace_transaction(write_runtime.engine, tenant.id) as conn:
+                results = write_records(conn, write_runtime, tenant.id, batch)
+            if n % 3 == 2:
+                with workspace_transaction(write_runtime.engine, tenant.id) as conn:
+                    lanes.retract(conn, tenant.id, results[0].id, "concurrent retract")
+
+    _in_parallel(6, writer)
     _lane_invariant(write_runtime.engine)
+
+
+def _live_links(engine: Engine) -> set[tuple[str, str, str]]:
+    """(status, node key, needed value) of every live `needs` link."""
+    query = """SELECT status, content->>'subject' AS node, content->>'object' AS target FROM records
+               WHERE collection = 'w_edges' AND is_current AND retracted_at IS NULL
+                 AND content->>'predicate' = 'needs'"""
+    with engine.connect() as conn:
+        return {(row.status, row.node, row.target) for row in conn.execute(sa.text(query))}
+
+
+def _links_of_current_nodes(engine: Engine) -> set[tuple[str, str, str]]:
+    query = "SELECT status, key, content FROM records WHERE collection = 'w_nodes' AND is_current"
+    with engine.connect() as conn:
+        rows = conn.execute(sa.text(query)).all()
+    return {(row.status, row.key, target) for row in rows for target in row.content["needs"]}
+
+
+def _mixed_batch(rng: random.Random, tag: str, targets: list[str]) -> list[dict[str, Any]]:
+    """Both fact lanes in a random order and one of two nodes, each active or draft at random."""
+    status = lambda: rng.choice(["active", "draft"])  # noqa: E731
+    batch = [fact(f"f{tag}-{key}", key=key, status=status()) for key in rng.sample(["k1", "k2"], 2)]
+    needs = {"needs": rng.sample(targets, 2)}
+    node = record_in("w_nodes", text=f"n{tag}", key=rng.choice(["n1", "n2"]), content=needs, status=status())
+    return [*batch, node]
+
+
+def test_concurrent_drafts_approvals_and_links_keep_every_invariant(
+    write_runtime: Runtime, tenant: Tenant
+) -> None:
+    """Threads write active and draft values of shared lanes (facts, and nodes with links), and
+    approve, reject or retract one of each batch, on separate connections in different orders:
+    every lane still has one current record, the newest non-retracted one, and the live links
+    are exactly those of the current nodes."""
+    rounds, targets, engine = 6, ["a", "b", "c", "d"], write_runtime.engine
+    reject = lambda conn, ws, rid: lanes.retract(conn, ws, rid, "rejected", draft_only=True)  # noqa: E731
+    retract = lambda conn, ws, rid: lanes.retract(conn, ws, rid, "retracted")  # noqa: E731
+
+    def worker(seed: int) -> None:
+        rng = random.Random(seed)
+        for n in range(rounds):
+            batch = _mixed_batch(rng, f"{seed}-{n}", targets)
+            with workspace_transaction(engine, tenant.id) as conn:
+                results = write_records(conn, write_runtime, tenant.id, batch)
+            act = rng.choice([lanes.approve, reject, retract])
+            try:
+                with workspace_transaction(engine, tenant.id) as conn:
+                    act(conn, tenant.id, rng.choice(results).id)
+            except Conflict:  # e.g. approving a value that is not a draft
+                pass
+
+    _in_parallel(6, worker)
+    _lane_invariant(engine)
+    assert _live_links(engine) == _links_of_current_nodes(engine)
+    assert _live_links(engine)
 
 
 class TestAutomaticLinks:
