@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import pytest
+import sqlalchemy as sa
 from flask import Flask
 
 from memseek import auth
+from memseek.errors import Conflict
 from tests.conftest import Client
 from tests.conftest import Tenant
 from tests.helpers import details
@@ -50,8 +52,6 @@ def test_second_key_for_workspace(app: Flask, db, tenant: Tenant) -> None:  # ty
 
 
 def test_keys_stored_as_digest_only(db, tenant: Tenant) -> None:  # type: ignore[no-untyped-def]
-    import sqlalchemy as sa
-
     with db.connect() as conn:
         row = conn.execute(sa.text("SELECT prefix, digest FROM api_keys")).one()
     assert tenant.key not in (row.prefix, bytes(row.digest).decode(errors="ignore"))
@@ -98,10 +98,6 @@ def test_non_json_bodies_are_422(client: Client, path: str, body: bytes) -> None
 def test_revoking_needs_an_unambiguous_prefix(db, tenant: Tenant) -> None:  # type: ignore[no-untyped-def]
     """Only 12 characters of a key are stored: a prefix two live keys share is refused, and so is
     one too short to mean anything; the whole key always names itself."""
-    import sqlalchemy as sa
-
-    from memseek.errors import Conflict
-
     with db.begin() as conn:
         auth.create_key(conn, "tenant-a")
         # give the second key the first one's stored prefix, as a 12-character collision would
@@ -117,7 +113,5 @@ def test_revoking_needs_an_unambiguous_prefix(db, tenant: Tenant) -> None:  # ty
 
 @pytest.mark.parametrize(("name", "message"), [("  ", "must not be blank"), ("tenant-a", "already exists")])
 def test_workspace_names_are_unique_and_not_blank(db, tenant: Tenant, name: str, message: str) -> None:  # type: ignore[no-untyped-def]
-    from memseek.errors import Conflict
-
     with db.begin() as conn, pytest.raises(Conflict, match=message):
         auth.create_workspace(conn, name)
