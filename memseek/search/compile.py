@@ -685,10 +685,9 @@ RARITY_CLASSES = (("A", 0.002), ("B", 0.02), ("C", 0.1))
 """`ts_rank_cd` weight label of a query lexeme → the largest fraction of the workspace's records
 holding it; more common lexemes keep the label every stored position has, D. With PostgreSQL's
 default weights (A 1.0, B 0.4, C 0.2, D 0.1) an occurrence of a word at most one record in
-five hundred holds counts ten times one most records hold (`query_terms`). A and B were 0.1 %
-and 1 % until 2026-12-02: twice as wide, LoCoMo's default hybrid R@10 went 0.670 -> 0.689 and
-SciFact's nDCG@10 0.664 -> 0.665 (docs/benchmarks.md); C bounds how many postings are counted,
-and stays."""
+five hundred holds counts ten times one most records hold (`query_terms`). The bounds are the
+best measured on LoCoMo and SciFact (docs/search.md); C also bounds how many postings a query
+lexeme's count reads."""
 RARITY_MIN_RECORDS = 200
 """Smaller workspaces label nothing (a tenth of a few records is no evidence that a word is
 common): `text_match` is then plain `ts_rank_cd`."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 import threading
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import pytest
@@ -224,10 +225,13 @@ def _links_of_current_nodes(engine: Engine) -> set[tuple[str, str, str]]:
 
 def _mixed_batch(rng: random.Random, tag: str, targets: list[str]) -> list[dict[str, Any]]:
     """Both fact lanes in a random order and one of two nodes, each active or draft at random."""
-    status = lambda: rng.choice(["active", "draft"])  # noqa: E731
-    batch = [fact(f"f{tag}-{key}", key=key, status=status()) for key in rng.sample(["k1", "k2"], 2)]
+    statuses = ["active", "draft"]
+    keys = rng.sample(["k1", "k2"], 2)
+    batch = [fact(f"f{tag}-{key}", key=key, status=rng.choice(statuses)) for key in keys]
     needs = {"needs": rng.sample(targets, 2)}
-    node = record_in("w_nodes", text=f"n{tag}", key=rng.choice(["n1", "n2"]), content=needs, status=status())
+    node = record_in(
+        "w_nodes", text=f"n{tag}", key=rng.choice(["n1", "n2"]), content=needs, status=rng.choice(statuses)
+    )
     return [*batch, node]
 
 
@@ -239,8 +243,8 @@ def test_concurrent_drafts_approvals_and_links_keep_every_invariant(
     every lane still has one current record, the newest non-retracted one, and the live links
     are exactly those of the current nodes."""
     rounds, targets, engine = 6, ["a", "b", "c", "d"], write_runtime.engine
-    reject = lambda conn, ws, rid: lanes.retract(conn, ws, rid, "rejected", draft_only=True)  # noqa: E731
-    retract = lambda conn, ws, rid: lanes.retract(conn, ws, rid, "retracted")  # noqa: E731
+    reject = partial(lanes.retract, reason="rejected", draft_only=True)
+    retract = partial(lanes.retract, reason="retracted")
 
     def worker(seed: int) -> None:
         rng = random.Random(seed)
@@ -257,8 +261,9 @@ def test_concurrent_drafts_approvals_and_links_keep_every_invariant(
 
     _in_parallel(6, worker)
     _lane_invariant(engine)
-    assert _live_links(engine) == _links_of_current_nodes(engine)
-    assert _live_links(engine)
+    live = _live_links(engine)
+    assert live == _links_of_current_nodes(engine)
+    assert live
 
 
 class TestAutomaticLinks:
