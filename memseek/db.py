@@ -25,6 +25,7 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.engine import make_url
 
 from memseek.errors import StartupError
+from memseek.settings import POSTGRESQL_SCHEMES
 from memseek.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -73,7 +74,7 @@ def database_url(settings: Settings) -> str:
     """The SQLAlchemy URL for the configured database (psycopg 3 driver)."""
     raw = settings.database_url or embedded_url(settings.memseek_home)
     url = make_url(raw)
-    if url.drivername in {"postgres", "postgresql", "postgresql+psycopg2"}:
+    if url.drivername in POSTGRESQL_SCHEMES:
         url = url.set(drivername="postgresql+psycopg")
     return url.render_as_string(hide_password=False)
 

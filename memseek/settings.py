@@ -10,6 +10,9 @@ from dataclasses import fields
 from dataclasses import replace
 from pathlib import Path
 
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError
+
 from memseek.errors import ConfigError
 from memseek.paths import reference_catalog
 
@@ -26,6 +29,21 @@ def _parse_bool(name: str, raw: str) -> bool:
     if value in {"0", "false", "no", "off"}:
         return False
     raise ConfigError(f"{name} must be true or false, got {raw!r}")
+
+
+POSTGRESQL_SCHEMES = frozenset({"postgres", "postgresql", "postgresql+psycopg", "postgresql+psycopg2"})
+"""URL schemes `DATABASE_URL` may use: PostgreSQL, through psycopg 3 whichever driver it names."""
+
+
+def _parse_database_url(name: str, raw: str) -> str:
+    # the URL is never echoed: it may hold a password
+    try:
+        scheme = make_url(raw).drivername
+    except ArgumentError:
+        raise ConfigError(f"{name} must be a PostgreSQL URL (postgresql://user@host/database)") from None
+    if scheme not in POSTGRESQL_SCHEMES:
+        raise ConfigError(f"{name} must be a PostgreSQL URL (postgresql://...), got a {scheme}:// URL")
+    return raw
 
 
 def _parse_int(name: str, raw: str, minimum: int = 1) -> int:
@@ -83,4 +101,6 @@ def _convert(name: str, annotation: object, raw: str) -> object:
         return _parse_int(name, raw)
     if kind == "Path":
         return Path(raw).expanduser()
+    if name == "DATABASE_URL":
+        return _parse_database_url(name, raw)
     return raw

@@ -80,10 +80,16 @@ def _wait_params() -> float | None:
     return timeout if WAIT_VALUES[wait] else None
 
 
+def waits(written: Written) -> bool:
+    """Whether `?wait=true` has something to wait for: the record or one of its links pending."""
+    return written.processing == "pending" or bool(written.pending_links)
+
+
 def wait_for(written: list[Written], timeout: float) -> list[Written]:
-    """Poll until none of `written` is pending or `timeout` seconds passed; their latest states."""
+    """Poll until none of `written` (nor their pending links) is pending or `timeout` seconds
+    passed; their latest states."""
     deadline, pause = time.monotonic() + timeout, POLL_FIRST
-    ids = list(dict.fromkeys(w.id for w in written))
+    ids = list(dict.fromkeys(i for w in written for i in (w.id, *w.pending_links)))
     while True:
         with scoped() as conn:
             latest = store.states(conn, workspace(), ids)
@@ -100,7 +106,7 @@ def post_records() -> tuple[Response, int]:
     items = _records_list(json_body())
     with scoped() as conn:
         written = write_records(conn, runtime(), workspace(), items)
-    if timeout is not None and any(w.processing == "pending" for w in written):
+    if timeout is not None and any(map(waits, written)):
         written = wait_for(written, timeout)
     return jsonify({"records": [w.to_json() for w in written]}), 201
 

@@ -216,6 +216,14 @@ def _link_problems(collection: Collection, catalog: Catalog) -> Found:
                     f"edges collection {link.edges!r} has no active version to write links into",
                 )
             )
+        found += [  # a link record has no key of its own (subject = node key, object = value)
+            (
+                ("links", i, "edges"),
+                f"edges collection {c.name} v{c.version} is keyed: true; a link has no key",
+            )
+            for c in edges
+            if c.active and c.keyed is True
+        ]
     return found
 
 

@@ -51,6 +51,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from dataclasses import field
 from datetime import datetime
+from decimal import Decimal
 from functools import cached_property
 from functools import lru_cache
 from functools import partial
@@ -104,6 +105,8 @@ from memseek.search.request import Scope
 FLOAT = DOUBLE_PRECISION
 TS = sa.TIMESTAMP(timezone=True)
 R = records.c
+INT4_MAX = 2**31 - 1
+"""The largest `records.depth` (an `integer` column)."""
 POSTING_POOL = 2
 """Records read per keyword candidate wanted: the best postings are re-checked and ranked by
 `ts_rank_cd` on at most this many times the keyword list's length in records."""
@@ -501,8 +504,8 @@ def scope_rules(scope: Scope) -> list[ColumnElement[bool]]:
         out.append(R.occurred_at > request_value("occurred_after", TS))
     if scope.occurred_before is not None:
         out.append(R.occurred_at < request_value("occurred_before", TS))
-    if scope.depth_lte is not None:
-        out.append(R.depth <= scope.depth_lte)
+    if scope.depth_lte is not None:  # depth is an int4: a larger bound keeps every record
+        out.append(R.depth <= min(scope.depth_lte, INT4_MAX))
     return out
 
 
@@ -536,15 +539,24 @@ def typed_field(name: str, field_type: str) -> ColumnElement[Any]:
 
 
 def bind_value(field_type: str, value: Any) -> Any:
-    """A request value in the materialised form of `field_type` (datetimes → epoch µs)."""
+    """A request value in the materialised form of `field_type` (datetimes → epoch µs).
+
+    Numbers (and epoch µs) are bound as exact NUMERIC, the type the stored field is cast to.
+    Left to itself SQLAlchemy would type each bind by its Python value: an IN list by its first
+    value (so 6.5 after a 5 became INTEGER) and an integer past 64 bits as an overflowing BIGINT.
+    """
     if isinstance(value, datetime):
-        return epoch_micros(value)
-    if field_type == "datetime" and isinstance(value, str):
+        value = epoch_micros(value)
+    elif field_type == "datetime" and isinstance(value, str):
         moment = parse_datetime(value)
         if moment is None:
             raise ValueError(f"not a timestamp with a timezone: {value!r}")
-        return epoch_micros(moment)
-    return value
+        value = epoch_micros(moment)
+    if _JSON_TYPE[field_type] != "number":
+        return value
+    # repr: a float's shortest exact form, the one JSON carried (Decimal(0.1) would be binary noise)
+    exact = Decimal(repr(value)) if isinstance(value, float) else Decimal(value)
+    return sa.bindparam(None, exact, type_=sa.Numeric)
 
 
 OperatorRule = Callable[[str, str, Any], ColumnElement[bool]]

@@ -27,6 +27,7 @@ from typing import get_args
 from uuid import UUID
 
 from memseek.catalog.catalog import Catalog
+from memseek.catalog.conf import LlmScore
 from memseek.catalog.fields import MISSING
 from memseek.catalog.fields import read_field
 from memseek.db import workspace_transaction
@@ -366,8 +367,15 @@ def _hit_json(
         values = {name: read_field(collection, name, record["content"]) for name in plan.fields}
         out["fields"] = {name: None if value is MISSING else value for name, value in values.items()}
     if plan.annotations:
-        out["annotations"] = {name: record["annotations"].get(name) for name in plan.annotations}
+        out["annotations"] = {name: enrichment_value(catalog, name, record) for name in plan.annotations}
     return out
+
+
+def enrichment_value(catalog: Catalog, name: str, record: Mapping[str, Any]) -> Any:
+    """An enrichment's stored value, or None: an `llm_score` is kept in `scores`, the other
+    kinds in `annotations` (design §1, "Processing and enrichments")."""
+    stored = record["scores"] if isinstance(catalog.enrichments[name], LlmScore) else record["annotations"]
+    return stored.get(name)
 
 
 def include_value(name: str, record: Mapping[str, Any]) -> Any:

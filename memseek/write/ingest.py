@@ -42,6 +42,9 @@ class Written:
     id: UUID
     processing: str
     current: bool
+    pending_links: tuple[UUID, ...] = ()
+    """The automatic links this request wrote for the record that need processing: `?wait=true`
+    waits for them too, so a graph read after the wait sees them (not reported)."""
 
     def to_json(self) -> dict[str, Any]:
         return {"id": str(self.id), "processing": self.processing, "current": self.current}
@@ -93,7 +96,7 @@ def write_records(conn: Connection, runtime: Runtime, workspace_id: UUID, items:
     if rows:
         lanes.set_current(conn, workspace_id, lanes.current_of(conn, workspace_id, _lanes(nodes)), False)
         store.insert_rows(conn, workspace_id, rows)
-    return _results(checked, fresh, nodes, replays)
+    return _results(checked, fresh, nodes, replays, _pending_links(rows))
 
 
 def _lock_batch(conn: Connection, workspace_id: UUID, checked: Sequence[Checked]) -> None:
@@ -182,6 +185,15 @@ def _with_links(catalog: Catalog, fresh: Sequence[Checked], nodes: Sequence[Row]
     return rows
 
 
+def _pending_links(rows: Sequence[Row]) -> dict[UUID, tuple[UUID, ...]]:
+    """Node id → its automatic links that need processing."""
+    links: dict[UUID, tuple[UUID, ...]] = {}
+    for row in rows:
+        if row.link_node_id is not None and row.pending:
+            links[row.link_node_id] = (*links.get(row.link_node_id, ()), row.id)
+    return links
+
+
 def _lanes(nodes: Sequence[Row]) -> list[LaneKey]:
     return sorted({row.lane for row in nodes if row.lane is not None})
 
@@ -191,9 +203,12 @@ def _results(
     fresh: Sequence[Checked],
     nodes: Sequence[Row],
     replays: dict[int, store.Existing | int],
+    pending_links: dict[UUID, tuple[UUID, ...]],
 ) -> list[Written]:
     by_index = {
-        c.index: Written(row.id, "pending" if row.pending else "ready", row.is_current)
+        c.index: Written(
+            row.id, "pending" if row.pending else "ready", row.is_current, pending_links.get(row.id, ())
+        )
         for c, row in zip(fresh, nodes, strict=True)
     }
     for index, earlier in sorted(replays.items()):

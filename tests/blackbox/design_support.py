@@ -20,7 +20,9 @@ from memseek.write.worker import RetryPolicy
 from memseek.write.worker import process_batch
 from tests.conftest import Client
 from tests.conftest import Tenant
+from tests.helpers import fetch
 from tests.helpers import ok
+from tests.helpers import view_query
 
 SEARCH_PROFILES = """\
 profiles:
@@ -272,6 +274,36 @@ def rec(collection: str = "bw_plain", text: str = "a note", **values: Any) -> di
         body["key"] = "slot"
     body.update(values)
     return body
+
+
+def fact(text: str, key: str = "plan", **values: Any) -> dict[str, Any]:
+    """A record of the keyed `bw_facts` in slot `key`."""
+    return rec("bw_facts", text=text, key=key, **values)
+
+
+VECTOR = [0.05] * 384
+"""A vector a writer supplies for `bw_vec` (with the local model's id), so it is ready at once."""
+RECORD_FIELDS = {
+    "id", "collection", "collection_version", "entity", "type", "key", "text", "content", "scores",
+    "annotations", "status", "depth", "derived_from", "run_id", "occurred_at", "created_at",
+    "last_accessed", "processing", "processing_error", "current", "retracted_at", "retraction_reason",
+}  # fmt: skip
+"""The keys of a whole record (`GET /records/{id}`, the record actions' answers)."""
+
+
+def current_flags(client: Client, *record_ids: str) -> list[bool]:
+    """`current` of each record, in order."""
+    return [fetch(client, i)["current"] for i in record_ids]
+
+
+def retract(client: Client, record_id: str, reason: str = "wrong") -> Any:
+    """`POST /records/{record_id}/retract` (the response)."""
+    return client.post(f"/records/{record_id}/retract", json={"reason": reason})
+
+
+def walk(client: Client, seed: str, **parameters: Any) -> dict[str, Any]:
+    """`bw_graph` from `seed`, expecting 200."""
+    return ok(view_query(client, "bw_graph", {"seed": seed, **parameters}))
 
 
 def count_records(engine: Engine, workspace: Tenant) -> int:

@@ -18,6 +18,9 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from memseek.cli import main
 from tests import helpers
 from tests.conftest import Client
 from tests.helpers import error
@@ -261,6 +264,40 @@ def write_catalog(root: Path) -> Path:
     return helpers.write_catalog(root, files)
 
 
+def with_views(root: Path, views: str) -> Path:
+    """The `sx_` catalog under `root` whose only views file holds `views`, without the package (it
+    pins `sx_` views such a catalog replaces)."""
+    write_catalog(root)
+    (root / "packages" / "sx.yaml").unlink()
+    (root / "views" / "sx.yaml").write_text(views)
+    return root
+
+
+def check_catalog(root: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    """`memseek catalog check ROOT`: the exit code and what it printed to stderr."""
+    code = main(["catalog", "check", str(root)])
+    return code, capsys.readouterr().err
+
+
+GRAPH = "{edges: sx_links, subject: src, object: dst, predicate: rel}"
+GRAPH_PARAMETERS = {
+    "seed": "{type: string, required: true}",
+    "predicates": "{type: string_array, default: []}",
+    "direction": "{type: string, default: out}",
+    "depth": "{type: integer, default: 1}",
+    "limit": "{type: integer, default: 20}",
+}
+"""The spec's five fixed parameters of a `kind: graph` view, as `sx_walk` declares them."""
+
+
+def graph_view(graph: str = GRAPH, before: str = "", **parameters: str) -> str:
+    """The keys after `version` of a `kind: graph` view over `graph` declaring GRAPH_PARAMETERS;
+    `parameters` replaces a declaration by name (a new name comes last), `before` goes above
+    `parameters:`."""
+    declared = "".join(f"      {name}: {text}\n" for name, text in {**GRAPH_PARAMETERS, **parameters}.items())
+    return f"    kind: graph\n    graph: {graph}\n{before}    parameters:\n{declared}"
+
+
 SCORED_RANKING = {
     "scored": True,
     "score_semantics": "query_relative",
@@ -287,6 +324,20 @@ INCLUDES = [
     "run_id",
 ]
 """Every value `include` accepts, in the spec's order."""
+WRAPPER_KEYS = [
+    "view",
+    "parameters",
+    "hits",
+    "ranking",
+    "input_record_ids",
+    "rendered",
+    "truncated",
+    "profiles",
+    "backend",
+]
+"""The keys of a search view's response, in the spec's order ("The view response wrapper")."""
+SCHEMA = "https://json-schema.org/draft/2020-12/schema"
+"""The `$schema` of every view's `input_schema`."""
 
 
 # --- records --------------------------------------------------------------------------------------

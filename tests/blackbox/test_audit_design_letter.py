@@ -23,12 +23,14 @@ from flask import Flask
 from memseek.cli import main
 from memseek.runtime import Runtime
 from tests.blackbox.conftest import environ
+from tests.blackbox.design_support import fact
 from tests.blackbox.design_support import rec
 from tests.blackbox.design_support import recent
 from tests.blackbox.support import at
 from tests.blackbox.support import invalid
 from tests.blackbox.support import link
 from tests.blackbox.support import note
+from tests.blackbox.support import with_views
 from tests.blackbox.support import write
 from tests.blackbox.support import write_catalog
 from tests.conftest import Client
@@ -104,9 +106,7 @@ def ald(audit_app: Flask, tenant: Tenant, sx: Client) -> Client:
 @pytest.fixture(scope="module")
 def walk_app(runtime: Runtime, sx_server: OpenAIServer, tmp_path_factory: pytest.TempPathFactory) -> Flask:
     """The `sx_` collections with one graph view of its own (graph boosts need exactly one)."""
-    root = write_catalog(tmp_path_factory.mktemp("ald-walk-catalog"))
-    (root / "packages" / "sx.yaml").unlink()  # it pins views this catalog does not hold
-    (root / "views" / "sx.yaml").write_text(GRAPH_VIEWS)
+    root = with_views(tmp_path_factory.mktemp("ald-walk-catalog"), GRAPH_VIEWS)
     return app_for(runtime_for(runtime, root, environ(sx_server)))
 
 
@@ -266,10 +266,6 @@ def test_malformed_json_is_422_on_every_route(ald: Client, method: str, path: st
 
 
 # --- records: retract, approve, reject, once each ---------------------------------------------------
-
-
-def fact(text: str, key: str = "plan", **values: Any) -> dict[str, Any]:
-    return rec("bw_facts", text=text, key=key, **values)
 
 
 def test_a_second_reject_is_a_conflict(bw: Client) -> None:

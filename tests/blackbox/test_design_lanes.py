@@ -11,56 +11,21 @@ from flask import Flask
 
 from memseek.models.local import MODEL_ID
 from memseek.runtime import Runtime
+from tests.blackbox.design_support import RECORD_FIELDS
+from tests.blackbox.design_support import VECTOR
+from tests.blackbox.design_support import current_flags
+from tests.blackbox.design_support import fact
 from tests.blackbox.design_support import process
 from tests.blackbox.design_support import rec
 from tests.blackbox.design_support import recent
+from tests.blackbox.design_support import retract
+from tests.blackbox.design_support import walk
 from tests.conftest import Client
 from tests.conftest import Tenant
 from tests.helpers import error
 from tests.helpers import fetch
-from tests.helpers import ok
-from tests.helpers import view_query
 from tests.helpers import written
 from tests.helpers import written_ids
-
-RECORD_FIELDS = {
-    "id",
-    "collection",
-    "collection_version",
-    "entity",
-    "type",
-    "key",
-    "text",
-    "content",
-    "scores",
-    "annotations",
-    "status",
-    "depth",
-    "derived_from",
-    "run_id",
-    "occurred_at",
-    "created_at",
-    "last_accessed",
-    "processing",
-    "processing_error",
-    "current",
-    "retracted_at",
-    "retraction_reason",
-}
-VECTOR = [0.05] * 384
-
-
-def fact(text: str, key: str = "plan", **values: Any) -> dict[str, Any]:
-    return rec("bw_facts", text=text, key=key, **values)
-
-
-def current_flags(client: Client, *record_ids: str) -> list[bool]:
-    return [fetch(client, i)["current"] for i in record_ids]
-
-
-def retract(client: Client, record_id: str, reason: str = "wrong") -> Any:
-    return client.post(f"/records/{record_id}/retract", json={"reason": reason})
-
 
 # --- GET /records/{id} --------------------------------------------------------------------------
 
@@ -328,10 +293,6 @@ def test_draft_events_are_proposals_too(bw: Client) -> None:
 
 
 # --- automatic links ------------------------------------------------------------------------------
-
-
-def walk(client: Client, seed: str, **parameters: Any) -> dict[str, Any]:
-    return ok(view_query(client, "bw_graph", {"seed": seed, **parameters}))
 
 
 def test_writing_a_node_writes_one_link_per_value(bw: Client) -> None:

@@ -17,6 +17,7 @@ from sqlalchemy.engine import Engine
 from memseek.models.local import MODEL_ID
 from memseek.runtime import Runtime
 from memseek.write.worker import start_background_worker
+from tests.blackbox.design_support import VECTOR
 from tests.blackbox.design_support import count_records
 from tests.blackbox.design_support import rec
 from tests.conftest import Client
@@ -29,8 +30,6 @@ from tests.helpers import post_records
 from tests.helpers import with_settings
 from tests.helpers import written
 from tests.helpers import written_ids
-
-VECTOR = [0.05] * 384
 
 # --- the envelope and the 201 shape -------------------------------------------------------------
 

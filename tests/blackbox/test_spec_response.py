@@ -221,7 +221,10 @@ def test_unreturnable_fields_are_rejected(sx: Client, name: str) -> None:
     rejects(sx, {"mode": "recent", "scope": NOTES, "fields": [name]}, "fields", 0)
 
 
-def test_annotations_return_stored_values_with_null_for_absent(sx: Client) -> None:
+def test_annotations_return_each_enrichments_stored_value(sx: Client) -> None:
+    """Spec: "annotations … adds a nested annotations object holding the stored value or null";
+    an `llm_score` enrichment's value is stored in `scores` (design §1), the others' in
+    `annotations`."""
     (record,) = write(
         sx,
         {
@@ -243,7 +246,7 @@ def test_annotations_return_stored_values_with_null_for_absent(sx: Client) -> No
     )
     (hit,) = body["hits"]
     assert hit["id"] == record
-    assert hit["annotations"] == {"sx_region": {"code": "eu"}, "sx_rating": None}
+    assert hit["annotations"] == {"sx_region": {"code": "eu"}, "sx_rating": 4}
 
 
 @pytest.mark.parametrize(

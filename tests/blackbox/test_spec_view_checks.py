@@ -10,8 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from memseek.cli import main
-from tests.blackbox.support import write_catalog
+from tests.blackbox.support import GRAPH
+from tests.blackbox.support import check_catalog
+from tests.blackbox.support import graph_view
+from tests.blackbox.support import with_views
 
 SEARCH = "query: {mode: recent, scope: {collections: [sx_notes]}}"
 
@@ -19,32 +21,8 @@ SEARCH = "query: {mode: recent, scope: {collections: [sx_notes]}}"
 def check(tmp_path: Path, view: str, capsys: pytest.CaptureFixture[str], version: int = 1) -> tuple[int, str]:
     """`memseek catalog check` of the `sx_` catalog whose views are only `sx_case` v`version`,
     declared by `view` (its keys after `version`)."""
-    root = write_catalog(tmp_path)
-    (root / "packages" / "sx.yaml").unlink()  # it pins views this case replaces
-    (root / "views" / "sx.yaml").write_text(f"views:\n  - name: sx_case\n    version: {version}\n" + view)
-    code = main(["catalog", "check", str(root)])
-    captured = capsys.readouterr()
-    return code, captured.err
-
-
-GRAPH = "{edges: sx_links, subject: src, object: dst, predicate: rel}"
-
-
-def graph_view(
-    graph: str = GRAPH,
-    before: str = "",
-    direction: str = "out",
-    depth: str = "{type: integer, default: 1}",
-    extra: str = "",
-) -> str:
-    """A `kind: graph` case declaring the spec's five parameters; each argument changes one thing."""
-    return (
-        f"    kind: graph\n    graph: {graph}\n{before}"
-        "    parameters:\n      seed: {type: string, required: true}\n"
-        "      predicates: {type: string_array, default: []}\n"
-        f"      direction: {{type: string, default: {direction}}}\n      depth: {depth}\n"
-        f"      limit: {{type: integer, default: 20}}\n{extra}"
-    )
+    root = with_views(tmp_path, f"views:\n  - name: sx_case\n    version: {version}\n" + view)
+    return check_catalog(root, capsys)
 
 
 VALID = [
@@ -190,7 +168,7 @@ INVALID = [
         id="graph-missing-parameters",
     ),
     pytest.param(
-        graph_view(direction="in"),
+        graph_view(direction="{type: string, default: in}"),
         id="graph-wrong-default",
     ),
     pytest.param(
@@ -198,7 +176,7 @@ INVALID = [
         id="graph-depth-beyond-16",
     ),
     pytest.param(
-        graph_view(extra="      extra: {type: string}\n"),
+        graph_view(extra="{type: string}"),
         id="graph-extra-parameter",
     ),
     pytest.param(

@@ -7,6 +7,8 @@ from typing import Any
 import pytest
 
 from memseek.runtime import Runtime
+from tests.blackbox.support import SCHEMA
+from tests.blackbox.support import WRAPPER_KEYS
 from tests.blackbox.support import at
 from tests.blackbox.support import ids
 from tests.blackbox.support import invalid
@@ -35,18 +37,6 @@ ENTRY_KEYS = [
     "required_capabilities",
     "profiles",
 ]
-WRAPPER_KEYS = [
-    "view",
-    "parameters",
-    "hits",
-    "ranking",
-    "input_record_ids",
-    "rendered",
-    "truncated",
-    "profiles",
-    "backend",
-]
-SCHEMA = "https://json-schema.org/draft/2020-12/schema"
 
 
 # --- GET /views ---------------------------------------------------------------------------------------

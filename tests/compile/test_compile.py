@@ -9,6 +9,7 @@ import uuid
 from dataclasses import replace
 from datetime import UTC
 from datetime import datetime
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -117,15 +118,30 @@ GUARD = "CASE WHEN (jsonb_typeof(records.fields -> 'n') = 'number')"
         pytest.param(
             "number",
             {"gte": 3},
-            f"{GUARD} THEN CAST(records.fields -> 'n' AS NUMERIC) ELSE NULL END >= %(param_1)s::INTEGER",
-            {"param_1": 3},
+            f"{GUARD} THEN CAST(records.fields -> 'n' AS NUMERIC) ELSE NULL END >= %(param_1)s",
+            {"param_1": Decimal(3)},
             id="gte-number",
+        ),
+        pytest.param(  # every value NUMERIC, not typed by the first one (6.5 is no INTEGER)
+            "number",
+            {"in": [5, 6.5, 10**30]},
+            f"{GUARD} THEN CAST(records.fields -> 'n' AS NUMERIC) ELSE NULL END IN "
+            "(%(param_1)s, %(param_2)s, %(param_3)s)",
+            {"param_1": Decimal(5), "param_2": Decimal("6.5"), "param_3": Decimal(10**30)},
+            id="in-numbers-exact",
+        ),
+        pytest.param(  # a float by its shortest repr, as JSON wrote it
+            "number",
+            {"eq": 0.1},
+            f"{GUARD} THEN CAST(records.fields -> 'n' AS NUMERIC) ELSE NULL END = %(param_1)s",
+            {"param_1": Decimal("0.1")},
+            id="eq-float-as-written",
         ),
         pytest.param(
             "datetime",
             {"lt": "2026-01-01T00:00:00Z"},
-            f"{GUARD} THEN CAST(records.fields -> 'n' AS NUMERIC) ELSE NULL END < %(param_1)s::BIGINT",
-            {"param_1": 1767225600000000},
+            f"{GUARD} THEN CAST(records.fields -> 'n' AS NUMERIC) ELSE NULL END < %(param_1)s",
+            {"param_1": Decimal(1767225600000000)},
             id="datetime-as-epoch-micros",
         ),
         pytest.param(

@@ -20,10 +20,12 @@ from tests.helpers import runtime_for
 from tests.helpers import view_query
 from tests.helpers import written_ids
 from tests.integration.view_support import EDGES
+from tests.integration.view_support import SPEC_GRAPH_PARAMETERS
 from tests.integration.view_support import Graph
 from tests.integration.view_support import Statements
 from tests.integration.view_support import link_body
 from tests.integration.view_support import part_body
+from tests.integration.view_support import spec_graph_response
 
 
 def walk(client: Client, seed: str, **parameters: Any) -> dict[str, Any]:
@@ -35,53 +37,17 @@ def path_nodes(body: dict[str, Any]) -> list[list[str]]:
 
 
 def test_the_spec_example(vclient: Client, view_runtime: Runtime) -> None:
-    content = {"confidence": 0.92}
-    [advises] = written_ids(vclient, link_body("people/maya", "advises", "companies/acme", **content))
+    [advises] = written_ids(vclient, link_body("people/maya", "advises", "companies/acme", confidence=0.92))
     written_ids(
         vclient,
         link_body("companies/acme", "owns", "companies/beta"),  # another predicate, at depth 2
         link_body("people/maya", "owns", "companies/gamma"),  # another predicate
         link_body("people/bob", "advises", "people/maya"),  # incoming: not followed out
     )
-    parameters = {
-        "seed": "people/maya",
-        "predicates": ["advises"],
-        "direction": "out",
-        "depth": 2,
-        "limit": 20,
-    }
-    body = ok(view_query(vclient, "g_walk", parameters))
+    body = ok(view_query(vclient, "g_walk", SPEC_GRAPH_PARAMETERS))
     catalog = view_runtime.catalog
-    citation = {
-        "id": advises,
-        "text": "people/maya advises companies/acme",
-        "subject": "people/maya",
-        "object": "companies/acme",
-        "predicate": "advises",
-        "content": {
-            "text": "people/maya advises companies/acme",
-            "from_node": "people/maya",
-            "to_node": "companies/acme",
-            "relationship": "advises",
-            "confidence": 0.92,
-        },
-    }
-    assert body == {
-        "view": {
-            "name": "g_walk",
-            "version": 1,
-            "hash": public_hash(catalog.view_hash(catalog.view("g_walk"))),
-        },  # fmt: skip
-        "parameters": parameters,
-        "hits": [citation],
-        "input_record_ids": [advises],
-        "nodes": ["companies/acme", "people/maya"],
-        "paths": [{"nodes": ["people/maya", "companies/acme"], "edge_ids": [advises], "depth": 1}],
-        "citations": [citation],
-        "truncated": False,
-        "profiles": ["pg_default"],
-        "backend": [{"kind": "graph", "name": "postgresql"}],
-    }
+    view = {"name": "g_walk", "version": 1, "hash": public_hash(catalog.view_hash(catalog.view("g_walk")))}
+    assert body == spec_graph_response(view, advises)
     assert list(body) == [
         "view", "parameters", "hits", "input_record_ids", "nodes", "paths", "citations", "truncated",
         "profiles", "backend",

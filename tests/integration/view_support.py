@@ -192,6 +192,49 @@ def link_body(subject: str, predicate: str, obj: str, **content: Any) -> dict[st
     return {"collection": EDGES, "entity": subject, "type": "link", "text": text, "content": body}
 
 
+SPEC_GRAPH_CONTENT = {
+    "text": "people/maya advises companies/acme",
+    "from_node": "people/maya",
+    "to_node": "companies/acme",
+    "relationship": "advises",
+    "confidence": 0.92,
+}
+"""The content of the edge in the spec's `graph_query` example ("Graph views")."""
+SPEC_GRAPH_PARAMETERS = {
+    "seed": "people/maya",
+    "predicates": ["advises"],
+    "direction": "out",
+    "depth": 2,
+    "limit": 20,
+}
+"""The parameters of the spec's `graph_query` example."""
+
+
+def spec_graph_response(view: dict[str, Any], edge: str) -> dict[str, Any]:
+    """The spec's `graph_query` example response, field for field, from `view` (its `{name,
+    version, hash}`) whose walk found the one edge `edge` holding SPEC_GRAPH_CONTENT."""
+    hit = {
+        "id": edge,
+        "text": "people/maya advises companies/acme",
+        "subject": "people/maya",
+        "object": "companies/acme",
+        "predicate": "advises",
+        "content": SPEC_GRAPH_CONTENT,
+    }
+    return {
+        "view": view,
+        "parameters": SPEC_GRAPH_PARAMETERS,
+        "hits": [hit],
+        "input_record_ids": [edge],
+        "nodes": ["companies/acme", "people/maya"],
+        "paths": [{"nodes": ["people/maya", "companies/acme"], "edge_ids": [edge], "depth": 1}],
+        "citations": [hit],
+        "truncated": False,
+        "profiles": ["pg_default"],
+        "backend": [{"kind": "graph", "name": "postgresql"}],
+    }
+
+
 def part_body(entity: str, key: str, depends_on: list[str] | None = None, **values: Any) -> dict[str, Any]:
     """A node record of `g_parts`; `depends_on` values become automatic links."""
     content = {} if depends_on is None else {"depends_on": depends_on}
