@@ -23,6 +23,8 @@ from functools import singledispatch
 from typing import Any
 from uuid import UUID
 
+from memseek.errors import Detail
+from memseek.errors import RequestInvalid
 from memseek.search.rank import AgeHours
 from memseek.search.rank import Const
 from memseek.search.rank import Decay
@@ -70,6 +72,8 @@ def public_score(value: float, low: float, high: float) -> float:
     """The spec's display score: `(u - low) / (high - low)`, or 1 when the pool ties."""
     if high == low:
         return 1.0
+    if math.isinf(high - low):  # finite bounds a float cannot span: halve all three first
+        value, low, high = value / 2, low / 2, high / 2
     return (value - low) / (high - low)
 
 
@@ -102,8 +106,15 @@ def rrf(lists: Sequence[RankedList], rank_constant: int) -> list[Hit]:
 
 
 def apply_boost(hits: Sequence[Hit], boosts: Sequence[float]) -> list[Hit]:
-    """`RRF(record) * max(0, boost(record))`, element-wise."""
-    return [replace(hit, value=(hit.value or 0.0) * max(0.0, b)) for hit, b in zip(hits, boosts, strict=True)]
+    """`RRF(record) * max(0, boost(record))`, element-wise; a value that is not finite is a 422
+    (spec: "Every value produced must be finite"), as an overflowing rank formula is."""
+    values = [(hit.value or 0.0) * max(0.0, b) for hit, b in zip(hits, boosts, strict=True)]
+    if not all(map(math.isfinite, values)):
+        raise RequestInvalid(
+            "the boost formula produced a value out of range",
+            [Detail(("boost",), "every value a formula produces must be finite")],
+        )
+    return [replace(hit, value=value) for hit, value in zip(hits, values, strict=True)]
 
 
 def sweep_threshold(rank_constant: int, k_leading: int) -> float:

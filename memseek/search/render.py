@@ -10,8 +10,12 @@ the middle to 500 characters; then `&`, `<` and `>` become the literal text `\\u
 and `\\u003e`, so no record can close or forge the fence element.
 
 Token counting (`estimate_tokens`) is a deliberately conservative estimate, not a tokenizer:
-one token per 3 ASCII characters (rounded up) plus one per non-ASCII character. English BPE
-tokenizers average about 4 characters per token, so real counts stay under the estimate. The
+the larger of two counts. By characters: one token per 3 ASCII characters (rounded up) plus one
+per non-ASCII character; English BPE tokenizers average about 4 characters per token. By pieces,
+split as tokenizers split before merging: one per 4 letters of a letter run (rounded up), one
+per digit and per other symbol; this is what keeps ids and timestamps (hex, digits, hyphens),
+which real tokenizers cut finely, under the estimate (a row with a 53-character text: 89 by
+pieces, 51 by characters, 67 with the shipped MiniLM WordPiece tokenizer). The
 budget is checked on the sum of the parts' estimates (preamble, fence tags, each row with its
 line break, the `[...] truncated` row), which is never smaller than the estimate of the joined block.
 """
@@ -19,6 +23,7 @@ line break, the `[...] truncated` row), which is never smaller than the estimate
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC
@@ -86,9 +91,20 @@ def render_row(row: RenderRow) -> str:
 
 
 def estimate_tokens(text: str) -> int:
-    """A conservative token estimate (see the module docstring)."""
+    """A conservative token estimate (see the module docstring): the larger of a per-character
+    and a per-piece count."""
     ascii_chars = sum(1 for ch in text if ord(ch) < 128)
-    return math.ceil(ascii_chars / 3) + (len(text) - ascii_chars)
+    by_characters = math.ceil(ascii_chars / 3) + (len(text) - ascii_chars)
+    return max(by_characters, sum(map(_piece_tokens, _PIECES.findall(text))))
+
+
+_PIECES = re.compile(r"[A-Za-z]+|[^\sA-Za-z]")
+"""How tokenizers split text before merging, at its finest: letter runs, and each digit or
+other symbol on its own."""
+
+
+def _piece_tokens(piece: str) -> int:
+    return math.ceil(len(piece) / 4) if piece[0].isalpha() else 1
 
 
 def fence_parts(fence: Fence | None) -> tuple[list[str], list[str]]:

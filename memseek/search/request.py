@@ -112,10 +112,15 @@ def _number(value: Any) -> int | float | None:
 
 
 def _timestamp(value: Any) -> Any:
-    # Only ISO strings (or YAML's datetimes): pydantic would otherwise read 0 as 1970.
-    if not isinstance(value, str | datetime):
+    # Only ISO strings (or YAML's datetimes): pydantic would otherwise read 0, and "1767225600",
+    # as Unix seconds.
+    if not isinstance(value, str | datetime) or (isinstance(value, str) and _NUMERAL.fullmatch(value)):
         raise _invalid("must be an ISO 8601 timestamp with a timezone")
     return value
+
+
+_NUMERAL = re.compile(r"\s*[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?\s*")
+"""A string that is only a number (pydantic reads such a string as Unix time)."""
 
 
 def _scalar(value: Any) -> bool | int | float | str:

@@ -368,7 +368,7 @@ def test_render_fence_and_escaping(api: Client, db: Engine, tenant: Tenant) -> N
 
 
 def test_render_budget_truncates(settings: Settings, db: Engine, tenant: Tenant) -> None:
-    client = make_client(settings, db, tenant, None, touch_on_read=False, search_render_tokens=80)
+    client = make_client(settings, db, tenant, None, touch_on_read=False, search_render_tokens=160)
     given(db, tenant, *(Rec(text=f"record number {i} " * 5) for i in range(5)))
     body = search(client, {"mode": "recent", "render": True, "fence": {}})
     lines = body["rendered"].split("\n")

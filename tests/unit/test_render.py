@@ -11,7 +11,9 @@ from datetime import timezone
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from tokenizers import Tokenizer
 
+from memseek.models.local import TOKENIZER_PATH
 from memseek.search.render import TRUNCATED_ROW
 from memseek.search.render import RenderRow
 from memseek.search.render import estimate_tokens
@@ -114,6 +116,26 @@ def test_token_estimate_is_conservative_for_english() -> None:
     sentence = "Maria confirmed the Q3 budget with the finance team on Tuesday."
     assert estimate_tokens(sentence) >= len(sentence.split()) + 1  # ≥ a BPE count (15 here)
     assert estimate_tokens("日本語") == 3
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        pytest.param(f"[id={ID}] 2026-07-01T10:22Z | notes/note | t", id="short-row"),
+        pytest.param(str(uuid.UUID("0193f2a4-7b1c-7d3e-8f90-123456789abc")), id="uuid"),
+        pytest.param("order 12345678 cost 99.95 on 2026-01-02", id="digits"),
+        pytest.param("\\u003cscript\\u003e \\u0026 \\u003c/b\\u003e " * 5, id="escapes"),
+        pytest.param("Maria confirmed the Q3 budget with the finance team on Tuesday. " * 8, id="english"),
+        pytest.param("Ünïcödé naïve café — 日本語のテキスト", id="non-ascii"),
+    ],
+)
+def test_token_estimate_is_above_the_shipped_wordpiece_count(text: str) -> None:
+    """Ids, timestamps, digits and escapes are cut finely by real tokenizers; the estimate stays
+    above the MiniLM WordPiece tokenizer the package ships (BPE tokenizers count fewer)."""
+    tokenizer = Tokenizer.from_file(str(TOKENIZER_PATH))
+    tokenizer.no_truncation()
+    tokenizer.no_padding()
+    assert estimate_tokens(text) >= len(tokenizer.encode(text, add_special_tokens=False).ids)
 
 
 @given(
