@@ -9,6 +9,7 @@ queue rows for the pending ones.
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -187,11 +188,11 @@ def _with_links(catalog: Catalog, fresh: Sequence[Checked], nodes: Sequence[Row]
 
 def _pending_links(rows: Sequence[Row]) -> dict[UUID, tuple[UUID, ...]]:
     """Node id → its automatic links that need processing."""
-    links: dict[UUID, tuple[UUID, ...]] = {}
+    links: defaultdict[UUID, list[UUID]] = defaultdict(list)
     for row in rows:
         if row.link_node_id is not None and row.pending:
-            links[row.link_node_id] = (*links.get(row.link_node_id, ()), row.id)
-    return links
+            links[row.link_node_id].append(row.id)
+    return {node: tuple(ids) for node, ids in links.items()}
 
 
 def _lanes(nodes: Sequence[Row]) -> list[LaneKey]:

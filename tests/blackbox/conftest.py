@@ -149,3 +149,10 @@ def bw(bw_app: Flask, bw_ws: Tenant) -> Client:
 @pytest.fixture
 def bw_other(bw_app: Flask, bw_ws_other: Tenant) -> Client:
     return Client(bw_app.test_client(), bw_ws_other)
+
+
+@pytest.fixture
+def served(bw_runtime: Runtime, openai_server: OpenAIServer) -> Runtime:
+    """The `bw` runtime with its OpenAI-protocol models (`cheap`, `remote`) served by the local
+    test server."""
+    return with_models(bw_runtime, openai_server.environ(api_key="test-key"))

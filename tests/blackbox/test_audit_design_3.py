@@ -684,12 +684,6 @@ def test_a_slot_spans_the_versions_of_its_collection(bw: Client) -> None:
     assert current_flags(bw, newer_version) == [True]
 
 
-@pytest.fixture
-def served(bw_runtime: Runtime, openai_server: Any) -> Runtime:
-    """The `bw` runtime with the `cheap` model served by the local OpenAI-protocol server."""
-    return with_models(bw_runtime, openai_server.environ(api_key="test-key"))
-
-
 def test_a_record_ready_after_a_retry_shows_no_processing_error(
     bw: Client, served: Runtime, openai_server: Any
 ) -> None:

@@ -49,12 +49,6 @@ def answer(score: Any = 7, label: Any = "positive") -> Any:
 
 
 @pytest.fixture
-def served(bw_runtime: Runtime, openai_server: OpenAIServer) -> Runtime:
-    """The `bw` runtime with the `cheap` and `remote` models served by the local OpenAI-protocol server."""
-    return with_models(bw_runtime, openai_server.environ(api_key="test-key"))
-
-
-@pytest.fixture
 def sclient(served: Runtime, bw_ws: Tenant) -> Client:
     return client_for(served, bw_ws)
 
