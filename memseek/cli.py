@@ -13,8 +13,6 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
-from typing import Any
 
 from memseek import auth
 from memseek import migrate
@@ -23,14 +21,9 @@ from memseek.db import create_db_engine
 from memseek.errors import ConfigError
 from memseek.errors import MemseekError
 from memseek.errors import NotFound
-from memseek.errors import RequestInvalid
 from memseek.errors import StartupError
 from memseek.errors import Unauthorized
 from memseek.settings import Settings
-
-if TYPE_CHECKING:  # the service modules load lazily: admin commands start faster without them
-    from memseek.runtime import Runtime
-    from memseek.search.request import SearchSpec
 
 
 def _engine(settings: Settings):  # type: ignore[no-untyped-def]
@@ -139,7 +132,9 @@ def cmd_explain(args: argparse.Namespace, settings: Settings) -> int:
     import json
 
     from memseek.runtime import build_runtime
+    from memseek.search.request import parse_search
     from memseek.search.service import explain_search
+    from memseek.search.views import explain_view
 
     raw = sys.stdin.read() if args.file == "-" else Path(args.file).read_text(encoding="utf-8")
     try:
@@ -151,29 +146,12 @@ def cmd_explain(args: argparse.Namespace, settings: Settings) -> int:
         workspace = auth.workspace_id(conn, args.workspace)
     if workspace is None:
         raise NotFound(f"no workspace named {args.workspace!r}")
-    spec, label = _explained_search(runtime, args.view, body)
-    print(explain_search(runtime, workspace, spec, label, analyze=args.analyze))
+    if args.view is not None:
+        print(explain_view(runtime, workspace, args.view, body, analyze=args.analyze))
+    else:
+        spec = parse_search(body, max_query_chars=settings.max_query_chars)
+        print(explain_search(runtime, workspace, spec, analyze=args.analyze))
     return 0
-
-
-def _explained_search(runtime: Runtime, view_name: str | None, body: Any) -> tuple[SearchSpec, str]:
-    """The search request `body` is, or the one view `view_name` runs with parameters `body`,
-    with the label its statements carry (the route's, or the view's)."""
-    from memseek.catalog.template import fill_template
-    from memseek.catalog.template import validate_arguments
-    from memseek.search.request import parse_search
-    from memseek.search.service import ROUTE
-    from memseek.search.views import find_view
-    from memseek.search.views import view_label
-
-    max_chars = runtime.settings.max_query_chars
-    if view_name is None:
-        return parse_search(body, max_query_chars=max_chars), ROUTE
-    view = find_view(runtime, view_name)
-    if view.query is None:
-        raise RequestInvalid(f"view {view_name!r} is a {view.kind} view; explain shows search views")
-    spec = parse_search(fill_template(view.query, validate_arguments(view, body)), max_query_chars=max_chars)
-    return spec, view_label(view)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -224,14 +202,14 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("dir")
     check.set_defaults(handler=cmd_catalog_check)
 
-    explain = sub.add_parser("explain", help="print the SQL a search request runs (values inlined)")
+    explain = sub.add_parser("explain", help="print the SQL a search or view call runs (values inlined)")
     explain.add_argument(
         "file",
         nargs="?",
         default="-",
         help="JSON search request, or the view's parameters with --view (default: stdin)",
     )
-    explain.add_argument("--view", metavar="NAME", help="explain a call of the active view NAME")
+    explain.add_argument("--view", metavar="NAME", help="explain a call of the active view NAME (any kind)")
     explain.add_argument("--workspace", default="default", help="workspace the search runs in")
     explain.add_argument("--analyze", action="store_true", help="also run EXPLAIN (ANALYZE, BUFFERS)")
     explain.set_defaults(handler=cmd_explain)

@@ -38,12 +38,17 @@ server log show which route or view ran it. The label is code-defined (a route r
 from the validated catalog), never request input."""
 
 
+WORKSPACE_SETTING = "memseek.workspace_id"
+"""The transaction-local setting naming the request's workspace: the row-level security policies
+and the `graph_records` view show only that workspace's rows."""
+
+
 @lru_cache(maxsize=64)
 def scope_statement(settings: tuple[tuple[str, str], ...] = ()) -> sa.Select[Any]:
     """Set role and workspace (bound as :role and :ws), plus `settings`, transaction-locally."""
     scope = [
         sa.func.set_config("role", sa.bindparam("role"), True),
-        sa.func.set_config("memseek.workspace_id", sa.bindparam("ws"), True),
+        sa.func.set_config(WORKSPACE_SETTING, sa.bindparam("ws"), True),
     ]
     extra = [sa.func.set_config(name, value, True) for name, value in settings]
     return sa.select(*scope, *extra)

@@ -27,7 +27,7 @@ from memseek.catalog.problems import check_pruned
 from memseek.catalog.problems import format_loc
 from memseek.catalog.template import fill_template
 from memseek.catalog.template import placeholder_problems
-from memseek.catalog.template import sample_values
+from memseek.catalog.template import sample_sets
 from memseek.errors import RequestInvalid
 from memseek.schema import EMBEDDING_DIM
 from memseek.search.rank import Score
@@ -145,7 +145,10 @@ def _check_entry(
 ) -> list[Problem]:
     if entry.kind == "view":
         view = catalog.view(entry.name, entry.version)
-        details, footprint = view_problems(view, catalog)
+        # A view the package does not expose is checked as it reads without the package: the
+        # graph views it may name are those `active: true`, not the package's pins.
+        outside = catalog.package is not None and not catalog.is_active(view)
+        details, footprint = view_problems(view, replace(catalog, package=None) if outside else catalog)
         if footprint is not None:
             footprints[(view.name, view.version)] = footprint
         return [entry.problem(loc, msg) for loc, msg in details]
@@ -235,20 +238,24 @@ def view_problems(view: View, catalog: Catalog) -> tuple[Found, Footprint | None
 
 
 def _search_view_problems(view: View, catalog: Catalog) -> tuple[Found, Footprint | None]:
-    samples = sample_values(view.parameters)
+    samples = sample_sets(view.parameters)
 
     def attempt(query: Any) -> tuple[tuple[SearchSpec, RequestPlan] | None, Found]:
-        """Placeholders first; then the query filled, parsed and resolved as it runs."""
+        """Placeholders first; then the query filled, parsed and resolved as it runs (with the
+        first sample set that passes; the first set's problems when none does)."""
         placeholders = placeholder_problems(query, view.parameters)
         if placeholders:
             return None, [(d.loc, d.msg) for d in placeholders]
         if catalog.rank_default is None:  # its own problem is already reported; searches need it
             return None, []
-        try:
-            spec = parse_search(fill_template(query, samples))
-            return (spec, resolve(spec, catalog, None)), []
-        except RequestInvalid as exc:
-            return None, [(d.loc, d.msg) for d in exc.details]
+        problems: list[Found] = []
+        for values in samples:
+            try:
+                spec = parse_search(fill_template(query, values))
+                return (spec, resolve(spec, catalog, None)), []
+            except RequestInvalid as exc:
+                problems.append([(d.loc, d.msg) for d in exc.details])
+        return None, problems[0]
 
     checked, problems = check_pruned(view.query, attempt)
     found: Found = [(("query",) + loc, msg) for loc, msg in problems]

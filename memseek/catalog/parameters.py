@@ -131,9 +131,16 @@ class Parameter(Strict):
 def _require_nonempty_unique(values: tuple[Any, ...]) -> None:
     if not values:
         raise ValueError("must not be empty")
-    keys = [json.dumps(v, sort_keys=True, default=str) for v in values]
+    keys = [_identity(v) for v in values]
     if len(set(keys)) != len(keys):
         raise ValueError("entries must be unique")
+
+
+def _identity(value: Any) -> Any:
+    """What makes two JSON values one: 1 and 1.0 are the same number, but true is not 1."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return value  # Python compares and hashes numbers by value
+    return json.dumps(value, sort_keys=True, default=str)
 
 
 def value_problem(spec: Mapping[str, Any], value: Any) -> str | None:

@@ -144,19 +144,27 @@ def _expected(parameters: Mapping[str, Parameter]) -> str:
     return f"expected one of: {', '.join(parameters)}" if parameters else "this view takes no parameters"
 
 
-def sample_values(parameters: Mapping[str, Parameter]) -> dict[str, Any]:
-    """One valid value per parameter, for checking a template at load time.
+def sample_sets(parameters: Mapping[str, Parameter]) -> list[dict[str, Any]]:
+    """Valid values per parameter for checking a template at load time: one set, or two when
+    two or more datetime parameters take samples.
 
-    The default when declared, else the first enum entry, else the simplest value meeting every
-    constraint. Datetime samples increase in declaration order (a day apart), so a template that
-    uses two of them as a range (`after`/`before`) gets a non-empty one.
+    Each parameter takes its default when declared, else its first enum entry, else the simplest
+    value meeting every constraint. Datetime samples are a day apart, rising in declaration order
+    in the first set and falling in the second, so a template using two of them as a range
+    (`after`/`before`) is a valid range in one set whichever it declares first.
     """
-    out: dict[str, Any] = {}
-    moments = 0
-    for name, parameter in parameters.items():
-        out[name] = _sample(parameter, SAMPLE_MOMENT + timedelta(days=moments))
-        moments += parameter.type == "datetime"
-    return out
+    datetimes = [name for name, parameter in parameters.items() if parameter.type == "datetime"]
+    orders = [datetimes, datetimes[::-1]] if len(datetimes) > 1 else [datetimes]
+    return [_samples(parameters, order) for order in orders]
+
+
+def _samples(parameters: Mapping[str, Parameter], datetimes: list[str]) -> dict[str, Any]:
+    """One sample per parameter; the datetime parameters a day apart in the order `datetimes`."""
+    offsets = {name: timedelta(days=i) for i, name in enumerate(datetimes)}
+    return {
+        name: _sample(parameter, SAMPLE_MOMENT + offsets.get(name, timedelta()))
+        for name, parameter in parameters.items()
+    }
 
 
 def _sample(parameter: Parameter, moment: datetime) -> Any:

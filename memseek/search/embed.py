@@ -4,7 +4,7 @@ Text, recent and structured searches never reach this module. A provider that is
 or unreachable raises `ModelUnavailable` (503) from the provider itself; a vector of the wrong
 width or with non-finite values is `ModelOutputInvalid` (503) here, before Postgres would fail
 with "expected N dimensions". Recent query vectors are kept in a small LRU cache keyed by the
-provider's model id and the exact query text.
+workspace, the provider's model id and the exact query text.
 
 A statement receives the vector in pgvector's binary form (`QueryVectorType`): formatting 384
 floats as pgvector's text took 0.44 ms a search on this project's machine, the binary form
@@ -13,11 +13,11 @@ floats as pgvector's text took 0.44 ms a search on this project's machine, the b
 
 from __future__ import annotations
 
-import math
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
+from uuid import UUID
 
 import psycopg
 import sqlalchemy as sa
@@ -25,8 +25,8 @@ from pgvector import Vector
 from pgvector.psycopg.vector import VectorBinaryDumper
 from pgvector.psycopg.vector import VectorDumper
 
-from memseek.models import ModelOutputInvalid
 from memseek.models.registry import ModelRegistry
+from memseek.models.vectors import checked_vector
 from memseek.schema import EMBEDDING_DIM
 
 CACHE_SIZE = 256
@@ -88,10 +88,12 @@ class _Lru:
 CACHE = _Lru(CACHE_SIZE)
 
 
-def embed_query(models: ModelRegistry, alias: str, q: str) -> QueryVector:
-    """The embedding of `q` by model alias `alias` (cached)."""
+def embed_query(models: ModelRegistry, alias: str, q: str, workspace_id: UUID) -> QueryVector:
+    """The embedding of `q` by model alias `alias`, cached per workspace: a shared entry would
+    let one workspace tell, by a search answered while the provider is down or by its timing,
+    that another searched the same words."""
     embedder = models.embedder(alias)
-    key = (embedder.model_id, q)
+    key = (workspace_id, embedder.model_id, q)
     cached = CACHE.get(key)
     if cached is not None:
         return cached
@@ -99,14 +101,3 @@ def embed_query(models: ModelRegistry, alias: str, q: str) -> QueryVector:
     vector = QueryVector(checked_vector(values, alias), embedder.model_id)
     CACHE.put(key, vector)
     return vector
-
-
-def checked_vector(values: list[float], alias: str) -> tuple[float, ...]:
-    """`values` as a tuple, or `ModelOutputInvalid` when its width or values are unusable."""
-    if len(values) != EMBEDDING_DIM:
-        raise ModelOutputInvalid(
-            f"model {alias!r} returned a {len(values)}-dimensional vector; records hold {EMBEDDING_DIM}"
-        )
-    if not all(math.isfinite(x) for x in values):
-        raise ModelOutputInvalid(f"model {alias!r} returned a vector with non-finite values")
-    return tuple(float(x) for x in values)

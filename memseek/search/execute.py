@@ -43,6 +43,7 @@ from sqlalchemy.engine import Dialect
 from sqlalchemy.engine import Engine
 from sqlalchemy.sql.compiler import Compiled
 from sqlalchemy.sql.expression import Executable
+from sqlalchemy.sql.expression import Select
 
 from memseek.db import workspace_transaction
 from memseek.errors import Detail
@@ -50,6 +51,7 @@ from memseek.errors import RequestInvalid
 from memseek.errors import SearchTimeout
 from memseek.search.compile import TEMPLATE_CACHE
 from memseek.search.compile import CompiledSearch
+from memseek.search.compile import Explain
 from memseek.search.fuse import Hit
 
 log = logging.getLogger(__name__)
@@ -322,10 +324,22 @@ def _next(claim: Iterator[int], lock: threading.Lock) -> int | None:
         return next(claim, None)
 
 
-def literal_sql(conn: Connection, compiled: CompiledSearch) -> str:
-    """The statement with this request's values inlined by the driver, as `memseek explain` prints it."""
-    sql, values = driver_statement(conn, compiled.statement, compiled.params)
+def literal_sql(conn: Connection, statement: Executable, params: Mapping[str, Any]) -> str:
+    """`statement` with this request's values inlined by the driver, as `memseek explain` prints it."""
+    sql, values = driver_statement(conn, statement, params)
     # psycopg's own client-side quoting: each value as the literal the server would read it as
     # (execution sends the same values bound to `$n`, the query vector in binary).
     cursor = psycopg.ClientCursor(conn.connection.driver_connection)
     return cursor.mogrify(sql, values)
+
+
+def explained(
+    conn: Connection, statement: Select[Any], params: Mapping[str, Any], analyze: bool
+) -> list[str]:
+    """The lines `memseek explain` prints for one statement: its SQL with values inlined and,
+    with `analyze`, PostgreSQL's `EXPLAIN (ANALYZE, BUFFERS)` of it (which runs it)."""
+    lines = [literal_sql(conn, statement, params) + ";"]
+    if analyze:
+        plan = conn.execute(Explain(statement, analyze=True), params).scalars()
+        lines += ["-- EXPLAIN (ANALYZE, BUFFERS)", *plan]
+    return lines

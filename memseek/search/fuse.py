@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import math
+from collections import defaultdict
 from collections.abc import Callable
 from collections.abc import Mapping
 from collections.abc import Sequence
@@ -93,16 +94,18 @@ def rrf(lists: Sequence[RankedList], rank_constant: int) -> list[Hit]:
     """Weighted RRF: `sum(weight / (rank_constant + rank))` over the lists that hold a record.
 
     Each merged hit carries `source_ranks` (list name → 1-based position) and the stored values
-    of its first occurrence (every source reads the same canonical row)."""
+    of its first occurrence (every source reads the same canonical row). The terms are summed
+    with `math.fsum`, exactly rounded, so equal sums are equal floats whatever order the lists
+    hold the terms in (a running `+` could leave them an ulp apart and break a tie)."""
     first: dict[UUID, Hit] = {}
     ranks: dict[UUID, dict[str, int]] = {}
-    totals: dict[UUID, float] = {}
+    terms: dict[UUID, list[float]] = defaultdict(list)
     for ranked in lists:
         for position, hit in enumerate(ranked.hits, start=1):
             first.setdefault(hit.id, hit)
             ranks.setdefault(hit.id, {})[ranked.name] = position
-            totals[hit.id] = totals.get(hit.id, 0.0) + ranked.weight / (rank_constant + position)
-    return [replace(hit, value=totals[i], source_ranks=ranks[i]) for i, hit in first.items()]
+            terms[hit.id].append(ranked.weight / (rank_constant + position))
+    return [replace(hit, value=math.fsum(terms[i]), source_ranks=ranks[i]) for i, hit in first.items()]
 
 
 def apply_boost(hits: Sequence[Hit], boosts: Sequence[float]) -> list[Hit]:

@@ -301,8 +301,17 @@ def link_citations(
     """The link records `ids` as citations, in the order given: normalised ends plus content."""
     if not ids:
         return []
+    query = citations_statement(workspace_id, graph, ids, label)
+    found = {row.id: _citation(row._mapping) for row in conn.execute(query)}
+    return [found[i] for i in ids if i in found]
+
+
+def citations_statement(
+    workspace_id: UUID, graph: GraphBlock, ids: Sequence[UUID], label: str
+) -> Select[Any]:
+    """The link records `ids` with their normalised ends (any order; `link_citations` orders them)."""
     link = records.alias("link")
-    query = (
+    return (
         sa.select(
             link.c.id,
             link.c.text,
@@ -317,8 +326,6 @@ def link_citations(
         )
         .prefix_with(f"/* memseek {label} */")
     )
-    found = {row.id: _citation(row._mapping) for row in conn.execute(query)}
-    return [found[i] for i in ids if i in found]
 
 
 def _citation(row: Mapping[str, Any]) -> dict[str, Any]:

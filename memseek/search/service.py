@@ -38,13 +38,13 @@ from memseek.search import fuse
 from memseek.search.boost import apply_graph_boost
 from memseek.search.compile import RARITY_SCALE
 from memseek.search.compile import CompiledSearch
-from memseek.search.compile import Explain
 from memseek.search.compile import Inputs
 from memseek.search.compile import Output
 from memseek.search.compile import compile_search
 from memseek.search.embed import QueryVector
 from memseek.search.embed import embed_query
 from memseek.search.execute import SearchResult
+from memseek.search.execute import explained
 from memseek.search.execute import fallback_settings
 from memseek.search.execute import literal_sql
 from memseek.search.execute import prepare_transaction
@@ -138,7 +138,7 @@ def prepare(runtime: Runtime, workspace_id: UUID, spec: SearchSpec, label: str =
     plan = resolve(spec, runtime.catalog, runtime.settings)
     _check_backends(plan, runtime.catalog)
     started = time.perf_counter()
-    vector = _embed(runtime, plan, spec.q)
+    vector = _embed(runtime, plan, spec.q, workspace_id)
     embed_ms = _ms(started)
     now = datetime.now(UTC)
     inputs = Inputs(
@@ -174,10 +174,10 @@ def _check_backends(plan: RequestPlan, catalog: Catalog) -> None:
             raise BackendUnavailable(f"search profile {search.profile!r} ({backend}) is not available here")
 
 
-def _embed(runtime: Runtime, plan: RequestPlan, q: str | None) -> QueryVector | None:
+def _embed(runtime: Runtime, plan: RequestPlan, q: str | None, workspace_id: UUID) -> QueryVector | None:
     if not plan.needs_embedding or plan.embedding_model is None:
         return None
-    return embed_query(runtime.models, plan.embedding_model, q or "")
+    return embed_query(runtime.models, plan.embedding_model, q or "", workspace_id)
 
 
 def run_search(runtime: Runtime, workspace_id: UUID, spec: SearchSpec, label: str = ROUTE) -> SearchOutcome:
@@ -430,14 +430,11 @@ def explain_search(
             applied = prepare_transaction(conn, compiled)
             out.append(f"-- search {search.source or '(single)'}: {search.mode}, profile {search.profile}")
             out += _set_local(applied)
-            out.append(literal_sql(conn, compiled) + ";")
-            if analyze:
-                plan = conn.execute(Explain(compiled.statement, analyze=True), compiled.params).scalars()
-                out += ["-- EXPLAIN (ANALYZE, BUFFERS)", *plan]
+            out += explained(conn, compiled.statement, compiled.params, analyze)
             for fallback in compiled.fallbacks:
                 out.append("-- run instead when the statement above reports short:")
                 out += _set_local(fallback_settings(compiled))
-                out.append(literal_sql(conn, replace(compiled, statement=fallback(), fallbacks=())) + ";")
+                out.append(literal_sql(conn, fallback(), compiled.params) + ";")
     return "\n".join(out)
 
 

@@ -26,23 +26,31 @@ from memseek.catalog.models import View
 from memseek.catalog.template import PLACEHOLDER
 from memseek.catalog.template import fill_template
 from memseek.catalog.template import validate_arguments
+from memseek.db import WORKSPACE_SETTING
 from memseek.db import workspace_transaction
 from memseek.errors import Detail
 from memseek.errors import Loc
 from memseek.errors import NotFound
 from memseek.errors import RequestInvalid
 from memseek.runtime import Runtime
+from memseek.search.execute import explained
 from memseek.search.graph import WalkSpec
 from memseek.search.graph import check_limit
 from memseek.search.graph import check_walk
+from memseek.search.graph import citations_statement
 from memseek.search.graph import find_orphans
 from memseek.search.graph import first_use_order
 from memseek.search.graph import link_citations
+from memseek.search.graph import orphans_statement
 from memseek.search.graph import reached_nodes
 from memseek.search.graph import walk_paths
+from memseek.search.graph import walk_statement
+from memseek.search.graph import walk_values
+from memseek.search.request import SearchSpec
 from memseek.search.request import parse_search
 from memseek.search.service import Timings
 from memseek.search.service import encode
+from memseek.search.service import explain_search
 from memseek.search.service import run_search
 from memseek.search.service import touch_on_read
 
@@ -76,10 +84,23 @@ def view_label(view: View) -> str:
 def run_view(runtime: Runtime, workspace_id: UUID, name: str, arguments: Any) -> ViewResult:
     """Run the active version of view `name` with the caller's arguments (see module docstring)."""
     view = find_view(runtime, name)
-    values = validate_arguments(view, _trimmed_seed(view, _unwrapped(view, arguments)))
+    values = _values(view, arguments)
     result = RUNNERS[view.kind](runtime, workspace_id, view, values)
     head = {"view": _identity(runtime, view), "parameters": values}
     return ViewResult({**head, **result.body}, result.record_ids, result.timings)
+
+
+def explain_view(
+    runtime: Runtime, workspace_id: UUID, name: str, arguments: Any, analyze: bool = False
+) -> str:
+    """The SQL one call of view `name` runs, values inlined (`memseek explain --view`); with
+    `analyze`, each statement's `EXPLAIN (ANALYZE, BUFFERS)` too."""
+    view = find_view(runtime, name)
+    return EXPLAINERS[view.kind](runtime, workspace_id, view, _values(view, arguments), analyze)
+
+
+def _values(view: View, arguments: Any) -> dict[str, Any]:
+    return validate_arguments(view, _trimmed_seed(view, _unwrapped(view, arguments)))
 
 
 def view_response(
@@ -125,14 +146,27 @@ def _trimmed_seed(view: View, arguments: Any) -> Any:
 
 
 def _run_search_view(runtime: Runtime, workspace_id: UUID, view: View, values: dict[str, Any]) -> ViewResult:
-    assert view.query is not None, "a search view has a query (checked when the catalog loads)"
-    filled = fill_template(view.query, values)
     try:
-        spec = parse_search(filled, max_query_chars=runtime.settings.max_query_chars)
-        outcome = run_search(runtime, workspace_id, spec, view_label(view))
+        outcome = run_search(runtime, workspace_id, _view_search(runtime, view, values), view_label(view))
     except RequestInvalid as exc:
         raise _blame_parameters(exc, view) from None
     return ViewResult(wrap_search(outcome.body), outcome.hit_ids, outcome.timings)
+
+
+def _explain_search_view(
+    runtime: Runtime, workspace_id: UUID, view: View, values: dict[str, Any], analyze: bool
+) -> str:
+    try:
+        spec = _view_search(runtime, view, values)
+        return explain_search(runtime, workspace_id, spec, view_label(view), analyze)
+    except RequestInvalid as exc:
+        raise _blame_parameters(exc, view) from None
+
+
+def _view_search(runtime: Runtime, view: View, values: dict[str, Any]) -> SearchSpec:
+    assert view.query is not None, "a search view has a query (checked when the catalog loads)"
+    filled = fill_template(view.query, values)
+    return parse_search(filled, max_query_chars=runtime.settings.max_query_chars)
 
 
 def wrap_search(body: Mapping[str, Any]) -> dict[str, Any]:
@@ -185,7 +219,8 @@ def _graph(view: View) -> GraphBlock:
     return view.graph
 
 
-def _run_graph_view(runtime: Runtime, workspace_id: UUID, view: View, values: dict[str, Any]) -> ViewResult:
+def _walk(runtime: Runtime, values: dict[str, Any]) -> WalkSpec:
+    """The walk a graph view's (validated) parameters ask for, checked against the ceilings."""
     spec = WalkSpec(
         seed=values["seed"],
         predicates=tuple(values["predicates"]),
@@ -195,6 +230,17 @@ def _run_graph_view(runtime: Runtime, workspace_id: UUID, view: View, values: di
     )
     settings = runtime.settings
     check_walk(spec, settings.max_graph_depth, settings.max_graph_paths, loc=("parameters",))
+    return spec
+
+
+def _orphans_limit(runtime: Runtime, values: dict[str, Any]) -> int:
+    limit: int = values["limit"]
+    check_limit(limit, runtime.settings.max_graph_paths, loc=("parameters",))
+    return limit
+
+
+def _run_graph_view(runtime: Runtime, workspace_id: UUID, view: View, values: dict[str, Any]) -> ViewResult:
+    spec = _walk(runtime, values)
     label = view_label(view)
     with workspace_transaction(runtime.engine, workspace_id) as conn:
         walked = walk_paths(conn, workspace_id, _graph(view), spec, label)
@@ -216,8 +262,7 @@ def _run_graph_view(runtime: Runtime, workspace_id: UUID, view: View, values: di
 
 
 def _run_orphans_view(runtime: Runtime, workspace_id: UUID, view: View, values: dict[str, Any]) -> ViewResult:
-    limit = values["limit"]
-    check_limit(limit, runtime.settings.max_graph_paths, loc=("parameters",))
+    limit = _orphans_limit(runtime, values)
     with workspace_transaction(runtime.engine, workspace_id) as conn:
         report = find_orphans(conn, workspace_id, _graph(view), limit, view_label(view))
     orphans = list(report.orphans)
@@ -235,9 +280,52 @@ def _graph_tail(runtime: Runtime, view: View) -> dict[str, Any]:
     return {"profiles": list(runtime.catalog.footprint(view).profiles), "backend": list(GRAPH_BACKEND)}
 
 
+def _explain_graph_view(
+    runtime: Runtime, workspace_id: UUID, view: View, values: dict[str, Any], analyze: bool
+) -> str:
+    """The walk, then (when it found links) the citations statement for the links it used: the
+    walk runs here to learn them, as a call would."""
+    spec, label, graph = _walk(runtime, values), view_label(view), _graph(view)
+    walk = walk_statement(graph, spec.direction, spec.depth, bool(spec.predicates), label)
+    with workspace_transaction(runtime.engine, workspace_id) as conn:
+        lines = [_workspace_setting(workspace_id), "-- the walk"]
+        lines += explained(conn, walk, walk_values(workspace_id, spec), analyze)
+        used = first_use_order(walk_paths(conn, workspace_id, graph, spec, label).paths)
+        if used:
+            citations = citations_statement(workspace_id, graph, used, label)
+            lines += ["-- the links it used, as citations", *explained(conn, citations, {}, analyze)]
+    return "\n".join(lines)
+
+
+def _explain_orphans_view(
+    runtime: Runtime, workspace_id: UUID, view: View, values: dict[str, Any], analyze: bool
+) -> str:
+    report = orphans_statement(workspace_id, _graph(view), _orphans_limit(runtime, values), view_label(view))
+    with workspace_transaction(runtime.engine, workspace_id) as conn:
+        lines = [
+            _workspace_setting(workspace_id),
+            "-- the orphan report",
+            *explained(conn, report, {}, analyze),
+        ]
+    return "\n".join(lines)
+
+
+def _workspace_setting(workspace_id: UUID) -> str:
+    """Graph statements read `graph_records`, which shows only the workspace this setting names:
+    printed first, so the statements run as printed (in one transaction)."""
+    return f"SET LOCAL {WORKSPACE_SETTING} = '{workspace_id}';"
+
+
 Runner = Callable[[Runtime, UUID, View, dict[str, Any]], ViewResult]
 RUNNERS: dict[str, Runner] = {
     "search": _run_search_view,
     "graph": _run_graph_view,
     "graph_orphans": _run_orphans_view,
+}
+
+Explainer = Callable[[Runtime, UUID, View, dict[str, Any], bool], str]
+EXPLAINERS: dict[str, Explainer] = {
+    "search": _explain_search_view,
+    "graph": _explain_graph_view,
+    "graph_orphans": _explain_orphans_view,
 }

@@ -26,6 +26,7 @@ from memseek.catalog.models import Collection
 from memseek.errors import Detail
 from memseek.errors import Loc
 from memseek.errors import details_from_pydantic
+from memseek.models.vectors import values_problem
 from memseek.storable import unstorable_values
 from memseek.write.models import RecordIn
 
@@ -245,16 +246,20 @@ def _embedding_problems(
     if collection.embedding is None:
         return [Detail((*at, "embedding"), f"collection {collection.name!r} declares no embedding")]
     model = embedders.embedder(collection.embedding)
+    problems: list[Detail] = []
     if record.embedding_model != model.model_id:
         msg = (
             f"collection {collection.name!r} embeds with {model.model_id!r} "
             f"(alias {collection.embedding!r}), not {record.embedding_model!r}"
         )
-        return [Detail((*at, "embedding_model"), msg)]
+        problems.append(Detail((*at, "embedding_model"), msg))
     if len(record.embedding) != model.dimensions:
         msg = f"expected {model.dimensions} dimensions, got {len(record.embedding)}"
-        return [Detail((*at, "embedding"), msg)]
-    return []
+        problems.append(Detail((*at, "embedding"), msg))
+    unstorable = values_problem(record.embedding)
+    if unstorable is not None:
+        problems.append(Detail((*at, "embedding"), unstorable))
+    return problems
 
 
 def needs_processing(

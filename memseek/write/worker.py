@@ -37,6 +37,7 @@ from memseek.catalog.models import Collection
 from memseek.db import STATEMENT_LABEL
 from memseek.errors import MemseekError
 from memseek.models import ModelOutputInvalid
+from memseek.models.vectors import checked_vector
 from memseek.runtime import Runtime
 from memseek.schema import EMBEDDING_DIM
 from memseek.write import store
@@ -147,19 +148,18 @@ def _embed(runtime: Runtime, batch: Sequence[Claimed], outcomes: dict[UUID, Outc
         try:
             embedder = runtime.models.embedder(alias)
             vectors = embedder.embed([item.text for item in items])
-            _check_vectors(vectors, len(items))
+            if len(vectors) != len(items):
+                raise ModelOutputInvalid(f"expected {len(items)} vectors, got {len(vectors)}")
         except MemseekError as exc:
             for item in items:
                 outcomes[item.id].fail(f"embedding ({alias}): {exc.message}")
             continue
         for item, vector in zip(items, vectors, strict=True):
-            outcomes[item.id].embedding = list(vector)
-            outcomes[item.id].embedding_model = embedder.model_id
-
-
-def _check_vectors(vectors: Sequence[Sequence[float]], expected: int) -> None:
-    if len(vectors) != expected or any(len(v) != EMBEDDING_DIM for v in vectors):
-        raise ModelOutputInvalid(f"expected {expected} vectors of {EMBEDDING_DIM} dimensions")
+            try:  # an unusable vector fails its own record, not the batch's statement
+                outcomes[item.id].embedding = list(checked_vector(vector, alias))
+                outcomes[item.id].embedding_model = embedder.model_id
+            except ModelOutputInvalid as exc:
+                outcomes[item.id].fail(f"embedding ({alias}): {exc.message}")
 
 
 def _enrich_all(runtime: Runtime, batch: Sequence[Claimed], outcomes: dict[UUID, Outcome]) -> None:
@@ -306,8 +306,16 @@ def process_batch(runtime: Runtime, limit: int = CLAIM, policy: RetryPolicy | No
         if not claimed:
             raise
         log.exception("processing batch of %d records failed; it will be retried", len(claimed))
-        _batch_failed(runtime, claimed, f"{type(exc).__name__}: {exc}", policy)
+        _batch_failed(runtime, claimed, _public_error(exc), policy)
     return len(claimed)
+
+
+def _public_error(exc: Exception) -> str:
+    """What a record's `processing_error` may say of a failed batch: our own errors' messages,
+    never a driver's text (it quotes the statement, its parameters and the workspace id)."""
+    if isinstance(exc, MemseekError):
+        return exc.message
+    return "the batch could not be stored (an internal error; the service log has the details)"
 
 
 def _batch_failed(runtime: Runtime, batch: Sequence[Claimed], error: str, policy: RetryPolicy) -> None:

@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 from typing import Any
+from uuid import UUID
 
 import pytest
+import sqlalchemy as sa
 from flask import Flask
+from sqlalchemy.engine import Engine
 
+from memseek.errors import RequestInvalid
 from memseek.runtime import Runtime
+from memseek.search.views import explain_view
 from memseek.search.views import public_hash
 from tests.conftest import Client
 from tests.conftest import Tenant
@@ -266,3 +271,56 @@ def test_statements_name_the_view(vclient: Client, statements: Statements) -> No
     tagged = [s for s in statements.texts if "/* memseek view " in s]
     assert any("/* memseek view g_walk v1 */" in s and "level_1" in s for s in tagged)
     assert any("/* memseek view g_orphans v1 */" in s for s in tagged)
+
+
+def test_explain_prints_the_walk_and_its_citations_as_a_call_runs_them(
+    vclient: Client, view_runtime: Runtime, db: Engine, tenant: Tenant
+) -> None:
+    """Design §3: `memseek explain` prints the exact SQL "one search or view call would run" —
+    a graph view's call runs the walk, then reads the links it used; each statement, as printed,
+    returns what the call returned, and carries the view's comment."""
+    [advises] = written_ids(vclient, link_body("people/maya", "advises", "companies/acme"))
+    lines = explain_view(view_runtime, tenant.id, "g_walk", {"seed": " people/maya "}).splitlines()
+    walk_sql, citations_sql = split_statements(lines, ["-- the walk", "-- the links it used, as citations"])
+    assert lines[0] == f"SET LOCAL memseek.workspace_id = '{tenant.id}';"
+    with db.begin() as conn:  # graph_records shows the workspace the setting names
+        conn.execute(sa.text(lines[0]))
+        (row,) = conn.execute(sa.text(walk_sql)).all()
+        assert (row.nodes, row.edge_ids) == (["people/maya", "companies/acme"], [UUID(advises)])
+        assert [str(r.id) for r in conn.execute(sa.text(citations_sql))] == [advises]
+    assert walk_sql.count("/* memseek view g_walk v1 */") == 1 == citations_sql.count("view g_walk v1")
+
+
+def test_explain_of_a_walk_finding_nothing_prints_only_the_walk(
+    view_runtime: Runtime, tenant: Tenant
+) -> None:
+    lines = explain_view(view_runtime, tenant.id, "g_walk", {"seed": "nobody"}, analyze=True).splitlines()
+    assert [line for line in lines if line.startswith("-- ")] == [
+        "-- the walk",
+        "-- EXPLAIN (ANALYZE, BUFFERS)",
+    ]
+
+
+def test_explain_prints_the_orphan_report_as_a_call_runs_it(
+    vclient: Client, view_runtime: Runtime, db: Engine, tenant: Tenant
+) -> None:
+    written_ids(vclient, part_body("shop", "cart"))
+    lines = explain_view(view_runtime, tenant.id, "g_orphans", {"limit": 5}).splitlines()
+    (report_sql,) = split_statements(lines, ["-- the orphan report"])
+    with db.begin() as conn:
+        conn.execute(sa.text(lines[0]))
+        assert [r.key for r in conn.execute(sa.text(report_sql))] == ["cart"]
+    assert "/* memseek view g_orphans v1 */" in report_sql
+
+
+def test_explain_checks_the_parameters_as_a_call_does(view_runtime: Runtime, tenant: Tenant) -> None:
+    with pytest.raises(RequestInvalid) as caught:
+        explain_view(view_runtime, tenant.id, "g_walk", {"seed": "a", "depth": 99})
+    assert [d.loc for d in caught.value.details] == [("parameters", "depth")]
+
+
+def split_statements(lines: list[str], headers: list[str]) -> list[str]:
+    """The statements under each header line, in order (no EXPLAIN output asked for)."""
+    starts = [lines.index(header) for header in headers]
+    ends = starts[1:] + [len(lines)]
+    return ["\n".join(lines[start + 1 : end]).rstrip(";") for start, end in zip(starts, ends, strict=True)]

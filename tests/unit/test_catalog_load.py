@@ -1118,6 +1118,22 @@ def test_unknown_package_is_an_error() -> None:
     assert str(problem) == "MEMSEEK_PACKAGE: no package named 'nope'; loaded packages: app"
 
 
+def test_a_view_outside_the_package_may_name_a_graph_view_the_package_does_not_pin(tmp_path: Path) -> None:
+    """Design, "Packages and MCP": the package's pinned versions become the active ones. A view it
+    does not expose cannot be called, so the graph view it names need not be pinned; a pinned view
+    naming an unpinned graph view still stops the load."""
+    boosted = "{mode: recent, scope: {collections: [notes]}, graph_boost: {graph: walk, anchor: a}}"
+    files = {"packages/app.yaml": "package: {name: app, views: {ask: 1}}\n", **view(boosted)}
+    root = build_catalog(tmp_path, files)
+    assert load_catalog(root, package="app").package is not None
+    files["packages/app.yaml"] = "package: {name: app, views: {ask: 1, bad: 1}}\n"
+    (problem,) = problems_of(build_catalog(tmp_path / "pinned", files), package="app")
+    assert (format_loc(problem.loc), "not an active graph view" in problem.msg) == (
+        f"{Q}.graph_boost.graph",
+        True,
+    )
+
+
 def test_missing_directory(tmp_path: Path) -> None:
     (problem,) = problems_of(tmp_path / "absent")
     assert problem.msg == "not a catalog directory"

@@ -13,7 +13,7 @@ from memseek.catalog.parameters import input_schema
 from memseek.catalog.parameters import parameter_summary
 from memseek.catalog.template import fill_template
 from memseek.catalog.template import placeholder_problems
-from memseek.catalog.template import sample_values
+from memseek.catalog.template import sample_sets
 from memseek.catalog.template import validate_arguments
 from memseek.errors import RequestInvalid
 
@@ -238,11 +238,39 @@ def test_sample_values_satisfy_every_constraint() -> None:
         "i": Parameter(type="string", enum=("z", "y")),
         "j": Parameter(type="integer", default=3),
     }
-    samples = sample_values(parameters)
-    for name, parameter in parameters.items():
-        assert parameter.problem(samples[name]) is None, (name, samples[name])
-    assert samples["f"] < samples["h"]
-    assert (samples["i"], samples["j"]) == ("z", 3)
+    rising, falling = sample_sets(parameters)
+    for samples in (rising, falling):
+        for name, parameter in parameters.items():
+            assert parameter.problem(samples[name]) is None, (name, samples[name])
+        assert (samples["i"], samples["j"]) == ("z", 3)
+    assert rising["f"] < rising["h"]
+    assert falling["f"] > falling["h"]
+    assert {name: value for name, value in rising.items() if name not in "fh"} == {
+        name: value for name, value in falling.items() if name not in "fh"
+    }
+
+
+def test_one_sample_set_without_two_datetime_parameters() -> None:
+    assert sample_sets({"f": Parameter(type="datetime"), "d": Parameter(type="integer")}) == [
+        {"f": "2001-01-01T00:00:00Z", "d": 1}
+    ]
+
+
+@pytest.mark.parametrize(
+    ("enum", "unique"),
+    [
+        pytest.param((1, 1.0), False, id="1-and-1.0-are-one-number"),
+        pytest.param((2, 2.5), True, id="distinct-numbers"),
+        pytest.param((1e300, 10.0**300), False, id="same-float-written-twice"),
+    ],
+)
+def test_number_enum_entries_are_unique_by_value(enum: tuple[float, ...], unique: bool) -> None:
+    """Spec, "Parameter fields": `enum` is "the complete set of allowed values, non-empty and unique"."""
+    if unique:
+        assert Parameter(type="number", enum=enum).enum == enum
+    else:
+        with pytest.raises(ValueError, match="unique"):
+            Parameter(type="number", enum=enum)
 
 
 def test_input_schema_of_the_spec_example() -> None:

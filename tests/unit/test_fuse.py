@@ -52,6 +52,16 @@ def test_rrf_worked_example() -> None:
     assert dict(merged[5].source_ranks) == {"reflections": 1}
 
 
+def test_equal_rrf_sums_are_equal_floats_whatever_the_order_of_their_terms() -> None:
+    """A Latin square: every record holds ranks 1-4 once, so every sum is 1/3+1/4+1/5+1/6 and
+    the pool ties (spec: "if every candidate ties, every result scores 1.0"). A running `+` in
+    list order leaves record 1 at 0.9499999999999998 and the others at 0.95."""
+    rows = [(1, 2, 3, 4), (2, 3, 4, 1), (3, 4, 1, 2), (4, 1, 2, 3)]
+    lists = [ranked(f"s{i}", 1.0, *row) for i, row in enumerate(rows)]
+    values = {h.value for h in fuse.rrf(lists, rank_constant=2)}
+    assert len(values) == 1 and values.pop() == pytest.approx(19 / 20, abs=1e-15)
+
+
 @pytest.mark.parametrize(
     ("constant", "values"),
     [

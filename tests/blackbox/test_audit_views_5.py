@@ -1,0 +1,618 @@
+"""Conformance audit, views: parameters and their JSON Schema, the second check, versions, packages, MCP.
+
+Every expectation comes from the read-side spec (`views-and-search.md`: "View fields", "What is
+checked, and when", "Discovering views with GET /views", "Parameter fields", "The view response
+wrapper", "Errors") or the design (`memseek.md` §2 "The catalog", "Packages and MCP"). The `av5_`
+views below let parameters supply the parts of a query the existing suites leave fixed (mode,
+candidates, include, rerank, fusion, graph boost, ordering), so the second check of a view call
+can be pinned part by part; `av5_pkg` pins versions that differ from `active: true`.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from flask import Flask
+
+from memseek.runtime import Runtime
+from tests.blackbox.conftest import environ
+from tests.blackbox.support import SCHEMA
+from tests.blackbox.support import at
+from tests.blackbox.support import check_catalog
+from tests.blackbox.support import graph_view
+from tests.blackbox.support import invalid
+from tests.blackbox.support import note
+from tests.blackbox.support import with_views
+from tests.blackbox.support import write
+from tests.conftest import Client
+from tests.conftest import Tenant
+from tests.conftest import client_for
+from tests.helpers import app_for
+from tests.helpers import error
+from tests.helpers import listed_views
+from tests.helpers import locs
+from tests.helpers import ok
+from tests.helpers import runtime_for
+from tests.helpers import view_query
+from tests.openai_server import OpenAIServer
+
+AV5_VIEWS = """
+views:
+  - name: av5_knobs
+    version: 1
+    active: true
+    parameters:
+      task: {type: string, required: true}
+      mode: {type: string, default: text}
+      cands: {type: integer, default: 100}
+      status: {type: string, default: active}
+      inc: {type: string_array, default: [text]}
+      fld: {type: string_array, default: [channel]}
+      cols: {type: string_array, default: [sx_notes]}
+      depth: {type: integer, default: 0}
+    query:
+      q: "{{task}}"
+      mode: "{{mode}}"
+      scope: {collections: "{{cols}}", status: "{{status}}", depth_lte: "{{depth}}"}
+      params: {candidates: "{{cands}}"}
+      include: "{{inc}}"
+      fields: "{{fld}}"
+  - name: av5_judged
+    version: 1
+    active: true
+    parameters:
+      task: {type: string, required: true}
+      top: {type: integer, default: 3}
+    query:
+      q: "{{task}}"
+      mode: text
+      scope: {collections: [sx_notes]}
+      rerank: {backend: llm_judge, top_n: "{{top}}"}
+  - name: av5_fused
+    version: 1
+    active: true
+    parameters:
+      task: {type: string, required: true}
+      sk: {type: integer, default: 5}
+      w: {type: number, default: 1.0}
+      rc: {type: integer, default: 60}
+      fk: {type: integer, default: 8}
+    query:
+      q: "{{task}}"
+      sources:
+        - {name: words, mode: text, scope: {collections: [sx_notes]}, k: "{{sk}}", weight: "{{w}}"}
+        - {name: latest, mode: recent, scope: {collections: [sx_extra]}, k: 5}
+      fuse: {kind: rrf, rank_constant: "{{rc}}"}
+      k: "{{fk}}"
+  - name: av5_boosted
+    version: 1
+    active: true
+    parameters:
+      anchor: {type: string, required: true}
+      d: {type: integer, default: 2}
+      gw: {type: number, default: 0.05}
+      gl: {type: integer, default: 100}
+    query:
+      mode: recent
+      scope: {collections: [sx_notes]}
+      graph_boost: {graph: av5_walk, anchor: "{{anchor}}", depth: "{{d}}", weight: "{{gw}}", limit: "{{gl}}"}
+      k: 5
+  - name: av5_sorted
+    version: 1
+    active: true
+    parameters:
+      entity: {type: string, required: true}
+      dir: {type: string, default: asc}
+    query:
+      mode: structured
+      scope: {entities: ["{{entity}}"], collections: [sx_notes]}
+      order_by: [{field: starts_at, direction: "{{dir}}"}]
+      k: 10
+  - name: av5_free
+    version: 1
+    active: true
+    parameters:
+      low: {type: number, default: 0}
+      n: {type: integer, default: 1}
+    query:
+      mode: recent
+      scope: {collections: [sx_notes]}
+      where: {amount: {gte: "{{low}}"}, count: {lte: "{{n}}"}}
+  - name: av5_pick
+    version: 1
+    active: true
+    parameters:
+      entity: {type: string, required: true}
+    query:
+      mode: recent
+      scope: {entities: ["{{entity}}"], collections: [sx_notes]}
+      k: 10
+  - name: av5_pick
+    version: 2
+    description: The newest record of one entity, by topic.
+    parameters:
+      entity: {type: string, required: true, description: Whose records.}
+      topic: {type: string, default: a, enum: [a, b], description: Which topic.}
+    query:
+      mode: recent
+      scope: {entities: ["{{entity}}"], collections: [sx_notes]}
+      k: 1
+  - name: av5_weighted
+    version: 1
+    active: true
+    parameters:
+      w: {type: number, default: 1}
+      c: {type: number, default: 0}
+    query:
+      mode: recent
+      scope: {collections: [sx_notes]}
+      rank: [sum, [[product, "{{w}}", [score, importance]], [const, "{{c}}"]]]
+  - name: av5_everything
+    version: 1
+    active: true
+    query: {mode: recent}
+  - name: av5_walk
+    version: 1
+    active: true
+""" + graph_view()
+
+AV5_PACKAGES = {
+    "packages/av5.yaml": """
+package:
+  name: av5_pkg
+  views: {av5_pick: 2, av5_walk: 1, av5_sorted: 1}
+  mcp:
+    tools: [av5_pick, av5_walk]
+""",
+    "packages/av5_bare.yaml": """
+package:
+  name: av5_bare
+  views: {av5_pick: 1, av5_walk: 1}
+""",
+}
+
+
+def av5_catalog(root: Path) -> Path:
+    with_views(root, AV5_VIEWS)
+    for path, text in AV5_PACKAGES.items():
+        (root / path).write_text(text)
+    return root
+
+
+@pytest.fixture(scope="module")
+def av5_runtime(
+    runtime: Runtime, sx_server: OpenAIServer, tmp_path_factory: pytest.TempPathFactory
+) -> Runtime:
+    return runtime_for(runtime, av5_catalog(tmp_path_factory.mktemp("av5-catalog")), environ(sx_server))
+
+
+@pytest.fixture(scope="module")
+def av5_app(av5_runtime: Runtime) -> Flask:
+    return app_for(av5_runtime)
+
+
+@pytest.fixture
+def av5(av5_app: Flask, tenant: Tenant, server: OpenAIServer) -> Client:
+    return Client(av5_app.test_client(), tenant)
+
+
+@pytest.fixture
+def av5_pkg(av5_runtime: Runtime, tenant: Tenant, server: OpenAIServer) -> Client:
+    """The `av5_` catalog served with MEMSEEK_PACKAGE=av5_pkg."""
+    return client_for(runtime_for(av5_runtime, memseek_package="av5_pkg"), tenant)
+
+
+MCP_HEADERS = {"Accept": "application/json, text/event-stream"}
+
+
+def rpc(client: Client, method: str, params: dict[str, Any]) -> dict[str, Any]:
+    """One JSON-RPC exchange with `/mcp` (stateless streamable HTTP, JSON responses)."""
+    request = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
+    return ok(client.post("/mcp", json=request, headers=MCP_HEADERS))
+
+
+def tools(client: Client) -> dict[str, dict[str, Any]]:
+    """The MCP tools by name."""
+    return {tool["name"]: tool for tool in rpc(client, "tools/list", {})["result"]["tools"]}
+
+
+def call_tool(client: Client, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    """`tools/call`: the JSON-RPC response (a `result` or an `error`)."""
+    return rpc(client, "tools/call", {"name": name, "arguments": arguments})
+
+
+def active_entries(client: Client) -> dict[str, dict[str, Any]]:
+    """The active entry of every view in `GET /views`, by name."""
+    return {name: entry for (name, _), entry in listed_views(client).items() if entry["active"]}
+
+
+# --- "What is checked, and when": the second check, part by part ------------------------------------
+
+
+SECOND_CHECK = [
+    pytest.param("av5_knobs", {"task": ""}, "task", id="q-empty-for-a-text-search"),
+    pytest.param("av5_knobs", {"task": "x", "mode": "sideways"}, "mode", id="mode-not-a-mode"),
+    pytest.param("av5_knobs", {"task": "x", "cands": 0}, "cands", id="candidates-below-1"),
+    pytest.param("av5_knobs", {"task": "x", "cands": 1001}, "cands", id="candidates-above-1000"),
+    pytest.param("av5_knobs", {"task": "x", "inc": ["text", "bogus"]}, "inc", id="include-unknown-value"),
+    pytest.param("av5_knobs", {"task": "x", "fld": ["label"]}, "fld", id="field-not-returnable"),
+    pytest.param(
+        "av5_knobs", {"task": "x", "fld": [f"f{i}" for i in range(17)]}, "fld", id="fields-above-16"
+    ),
+    pytest.param("av5_knobs", {"task": "x", "cols": ["sx_nowhere"]}, "cols", id="collection-unknown"),
+    pytest.param("av5_knobs", {"task": "x", "status": "archived"}, "status", id="status-not-a-status"),
+    pytest.param("av5_judged", {"task": "x", "top": 0}, "top", id="rerank-top-n-below-1"),
+    pytest.param("av5_judged", {"task": "x", "top": 21}, "top", id="rerank-top-n-above-20"),
+    pytest.param("av5_fused", {"task": "x", "sk": 0}, "sk", id="source-k-below-1"),
+    pytest.param("av5_fused", {"task": "x", "sk": 101}, "sk", id="source-k-above-100"),
+    pytest.param("av5_fused", {"task": "x", "w": 0}, "w", id="weight-not-above-0"),
+    pytest.param("av5_fused", {"task": "x", "w": 100.5}, "w", id="weight-above-100"),
+    pytest.param("av5_fused", {"task": "x", "rc": 0}, "rc", id="rank-constant-below-1"),
+    pytest.param("av5_fused", {"task": "x", "rc": 1001}, "rc", id="rank-constant-above-1000"),
+    pytest.param("av5_fused", {"task": "x", "fk": 101}, "fk", id="merged-k-above-100"),
+    pytest.param("av5_boosted", {"anchor": "   "}, "anchor", id="anchor-blank-after-trim"),
+    pytest.param("av5_boosted", {"anchor": "a" * 129}, "anchor", id="anchor-above-128"),
+    pytest.param("av5_boosted", {"anchor": "a", "d": 5}, "d", id="boost-depth-above-4"),
+    pytest.param("av5_boosted", {"anchor": "a", "d": 0}, "d", id="boost-depth-below-1"),
+    pytest.param("av5_boosted", {"anchor": "a", "gw": 0}, "gw", id="boost-weight-not-above-0"),
+    pytest.param("av5_boosted", {"anchor": "a", "gw": 1.5}, "gw", id="boost-weight-above-1"),
+    pytest.param("av5_boosted", {"anchor": "a", "gl": 101}, "gl", id="boost-limit-above-100"),
+    pytest.param("av5_sorted", {"entity": "e", "dir": "up"}, "dir", id="direction-not-asc-or-desc"),
+]
+
+
+@pytest.mark.parametrize(("view", "parameters", "name"), SECOND_CHECK)
+def test_the_second_check_blames_the_parameter_that_supplied_the_part(
+    av5: Client, view: str, parameters: dict[str, Any], name: str
+) -> None:
+    """Spec, "What is checked, and when": "When the view is called, Memseek rejects unknown,
+    missing, wrongly typed, or out-of-range parameters, applies defaults, fills the placeholders,
+    and validates the finished request a second time before running it. That second check matters
+    when a parameter supplies part of the query itself"; each bound is the spec's own (q required
+    for text; `params.candidates` 1-1000; include's list; fields "At most 16 names" and returnable;
+    status active|draft|all; top_n 1-20; a source's k 1-100; weight "greater than 0 and at most
+    100"; rank_constant 1-1000; k 1-100; anchor "trimmed, 1-128 characters"; depth 1-4; weight
+    "above 0 and at most 1"; limit 1-100; direction asc or desc). Errors: "The request or a
+    catalog reference is invalid | 422"."""
+    found = locs(view_query(av5, view, parameters))
+    assert ["parameters", name] in found, found
+    assert all(loc[0] == "parameters" for loc in found), found
+
+
+def test_a_parameter_that_overflows_the_formula_is_422_not_500(av5: Client, sx: Client) -> None:
+    """Spec: "Every value produced must be finite" (rank expressions); a view call "validates the
+    finished request"; Errors: an invalid request is `422`."""
+    write(sx, note("weighty", scores={"importance": 10}))
+    found = locs(view_query(av5, "av5_weighted", {"w": 1e308}))
+    assert ["parameters", "w"] in found, found
+
+
+def test_parameters_that_fit_every_part_run(av5: Client, sx: Client) -> None:
+    """Spec: defaults are applied and "parameters shows the values supplied plus any defaults
+    applied"; the bounds of the table above are inclusive."""
+    (record,) = write(sx, note("alpha budget", content={"channel": "email"}))
+    body = ok(view_query(av5, "av5_knobs", {"task": "budget", "cands": 1000, "inc": ["text", "depth"]}))
+    assert body["parameters"] == {
+        "task": "budget",
+        "mode": "text",
+        "cands": 1000,
+        "status": "active",
+        "inc": ["text", "depth"],
+        "fld": ["channel"],
+        "cols": ["sx_notes"],
+        "depth": 0,
+    }
+    (hit,) = body["hits"]
+    assert hit["id"] == record and hit["text"] == "alpha budget" and hit["depth"] == 0
+    assert hit["fields"] == {"channel": "email"}
+    fused = ok(view_query(av5, "av5_fused", {"task": "budget", "sk": 100, "w": 100, "rc": 1000, "fk": 100}))
+    assert fused["input_record_ids"] == [record]
+    assert fused["hits"][0]["rank_score"] == pytest.approx(100 / (1000 + 1))
+
+
+# --- "They cannot widen the scope, change the ranking, or ask for more results than you allowed" ----
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        pytest.param({"k": 100}, id="k"),
+        pytest.param({"scope": {"collections": ["sx_extra"]}}, id="scope"),
+        pytest.param({"collections": ["sx_extra"]}, id="collections"),
+        pytest.param({"rank": ["const", 1]}, id="rank"),
+        pytest.param({"mode": "recent"}, id="mode"),
+        pytest.param({"q": "other"}, id="q"),
+        pytest.param({"where": {}}, id="where"),
+        pytest.param({"include": ["scores"]}, id="include"),
+        pytest.param({"version": 2}, id="version"),
+    ],
+)
+def test_a_caller_cannot_widen_the_view(sx: Client, extra: dict[str, Any]) -> None:
+    """Spec: callers "cannot widen the scope, change the ranking, or ask for more results than you
+    allowed"; `POST /views/{name}/query` "Accepts only that view's parameters"; "choosing exact
+    versions is something a deployment package does, not something a caller does"; unknown
+    parameters are rejected."""
+    (key,) = extra
+    found = locs(view_query(sx, "sx_context", {"entity": "e1", "task": "x", **extra}))
+    assert found == [["parameters", key]], found
+
+
+def test_a_version_in_the_query_string_selects_nothing(av5: Client) -> None:
+    """Spec: "A view is always addressed by name, and the name resolves to whichever version is
+    currently active. There is no version in the URL"."""
+    response = av5.post("/views/av5_pick/query?version=2", json={"entity": "e"})
+    if response.status_code != 422:
+        assert ok(response)["view"]["version"] == 1
+
+
+# --- "Parameter fields": values at the edges of their types --------------------------------------------
+
+
+@pytest.mark.parametrize("raw", ["1e999", "-1e999", "NaN", "Infinity"])
+def test_a_number_parameter_must_be_finite(sx: Client, raw: str) -> None:
+    """Spec: `number` is a parameter type and "Memseek rejects ... wrongly typed, or out-of-range
+    parameters"; JSON has no infinite or NaN numbers."""
+    data = f'{{"entity": "maria", "min_amount": {raw}}}'.encode()
+    response = sx.post("/views/sx_contract/query", data=data, headers={"Content-Type": "application/json"})
+    found = [d["loc"] for d in invalid(response)["details"]]
+    if raw not in ("NaN", "Infinity"):  # not JSON at all: a malformed body may be refused as such
+        assert ["parameters", "min_amount"] in found, found
+
+
+WIDE = "\U0001f600"  # one character outside the Basic Multilingual Plane
+
+
+@pytest.mark.parametrize(
+    ("entity", "accepted"),
+    [
+        pytest.param(WIDE * 3, True, id="3-characters"),
+        pytest.param(WIDE * 12, True, id="12-characters"),
+        pytest.param(WIDE * 2, False, id="2-characters"),
+        pytest.param(WIDE * 13, False, id="13-characters"),
+    ],
+)
+def test_length_bounds_count_characters(sx: Client, entity: str, accepted: bool) -> None:
+    """Spec: "`min_length`, `max_length` | `string` | Inclusive character-count bounds"
+    (`sx_contract.entity` declares 3 and 12)."""
+    response = view_query(sx, "sx_contract", {"entity": entity})
+    if accepted:
+        assert ok(response)["parameters"]["entity"] == entity
+    else:
+        invalid(response, "parameters", "entity")
+
+
+@pytest.mark.parametrize(
+    "moment",
+    ["2026-07-17T09:00:00Z", "2026-07-17T11:00:00+02:00", "2026-07-17T09:00:00.250000+00:00"],
+)
+def test_a_datetime_with_a_timezone_is_accepted_and_echoed(sx: Client, moment: str) -> None:
+    """Spec: "Datetime values must include a timezone (`2026-07-17T09:00:00Z`)"; "parameters shows
+    the values supplied"."""
+    body = ok(view_query(sx, "sx_contract", {"entity": "maria", "after": moment}))
+    assert body["parameters"]["after"] == moment
+
+
+# --- GET /views: graph contracts and what a view can be seen to read -------------------------------------
+
+
+def test_graph_views_publish_their_fixed_contract(sx: Client) -> None:
+    """Spec, Graph views: "exactly seed, predicates, direction, and limit, with the types and
+    defaults above"; "seed ... must be 1-128 characters"; "direction is out, in, or both"; "depth
+    is how many links to follow (1-16) and limit caps how many paths come back (1-500)"; orphans:
+    "limit is its only parameter, accepting 1-500"; input_schema includes "allowed values,
+    numeric and length limits, and defaults"; `collections` "lists the collections the view can
+    be seen to read"."""
+    views = listed_views(sx)
+    walk, orphans = views[("sx_walk", 1)], views[("sx_orphans", 1)]
+    assert (walk["kind"], orphans["kind"]) == ("graph", "graph_orphans")
+    assert walk["parameters"] == {
+        "seed": {"type": "string", "required": True, "default": None},
+        "predicates": {"type": "string_array", "required": False, "default": []},
+        "direction": {"type": "string", "required": False, "default": "out"},
+        "depth": {"type": "integer", "required": False, "default": 1},
+        "limit": {"type": "integer", "required": False, "default": 20},
+    }
+    assert walk["input_schema"] == {
+        "$schema": SCHEMA,
+        "type": "object",
+        "properties": {
+            "seed": {"type": "string", "minLength": 1, "maxLength": 128},
+            "predicates": {"type": "array", "items": {"type": "string"}, "default": []},
+            "direction": {"type": "string", "enum": ["out", "in", "both"], "default": "out"},
+            "depth": {"type": "integer", "minimum": 1, "maximum": 16, "default": 1},
+            "limit": {"type": "integer", "minimum": 1, "maximum": 500, "default": 20},
+        },
+        "additionalProperties": False,
+        "required": ["seed"],
+    }
+    assert orphans["parameters"] == {"limit": {"type": "integer", "required": False, "default": 50}}
+    assert orphans["input_schema"] == {
+        "$schema": SCHEMA,
+        "type": "object",
+        "properties": {"limit": {"type": "integer", "minimum": 1, "maximum": 500, "default": 50}},
+        "additionalProperties": False,
+        "required": [],
+    }
+    assert "sx_links" in walk["collections"]
+    assert {"sx_links", "sx_parts"} <= set(orphans["collections"])
+    assert walk["required_capabilities"] == orphans["required_capabilities"] == []
+
+
+def test_a_view_with_an_empty_scope_lists_every_collection_it_can_read(av5: Client) -> None:
+    """Spec: "An empty scope means 'everything this workspace can see' in ordinary collections";
+    `collections` "lists the collections the view can be seen to read" (docs/search.md, "Empty
+    scope": edges collections — `sx_links` here — are graph data, not ordinary collections)."""
+    entry = listed_views(av5)[("av5_everything", 1)]
+    assert sorted(entry["collections"]) == [
+        "sx_extra",
+        "sx_notes",
+        "sx_parts",
+        "sx_tagged",
+        "sx_vec",
+        "sx_versioned",
+    ]
+    assert entry["profiles"] == ["pg_default"] and entry["parameters"] == {}
+
+
+# --- design §2 "Packages and MCP" -------------------------------------------------------------------------
+
+
+def test_without_a_package_every_active_view_is_a_tool_with_its_input_schema(sx: Client) -> None:
+    """Design: "Without a package, `active: true` decides and every active view is a tool. The MCP
+    server ... exposes each tool with the view's `input_schema`"."""
+    active = active_entries(sx)
+    listed = tools(sx)
+    assert set(listed) == set(active)
+    for name, tool in listed.items():
+        assert tool["inputSchema"] == active[name]["input_schema"], name
+
+
+def test_a_package_pins_what_answers_what_is_listed_and_what_is_a_tool(av5_pkg: Client) -> None:
+    """Design: "`MEMSEEK_PACKAGE` selects one package; its pinned versions become the active ones for
+    `POST /views/{name}/query`"; `mcp.tools` — "which of those become agent tools"; each tool has
+    "the view's `input_schema`". Spec: "view.hash pins the exact definition that ran"."""
+    views = listed_views(av5_pkg)
+    assert views[("av5_pick", 2)]["active"] is True and views[("av5_pick", 1)]["active"] is False
+    assert views[("av5_knobs", 1)]["active"] is False and views[("av5_walk", 1)]["active"] is True
+    body = ok(view_query(av5_pkg, "av5_pick", {"entity": "e"}))
+    assert body["view"] == {"name": "av5_pick", "version": 2, "hash": views[("av5_pick", 2)]["hash"]}
+    assert body["parameters"] == {"entity": "e", "topic": "a"}
+    invalid(view_query(av5_pkg, "av5_pick", {"entity": "e", "topic": "c"}), "parameters", "topic")
+    error(view_query(av5_pkg, "av5_knobs", {"task": "x"}), 404, "not_found")
+    listed = tools(av5_pkg)
+    assert set(listed) == {"av5_pick", "av5_walk"}
+    assert listed["av5_pick"]["inputSchema"] == views[("av5_pick", 2)]["input_schema"]
+    assert listed["av5_walk"]["inputSchema"] == views[("av5_walk", 1)]["input_schema"]
+    result = call_tool(av5_pkg, "av5_pick", {"entity": "e"})["result"]
+    assert result.get("isError") is not True
+    assert result["structuredContent"]["view"] == body["view"]
+
+
+def test_a_package_view_that_is_not_a_tool_is_not_callable_as_one(av5_pkg: Client) -> None:
+    """Design: the package's views are exposed over HTTP; "its MCP declaration separately decides
+    which of those become agent tools"."""
+    ok(view_query(av5_pkg, "av5_sorted", {"entity": "e"}))
+    answer = call_tool(av5_pkg, "av5_sorted", {"entity": "e"})
+    assert "error" in answer or answer["result"].get("isError") is True, answer
+
+
+def test_a_tool_call_returns_the_rendered_text_plus_the_json_result(sx: Client) -> None:
+    """Design: "a call runs the same view path and returns the rendered text plus the JSON
+    result"."""
+    (record,) = write(sx, note("tool budget", entity="toolee", occurred_at=at(1, 10, 22)))
+    result = call_tool(sx, "sx_context", {"entity": "toolee", "task": "budget"})["result"]
+    assert result.get("isError") is not True
+    structured = result["structuredContent"]
+    assert structured["input_record_ids"] == [record] and structured["view"]["name"] == "sx_context"
+    rendered = f"[id={record}] 2026-07-01T10:22Z | sx_notes/note | tool budget"
+    assert structured["rendered"] == rendered
+    texts = [block["text"] for block in result["content"] if block["type"] == "text"]
+    assert rendered in texts
+    parsed = [json.loads(text) for text in texts if text.startswith("{")]
+    assert parsed == [structured]
+    direct = ok(view_query(sx, "sx_context", {"entity": "toolee", "task": "budget"}))
+    assert direct["input_record_ids"] == structured["input_record_ids"]
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        pytest.param({"entity": "e1"}, id="missing-required"),
+        pytest.param({"entity": "e1", "task": "x", "k": 100}, id="unknown"),
+        pytest.param({"entity": 1, "task": "x"}, id="wrong-type"),
+    ],
+)
+def test_a_tool_call_with_invalid_arguments_does_not_run(sx: Client, arguments: dict[str, Any]) -> None:
+    """Design: a tool call "runs the same view path", which "rejects unknown, missing, wrongly typed,
+    or out-of-range parameters" (spec)."""
+    answer = call_tool(sx, "sx_context", arguments)
+    assert "error" in answer or answer["result"].get("isError") is True, answer
+    assert "structuredContent" not in answer.get("result", {}) or not answer["result"]["structuredContent"]
+
+
+# --- "Parameter fields": declarations checked when definitions load -----------------------------------
+
+
+def check_parameter(tmp_path: Path, capsys: pytest.CaptureFixture[str], declaration: str) -> tuple[int, str]:
+    """`memseek catalog check` of the `sx_` collections with one view whose parameter `x` is
+    `declaration`: the exit code and what it printed."""
+    root = with_views(
+        tmp_path,
+        "views:\n  - name: av5_case\n    version: 1\n"
+        f"    parameters: {{x: {declaration}}}\n"
+        "    query: {mode: recent, scope: {collections: [sx_notes]}}\n",
+    )
+    return check_catalog(root, capsys)
+
+
+def test_a_number_enum_naming_one_value_twice_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Spec, Parameter fields: "`enum` | any | The complete set of allowed values, non-empty and
+    unique." `1` and `1.0` are one number (YAML and JSON Schema compare numbers by value, and a
+    call with either matches both), so the published `enum` would repeat a value."""
+    code, err = check_parameter(tmp_path, capsys, "{type: number, enum: [1, 1.0]}")
+    assert code == 2 and "views[0].parameters.x.enum" in err, err
+
+
+@pytest.mark.parametrize(
+    "declaration",
+    [
+        pytest.param("{type: string_array, default: [c], item_enum: [a, b]}", id="default-outside-item-enum"),
+        pytest.param("{type: string_array, enum: [[a], [a]]}", id="repeated-list-enum"),
+        pytest.param("{type: integer, minimum: .inf}", id="infinite-bound"),
+        pytest.param("{type: number, default: .nan}", id="nan-default"),
+        pytest.param("{type: string, min_length: -1}", id="negative-length"),
+        pytest.param("{type: string, description: 3}", id="description-not-prose"),
+    ],
+)
+def test_a_declaration_breaking_its_own_rules_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], declaration: str
+) -> None:
+    """Spec, Parameter fields: `default` "Must satisfy the type and every constraint below";
+    `enum` values are "unique"; `description` is "Prose ... Non-blank"; bounds are numeric
+    ("Inclusive character-count bounds"); "Constraints are checked against the declared type when
+    your definitions load"."""
+    code, err = check_parameter(tmp_path, capsys, declaration)
+    assert code == 2 and "views[0].parameters.x" in err, err
+
+
+WINDOW_QUERY = (
+    "{mode: recent, scope: {collections: [sx_notes],"
+    " occurred_after: '{{start}}', occurred_before: '{{end}}'}}"
+)
+
+
+def check_window(tmp_path: Path, capsys: pytest.CaptureFixture[str], parameters: str) -> tuple[int, str]:
+    """`memseek catalog check` of one time-window view declaring `parameters`."""
+    root = with_views(
+        tmp_path,
+        f"views:\n  - name: av5_window\n    version: 1\n    parameters: {parameters}\n"
+        f"    query: {WINDOW_QUERY}\n",
+    )
+    return check_catalog(root, capsys)
+
+
+def test_a_time_window_view_loads(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Spec: the template "is rendered once with a valid sample value for each parameter"; a time
+    window from two datetime parameters is the spec's own case for the call-time check."""
+    code, err = check_window(
+        tmp_path, capsys, "{start: {type: datetime, required: true}, end: {type: datetime, required: true}}"
+    )
+    assert code == 0, err
+
+
+def test_a_time_window_view_loads_whatever_the_order_its_parameters_are_declared_in(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Spec: `parameters` is a mapping of the view's typed inputs; at load "the template is rendered
+    once with a valid sample value for each parameter" — a view every valid call can run (any
+    `start` before `end`) is valid. Its content, and so its definition hash, does not depend on
+    key order (design §2; docs/catalog.md "key order ... do[es] not count")."""
+    code, err = check_window(
+        tmp_path, capsys, "{end: {type: datetime, required: true}, start: {type: datetime, required: true}}"
+    )
+    assert code == 0, err
