@@ -28,6 +28,8 @@ class QueryParam:
     type: str
     required: bool = False
     description: str = ""
+    bounds: tuple[tuple[str, Any], ...] = ()
+    """More JSON Schema keywords of the value, such as (("minimum", 1), ("default", 20))."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,7 +102,7 @@ def _operation_json(op: Operation) -> dict[str, Any]:
             "in": "query",
             "required": q.required,
             "description": q.description,
-            "schema": {"type": q.type},
+            "schema": {"type": q.type, **dict(q.bounds)},
         }
         for q in op.query
     ]

@@ -166,7 +166,12 @@ document(
         body=RecordsIn,
         query=(
             QueryParam("wait", "boolean", description="Return once the records are processed."),
-            QueryParam("timeout", "number", description="Seconds to wait (default 10, at most 60)."),
+            QueryParam(
+                "timeout",
+                "number",
+                description="Seconds to wait (default 10, at most 60).",
+                bounds=(("minimum", 0), ("maximum", MAX_WAIT), ("default", DEFAULT_WAIT)),
+            ),
         ),
         responses=((201, "Written: one {id, processing, current} per input record, in order"),),
     )

@@ -15,6 +15,7 @@ from typing import Any
 from flask import Blueprint
 from flask import Response
 from flask import request
+from pydantic import BaseModel
 from pydantic import RootModel
 
 from memseek.api.common import json_body
@@ -151,15 +152,22 @@ def get_context() -> Response:
     return _timed(Response(text, mimetype="text/plain"), outcome)
 
 
-def _param(name: str, kind: str, description: str, required: bool = False) -> QueryParam:
-    return QueryParam(name, kind, required, description)
+def _bounds(model: type[BaseModel], name: str) -> dict[str, Any]:
+    """The range and default the request model gives field `name`, for the query parameter that
+    fills it (the OpenAPI document and the validation come from the same model)."""
+    schema = model.model_json_schema()["properties"][name]
+    return {key: schema[key] for key in ("minimum", "maximum", "default") if key in schema}
+
+
+def _param(name: str, kind: str, description: str, required: bool = False, **bounds: Any) -> QueryParam:
+    return QueryParam(name, kind, required, description, tuple(bounds.items()))
 
 
 _SEARCH_QUERY = (
     _param("q", "string", "Query text (a hybrid search).", required=True),
     _param("entity", "string", "Only records about this entity."),
     _param("collection", "string", "Only this collection."),
-    _param("k", "integer", "How many results (1-100, default 20)."),
+    _param("k", "integer", "How many results (1-100, default 20).", **_bounds(SingleSearch, "k")),
 )
 document(
     Operation(

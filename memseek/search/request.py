@@ -95,9 +95,10 @@ def _list(item: Any, max_items: int, min_items: int = 0, unique: bool = False) -
     Lengths are checked on the raw input: pydantic's own tuple bounds count only the items that
     validated, which adds a misleading "too short" next to the real item errors.
     """
+    bounds = {"minItems": min_items, "maxItems": max_items} | ({"uniqueItems": True} if unique else {})
     metadata: list[Any] = [
         BeforeValidator(partial(_length, min_items, max_items)),
-        Field(json_schema_extra={"minItems": min_items, "maxItems": max_items}),
+        Field(json_schema_extra=bounds),
     ]
     if unique:
         metadata.append(AfterValidator(_unique))

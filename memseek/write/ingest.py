@@ -51,11 +51,18 @@ class Written:
         return {"id": str(self.id), "processing": self.processing, "current": self.current}
 
 
-def check_all(runtime: Runtime, items: list[Any]) -> tuple[list[Checked], list[Detail]]:
-    """Every rule that needs no database, for every record."""
+Parents = dict[int, Sequence[UUID]]
+"""Per record index, the `derived_from` of every record whose parents could be read."""
+
+
+def check_all(runtime: Runtime, items: list[Any]) -> tuple[list[Checked], list[Detail], Parents]:
+    """Every rule that needs no database, for every record, and the parents each names (of
+    invalid records too: a missing parent is listed with the record's other problems)."""
     parsed, problems, salvaged = parse_records(items)
     catalog, max_chars, checked = runtime.catalog, runtime.settings.max_record_chars, []
+    parents: Parents = {}
     for index, record in parsed:
+        parents[index] = record.derived_from
         result, found = check_record(catalog, runtime.models, max_chars, index, record)
         problems += found
         if result is not None:
@@ -63,21 +70,22 @@ def check_all(runtime: Runtime, items: list[Any]) -> tuple[list[Checked], list[D
             problems += link_problems(catalog, result.collection, record.key, record.content, at)
             checked.append(result)
     for rest in salvaged:  # invalid records: their catalog problems too, in one 422
+        if "derived_from" not in rest.invalid:
+            parents[rest.index] = rest.record.derived_from
         _, found = check_record(catalog, runtime.models, max_chars, rest.index, rest.record)
         problems += rest.keep(found)
-    problems.sort(key=lambda detail: detail.loc[1:2])  # by record index (stable within a record)
-    return checked, problems
+    return checked, problems, parents
 
 
 def _parent_depths(
-    conn: Connection, workspace_id: UUID, checked: Sequence[Checked]
+    conn: Connection, workspace_id: UUID, parents: Parents
 ) -> tuple[dict[UUID, int], list[Detail]]:
     """Depth of every parent named, and a problem for each parent not in this workspace."""
-    known = store.depths(conn, workspace_id, (p for c in checked for p in c.record.derived_from))
+    known = store.depths(conn, workspace_id, (p for named in parents.values() for p in named))
     problems = [
-        Detail(("records", c.index, "derived_from", position), f"record {parent} does not exist")
-        for c in checked
-        for position, parent in enumerate(c.record.derived_from)
+        Detail(("records", index, "derived_from", position), f"record {parent} does not exist")
+        for index, named in parents.items()
+        for position, parent in enumerate(named)
         if parent not in known
     ]
     return known, problems
@@ -85,19 +93,22 @@ def _parent_depths(
 
 def write_records(conn: Connection, runtime: Runtime, workspace_id: UUID, items: list[Any]) -> list[Written]:
     """Validate and write one batch; the results follow input order."""
-    checked, problems = check_all(runtime, items)
-    known, missing = _parent_depths(conn, workspace_id, checked)
+    checked, problems, parents = check_all(runtime, items)
+    known, missing = _parent_depths(conn, workspace_id, parents)
     problems += missing
     if problems:
+        problems.sort(key=lambda detail: detail.loc[1:2])  # by record index (stable within a record)
         raise RequestInvalid(f"{len(problems)} problem(s) in the records; nothing was written", problems)
     _lock_batch(conn, workspace_id, checked)
     fresh, replays = _split_replays(conn, workspace_id, checked)
     nodes = with_currency([_record_row(c, known) for c in fresh])
     rows = _with_links(runtime.catalog, fresh, nodes)
+    superseded: list[UUID] = []
     if rows:
-        lanes.set_current(conn, workspace_id, lanes.current_of(conn, workspace_id, _lanes(nodes)), False)
+        superseded = lanes.current_of(conn, workspace_id, _lanes(nodes))
+        lanes.set_current(conn, workspace_id, superseded, False)
         store.insert_rows(conn, workspace_id, rows)
-    return _results(checked, fresh, nodes, replays, _pending_links(rows))
+    return _results(checked, fresh, nodes, replays, _pending_links(rows), set(superseded))
 
 
 def _lock_batch(conn: Connection, workspace_id: UUID, checked: Sequence[Checked]) -> None:
@@ -205,7 +216,10 @@ def _results(
     nodes: Sequence[Row],
     replays: dict[int, store.Existing | int],
     pending_links: dict[UUID, tuple[UUID, ...]],
+    superseded: set[UUID],
 ) -> list[Written]:
+    """One result per input record; a replayed record is reported as it is after the batch (a
+    newer value of its slot in the same batch leaves it not current)."""
     by_index = {
         c.index: Written(
             row.id, "pending" if row.pending else "ready", row.is_current, pending_links.get(row.id, ())
@@ -216,5 +230,6 @@ def _results(
         if isinstance(earlier, int):
             by_index[index] = by_index[earlier]
         else:
-            by_index[index] = Written(earlier.id, earlier.processing, earlier.current)
+            current = earlier.current and earlier.id not in superseded
+            by_index[index] = Written(earlier.id, earlier.processing, current)
     return [by_index[c.index] for c in checked]

@@ -1,0 +1,834 @@
+"""Conformance audit, visibility: what a search may see, in every mode and through views.
+
+Every expectation comes from the read-side spec (`views-and-search.md`: "Scopes", "The query,
+field by field", "What comes back", "How a search actually runs") or the design (`memseek.md` §1
+"Records", "Keyed facts", "Drafts", §3 the record routes). The existing suites pin most scope
+rules through `recent` searches; here each rule is observed through every search mode (text and
+structured over `sx_notes`, vector and hybrid over `sx_vec`, recent over both), through a view that
+templates the scope (`vis6_scoped`), through `GET /search`, and through `backend.candidate_count`.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import pytest
+from flask import Flask
+
+from memseek.runtime import Runtime
+from tests.blackbox.conftest import environ
+from tests.blackbox.support import ids
+from tests.blackbox.support import link
+from tests.blackbox.support import note
+from tests.blackbox.support import part
+from tests.blackbox.support import search
+from tests.blackbox.support import vec
+from tests.blackbox.support import with_views
+from tests.blackbox.support import write
+from tests.conftest import Client
+from tests.conftest import Tenant
+from tests.helpers import app_for
+from tests.helpers import fetch
+from tests.helpers import ok
+from tests.helpers import runtime_for
+from tests.helpers import touches_written
+from tests.helpers import view_query
+from tests.helpers import written
+from tests.openai_server import OpenAIServer
+
+MODES = ["text", "vector", "hybrid", "recent", "structured"]
+"""Every search mode (spec "Choosing a search mode")."""
+SEMANTIC = ("vector", "hybrid")
+"""Modes that need embeddings: they read `sx_vec`; the others read `sx_notes`."""
+Q = "budget"
+"""Every record below holds this word, so a text search matches all of them."""
+
+
+def item(mode: str, text: str = "budget note", **values: Any) -> dict[str, Any]:
+    """A record a search of `mode` can read: an `sx_vec` record for vector/hybrid, else an
+    `sx_notes` one with a sortable `amount` (structured mode orders by it)."""
+    if mode in SEMANTIC:
+        return vec(text, **values)
+    return note(text, content={"amount": 1}, **values)
+
+
+def fact(mode: str, text: str, key: str = "risk", **values: Any) -> dict[str, Any]:
+    """A keyed fact in slot `key` readable by `mode`."""
+    return item(mode, text, type="fact", key=key, **values)
+
+
+def query(mode: str, k: int = 100, **scope: Any) -> dict[str, Any]:
+    """A search of `mode` over the collection `item` writes to, with `scope` added."""
+    collection = "sx_vec" if mode in SEMANTIC else "sx_notes"
+    body: dict[str, Any] = {"mode": mode, "k": k, "scope": {"collections": [collection], **scope}}
+    if mode == "structured":
+        body["order_by"] = [{"field": "amount"}]
+    else:
+        body["q"] = Q
+    return body
+
+
+def seen(client: Client, mode: str, **scope: Any) -> set[str]:
+    """The ids a search of `mode` returns over `scope`."""
+    return set(ids(search(client, query(mode, **scope))))
+
+
+def retract(client: Client, record_id: str) -> None:
+    assert client.post(f"/records/{record_id}/retract", json={"reason": "wrong"}).status_code == 200
+
+
+# --- keyed facts: superseded, retracted, restored ---------------------------------------------------
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_superseded_value_is_seen_only_with_versions_all(sx: Client, mode: str) -> None:
+    """Spec "Scopes": "versions: current returns only the latest value of each named fact … Use
+    versions: all when the history itself is the point"; design §1: earlier ones "are superseded
+    (hidden by `versions: current`, shown by `versions: all`)"."""
+    (old,) = write(sx, fact(mode, "budget risk low"))
+    (new,) = write(sx, fact(mode, "budget risk high"))
+    assert seen(sx, mode) == {new}
+    assert seen(sx, mode, versions="current") == {new}
+    assert seen(sx, mode, versions="all") == {old, new}
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_retracting_the_current_value_brings_back_the_previous_one_at_once(sx: Client, mode: str) -> None:
+    """Design §1: "Retracting the current value makes the newest non-retracted earlier value
+    current again"; "a retracted record is never returned by any read"."""
+    first, second, third = (write(sx, fact(mode, f"budget risk {n}"))[0] for n in ("one", "two", "three"))
+    retract(sx, third)
+    assert seen(sx, mode) == {second}
+    assert seen(sx, mode, versions="all") == {first, second}
+    retract(sx, second)
+    assert seen(sx, mode) == {first}
+    assert seen(sx, mode, versions="all", status="all") == {first}
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_retracting_a_superseded_value_changes_only_the_history(sx: Client, mode: str) -> None:
+    """Design §1: only retracting *the current value* restores an earlier one; a retracted record
+    is never returned, even by `versions: all`."""
+    old, new = (write(sx, fact(mode, f"budget {n}"))[0] for n in ("old", "new"))
+    retract(sx, old)
+    assert seen(sx, mode) == {new}
+    assert seen(sx, mode, versions="all") == {new}
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_events_are_all_current(sx: Client, mode: str) -> None:
+    """Design §1: "Events (`key: null`) are always current" — `versions: current` hides none."""
+    events = write(sx, item(mode, "budget a"), item(mode, "budget b"), item(mode, "budget c"))
+    assert seen(sx, mode) == set(events)
+    assert seen(sx, mode, versions="all") == set(events)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_one_slot_per_entity_and_key(sx: Client, mode: str) -> None:
+    """Design §1: "A slot is `(workspace, collection, entity, key, status)`": the same key about
+    another entity, or another key about the same entity, supersedes nothing."""
+    (maria_old,) = write(sx, fact(mode, "budget m1", entity="maria"))
+    maria, john, other_key = write(
+        sx,
+        fact(mode, "budget m2", entity="maria"),
+        fact(mode, "budget j1", entity="john"),
+        fact(mode, "budget m3", entity="maria", key="tier"),
+    )
+    assert seen(sx, mode) == {maria, john, other_key}
+    assert seen(sx, mode, entities=["maria"]) == {maria, other_key}
+    assert seen(sx, mode, entities=["maria"], versions="all") == {maria_old, maria, other_key}
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_write_order_decides_the_current_value_not_occurred_at(sx: Client, mode: str) -> None:
+    """Design §1: "The newest record written into a slot is its *current* value … 'Newest' is
+    decided by write order" — a later write about an earlier moment still supersedes."""
+    (first,) = write(sx, fact(mode, "budget first", occurred_at="2026-07-02T00:00:00Z"))
+    (second,) = write(sx, fact(mode, "budget second", occurred_at="2026-07-01T00:00:00Z"))
+    assert seen(sx, mode) == {second}
+    assert seen(sx, mode, versions="all") == {first, second}
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_replaying_an_idempotent_write_does_not_make_it_current_again(sx: Client, mode: str) -> None:
+    """Design §3: "a repeated `idempotency_key` in the same workspace returns the original record
+    instead of writing again" — nothing is written, so the newer value stays current."""
+    original = fact(mode, "budget original", idempotency_key=f"vis6-{mode}")
+    (first,) = write(sx, original)
+    (newer,) = write(sx, fact(mode, "budget newer"))
+    assert write(sx, original) == [first]
+    assert seen(sx, mode) == {newer}
+    assert seen(sx, mode, versions="all") == {first, newer}
+
+
+@pytest.mark.parametrize("mode", ["text", "vector", "hybrid", "recent"])
+def test_retracting_down_to_a_pending_value_shows_no_stale_one(sx: Client, mode: str) -> None:
+    """Design §1: retracting the current value makes "the newest non-retracted earlier value
+    current again"; spec "Scopes": if that value "is still being processed, versions: current does
+    not fall back to the older one"."""
+    (oldest,) = write(sx, vec("budget tier bronze", type="fact", key="tier"))
+    pending = {"collection": "sx_vec", "entity": "e1", "type": "fact", "key": "tier", "text": "budget silver"}
+    (middle,) = written(sx, pending)
+    assert middle["processing"] == "pending"
+    (newest,) = write(sx, vec("budget tier gold", type="fact", key="tier"))
+    body = {**query(mode), "scope": {"collections": ["sx_vec"]}}
+    assert ids(search(sx, body)) == [newest]
+    retract(sx, newest)
+    assert fetch(sx, middle["id"])["current"] is True
+    assert ids(search(sx, body)) == []
+    body["scope"]["versions"] = "all"
+    assert ids(search(sx, body)) == [oldest]
+
+
+@pytest.mark.parametrize("mode", ["text", "vector", "hybrid", "recent"])
+def test_a_newer_draft_still_processing_hides_the_older_draft_only(sx: Client, mode: str) -> None:
+    """Spec "Scopes": no fallback to an older value while the newer one is processed; design §1:
+    the draft lane is its own slot, so the active value stays visible."""
+    (live,) = write(sx, vec("budget tier gold", type="fact", key="tier"))
+    (older_draft,) = write(sx, vec("budget tier platinum", type="fact", key="tier", status="draft"))
+    pending = {"collection": "sx_vec", "entity": "e1", "type": "fact", "key": "tier", "text": "budget"}
+    (newer_draft,) = written(sx, {**pending, "status": "draft"})
+    assert newer_draft["processing"] == "pending"
+    scope = {"collections": ["sx_vec"]}
+    assert ids(search(sx, {**query(mode), "scope": {**scope, "status": "draft"}})) == []
+    assert ids(search(sx, {**query(mode), "scope": {**scope, "status": "all"}})) == [live]
+    history = {**scope, "status": "draft", "versions": "all"}
+    assert ids(search(sx, {**query(mode), "scope": history})) == [older_draft]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_the_type_is_not_part_of_the_slot(sx: Client, mode: str) -> None:
+    """Design §1: "A slot is `(workspace, collection, entity, key, status)`" — a later value of
+    another type supersedes, and `types` then narrows which current values are eligible; it never
+    brings back the superseded one."""
+    (as_fact,) = write(sx, fact(mode, "budget as fact"))
+    (as_note,) = write(sx, item(mode, "budget as note", type="note", key="risk"))
+    assert seen(sx, mode) == {as_note}
+    assert seen(sx, mode, types=["fact"]) == set()
+    assert seen(sx, mode, types=["fact"], versions="all") == {as_fact}
+    assert seen(sx, mode, types=["note"]) == {as_note}
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_entities_differing_in_case_or_spacing_are_other_slots(sx: Client, mode: str) -> None:
+    """Design §1: the slot includes `entity`, stored as written — "Maria", "maria" and "maria "
+    name three entities, so none supersedes another."""
+    records = write(
+        sx, *(fact(mode, f"budget {i}", entity=e) for i, e in enumerate(["maria", "Maria", "maria "]))
+    )
+    assert seen(sx, mode) == set(records)
+
+
+# --- drafts: a lane per status, approve, reject ------------------------------------------------------
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_draft_is_seen_only_by_status_draft_or_all(sx: Client, mode: str) -> None:
+    """Spec "Scopes": "status: active (default) | draft | all"; "(With status: all, the current
+    active and current draft values can both appear.)"; design §1: a draft does not supersede the
+    active value (the slot includes `status`)."""
+    (live,) = write(sx, fact(mode, "budget profile live"))
+    (draft,) = write(sx, fact(mode, "budget profile proposed", status="draft"))
+    assert seen(sx, mode) == {live}
+    assert seen(sx, mode, status="active") == {live}
+    assert seen(sx, mode, status="draft") == {draft}
+    assert seen(sx, mode, status="all") == {live, draft}
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_each_status_is_its_own_lane(sx: Client, mode: str) -> None:
+    """Design §1: a slot is "(workspace, collection, entity, key, status)" — the newest draft
+    supersedes older drafts only, and `versions: all` shows each lane's history."""
+    (live,) = write(sx, fact(mode, "budget live"))
+    (d1,) = write(sx, fact(mode, "budget draft one", status="draft"))
+    (d2,) = write(sx, fact(mode, "budget draft two", status="draft"))
+    assert seen(sx, mode) == {live}
+    assert seen(sx, mode, status="draft") == {d2}
+    assert seen(sx, mode, status="draft", versions="all") == {d1, d2}
+    assert seen(sx, mode, status="all") == {live, d2}
+    assert seen(sx, mode, status="all", versions="all") == {live, d1, d2}
+    assert seen(sx, mode, versions="all") == {live}
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_approving_a_draft_makes_it_the_current_active_value(sx: Client, mode: str) -> None:
+    """Design §1 Drafts: "`POST /records/{id}/approve` moves a draft into the active lane, where
+    it becomes the current active value of its slot" (the old active value is superseded)."""
+    (live,) = write(sx, fact(mode, "budget profile v1"))
+    (draft,) = write(sx, fact(mode, "budget profile v2", status="draft"))
+    assert sx.post(f"/records/{draft}/approve").status_code == 200
+    assert seen(sx, mode) == {draft}
+    assert seen(sx, mode, versions="all") == {live, draft}
+    assert seen(sx, mode, status="draft") == set()
+    assert seen(sx, mode, status="draft", versions="all") == set()
+    assert seen(sx, mode, status="all") == {draft}
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("approved", [0, 1], ids=["older-draft", "newer-draft"])
+def test_approval_leaves_the_newest_remaining_draft_current(sx: Client, mode: str, approved: int) -> None:
+    """Design §1 Drafts: approve "moves a draft into the active lane, where it becomes the current
+    active value of its slot"; what stays in the draft lane keeps the write-order rule ("The newest
+    record written into a slot is its current value")."""
+    (live,) = write(sx, fact(mode, "budget live"))
+    drafts = [write(sx, fact(mode, f"budget draft {n}", status="draft"))[0] for n in range(2)]
+    assert sx.post(f"/records/{drafts[approved]}/approve").status_code == 200
+    remaining = drafts[1 - approved]
+    assert seen(sx, mode) == {drafts[approved]}
+    assert seen(sx, mode, versions="all") == {live, drafts[approved]}
+    assert seen(sx, mode, status="draft") == {remaining}
+    assert seen(sx, mode, status="all") == {drafts[approved], remaining}
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_rejected_draft_is_seen_by_no_search(sx: Client, mode: str) -> None:
+    """Design §1: "`POST /records/{id}/reject` retracts a draft with a reason"; spec: a search
+    "only ever returns records … not retracted"."""
+    (live,) = write(sx, fact(mode, "budget live"))
+    (draft,) = write(sx, fact(mode, "budget proposal", status="draft"))
+    assert sx.post(f"/records/{draft}/reject", json={"reason": "no"}).status_code == 200
+    assert seen(sx, mode, status="draft") == set()
+    assert seen(sx, mode, status="all", versions="all") == {live}
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_rejecting_the_newest_draft_brings_back_the_earlier_draft(sx: Client, mode: str) -> None:
+    """Design §1: reject "retracts a draft"; "Retracting the current value makes the newest
+    non-retracted earlier value current again" — in the draft lane."""
+    d1, d2 = (write(sx, fact(mode, f"budget draft {n}", status="draft"))[0] for n in ("one", "two"))
+    assert sx.post(f"/records/{d2}/reject", json={"reason": "no"}).status_code == 200
+    assert seen(sx, mode, status="draft") == {d1}
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_draft_events_are_all_current(sx: Client, mode: str) -> None:
+    """Design §1: "Events (`key: null`) are always current" — proposals too; spec: "status: draft"
+    shows them."""
+    drafts = write(sx, *(item(mode, f"budget maybe {n}", status="draft") for n in range(3)))
+    assert seen(sx, mode, status="draft") == set(drafts)
+    assert seen(sx, mode) == set()
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_the_status_a_hit_reports_follows_the_scope(sx: Client, mode: str) -> None:
+    """Spec "Optional values on each result": "`status` | `active` or `draft`; which values can
+    appear follows `scope.status`"."""
+    live, draft = write(sx, item(mode, "budget live"), item(mode, "budget maybe", status="draft"))
+    for status, expected in [("active", {live: "active"}), ("draft", {draft: "draft"})]:
+        body = search(sx, {**query(mode, status=status), "include": ["status"]})
+        assert {h["id"]: h["status"] for h in body["hits"]} == expected
+    body = search(sx, {**query(mode, status="all"), "include": ["status"]})
+    assert {h["id"]: h["status"] for h in body["hits"]} == {live: "active", draft: "draft"}
+
+
+@pytest.mark.parametrize("mode", ["text", "vector", "hybrid", "recent"])
+def test_approval_over_a_pending_value_and_its_retraction(sx: Client, mode: str) -> None:
+    """Design §1 Drafts: approval moves a draft "into the active lane, where it becomes the current
+    active value of its slot"; Keyed facts: retracting it makes "the newest non-retracted earlier
+    value current again" — here a value still being processed, which hides the older one (spec
+    "Scopes": no stale fallback)."""
+    (oldest,) = write(sx, vec("budget tier bronze", type="fact", key="tier"))
+    pending = {"collection": "sx_vec", "entity": "e1", "type": "fact", "key": "tier", "text": "budget silver"}
+    (middle,) = written(sx, pending)
+    (draft,) = write(sx, vec("budget tier gold", type="fact", key="tier", status="draft"))
+    body = {**query(mode), "scope": {"collections": ["sx_vec"]}}
+    assert ids(search(sx, body)) == []
+    assert sx.post(f"/records/{draft}/approve").status_code == 200
+    assert ids(search(sx, body)) == [draft]
+    retract(sx, draft)
+    assert fetch(sx, middle["id"])["current"] is True
+    assert ids(search(sx, body)) == []
+    body["scope"]["versions"] = "all"
+    assert ids(search(sx, body)) == [oldest]
+
+
+# --- keyed ----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_keyed_picks_facts_or_events_and_keeps_the_version_rule(sx: Client, mode: str) -> None:
+    """Spec "Scopes": "keyed … true returns only named, updatable facts, false only things that
+    happened, and any returns both"; versions still applies to the facts."""
+    (old,) = write(sx, fact(mode, "budget fact old"))
+    new, event = write(sx, fact(mode, "budget fact new"), item(mode, "budget event"))
+    assert seen(sx, mode, keyed=True) == {new}
+    assert seen(sx, mode, keyed=False) == {event}
+    assert seen(sx, mode, keyed="any") == {new, event}
+    assert seen(sx, mode, keyed=True, versions="all") == {old, new}
+    assert seen(sx, mode, keyed=False, versions="all") == {event}
+
+
+# --- a newer value still being processed -------------------------------------------------------------
+
+
+@pytest.mark.parametrize("mode", ["text", "vector", "hybrid", "recent"])
+def test_a_newer_value_still_processing_hides_the_older_one_in_every_mode(sx: Client, mode: str) -> None:
+    """Spec "Scopes": "Which record counts as current is decided before readiness is considered.
+    If a newer value exists but is still being processed, versions: current does not fall back to
+    the older one"; design §1: "only `ready` records are searchable"."""
+    (old,) = write(sx, vec("budget tier gold", type="fact", key="tier"))
+    pending = {"collection": "sx_vec", "entity": "e1", "type": "fact", "key": "tier", "text": "budget tier"}
+    (result,) = written(sx, pending)  # nobody embeds it: it stays pending
+    assert result["processing"] == "pending"
+    body = {**query(mode), "scope": {"collections": ["sx_vec"]}}
+    assert ids(search(sx, body)) == []
+    body["scope"]["versions"] = "all"
+    assert ids(search(sx, body)) == [old]
+
+
+@pytest.mark.parametrize("mode", ["text", "vector", "hybrid", "recent"])
+def test_a_pending_draft_is_seen_by_no_status(sx: Client, mode: str) -> None:
+    """Spec "Scopes": "Regardless of scope, a search only ever returns records … that are fully
+    processed"."""
+    pending = {"collection": "sx_vec", "entity": "e1", "type": "note", "text": "budget", "status": "draft"}
+    (result,) = written(sx, pending)
+    assert result["processing"] == "pending"
+    body = {**query(mode), "scope": {"collections": ["sx_vec"], "status": "all", "versions": "all"}}
+    assert ids(search(sx, body)) == []
+
+
+# --- collection versions --------------------------------------------------------------------------
+
+
+def versioned(text: str, version: int | None = None, **values: Any) -> dict[str, Any]:
+    record = {"collection": "sx_versioned", "entity": "e", "type": "note", "text": text, **values}
+    return record if version is None else {**record, "collection_version": version}
+
+
+@pytest.mark.parametrize("mode", ["text", "recent"])
+def test_pinning_a_version_never_brings_back_a_superseded_value(sx: Client, mode: str) -> None:
+    """Spec "Scopes": "versions: current returns only the latest value of each named fact" and
+    "Which record counts as current is decided before readiness"; design §1: the slot is
+    "(workspace, collection, entity, key, status)" — the collection, not its version. Pinning
+    `collection_versions` narrows which records are eligible; it does not pick another current
+    value."""
+    (under_v2,) = write(sx, versioned("budget tier gold", key="tier"))
+    (under_v1,) = write(sx, versioned("budget tier platinum", version=1, key="tier"))
+    scope = {"collections": ["sx_versioned"]}
+    body = {"mode": mode, "q": Q, "k": 100}
+    assert ids(search(sx, {**body, "scope": scope})) == [under_v1]
+    pinned_v2 = {**scope, "collection_versions": {"sx_versioned": [2]}}
+    assert ids(search(sx, {**body, "scope": pinned_v2})) == []
+    assert ids(search(sx, {**body, "scope": {**pinned_v2, "versions": "all"}})) == [under_v2]
+    pinned_v1 = {**scope, "collection_versions": {"sx_versioned": [1]}}
+    assert ids(search(sx, {**body, "scope": pinned_v1})) == [under_v1]
+    both = {**scope, "collection_versions": {"sx_versioned": [1, 2]}, "versions": "all"}
+    assert set(ids(search(sx, {**body, "scope": both}))) == {under_v1, under_v2}
+
+
+# --- time bounds ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_time_bounds_are_strict_to_the_microsecond(sx: Client, mode: str) -> None:
+    """Spec "Scopes": "Both comparisons are strict: a record sitting exactly on a bound is
+    excluded." — in every mode, one microsecond inside a bound is inside."""
+    on_after, after_inside, middle, before_inside, on_before = write(
+        sx,
+        item(mode, "budget 1", occurred_at="2026-03-01T00:00:00Z"),
+        item(mode, "budget 2", occurred_at="2026-03-01T00:00:00.000001Z"),
+        item(mode, "budget 3", occurred_at="2026-03-15T12:00:00Z"),
+        item(mode, "budget 4", occurred_at="2026-03-31T23:59:59.999999Z"),
+        item(mode, "budget 5", occurred_at="2026-04-01T00:00:00Z"),
+    )
+    bounds = {"occurred_after": "2026-03-01T00:00:00Z", "occurred_before": "2026-04-01T00:00:00Z"}
+    assert seen(sx, mode, **bounds) == {after_inside, middle, before_inside}
+    # the same instants written with other offsets
+    shifted = {"occurred_after": "2026-03-01T02:00:00+02:00", "occurred_before": "2026-03-31T19:00:00-05:00"}
+    assert seen(sx, mode, **shifted) == {after_inside, middle, before_inside}
+    assert seen(sx, mode, occurred_after="2026-03-31T23:59:59.999999Z") == {on_before}
+    assert seen(sx, mode, occurred_before="2026-03-01T00:00:00.000001Z") == {on_after}
+    assert seen(sx, mode, occurred_after="2026-02-28T23:59:59.999999Z") == {
+        on_after,
+        after_inside,
+        middle,
+        before_inside,
+        on_before,
+    }
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_time_bounds_read_occurred_at_not_created_at(sx: Client, mode: str) -> None:
+    """Spec "Scopes": "occurred_after / occurred_before # time bounds" over when a record happened
+    (design §1: `occurred_at` "when it happened"; `created_at` "when it was written")."""
+    (past,) = write(sx, item(mode, "budget past", occurred_at="2020-06-01T00:00:00Z"))
+    assert seen(sx, mode, occurred_before="2021-01-01T00:00:00Z") == {past}
+    assert seen(sx, mode, occurred_after="2021-01-01T00:00:00Z") == set()
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_record_sits_exactly_on_the_bound_its_own_occurred_at_names(sx: Client, mode: str) -> None:
+    """Spec "Scopes": "Both comparisons are strict: a record sitting exactly on a bound is
+    excluded"; design §1: `occurred_at` "defaults to `created_at`" — the instant a hit reports
+    (`include: occurred_at`) is the one the bounds compare, to the microsecond."""
+    (record,) = write(sx, item(mode, "budget now"))
+    (hit,) = search(sx, {**query(mode), "include": ["occurred_at"]})["hits"]
+    moment = datetime.fromisoformat(hit["occurred_at"])
+    assert moment == datetime.fromisoformat(fetch(sx, record)["created_at"])
+    step = timedelta(microseconds=1)
+    assert seen(sx, mode, occurred_after=hit["occurred_at"]) == set()
+    assert seen(sx, mode, occurred_before=hit["occurred_at"]) == set()
+    inside = {"occurred_after": (moment - step).isoformat(), "occurred_before": (moment + step).isoformat()}
+    assert seen(sx, mode, **inside) == {record}
+
+
+# --- derivation depth ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_depth_lte_in_every_mode(sx: Client, mode: str) -> None:
+    """Spec "Scopes": "records you ingested are depth 0, records derived from them are deeper";
+    "depth_lte: 0 means 'only original evidence, nothing machine-written'"; design §1: depth is
+    "1 + max(depth of derived_from)"."""
+    (origin,) = write(sx, item(mode, "budget evidence"))
+    elsewhere = item("text" if mode in SEMANTIC else "vector", "budget elsewhere")  # another collection
+    (other_origin,) = write(sx, elsewhere)
+    (derived,) = write(sx, item(mode, "budget derived", derived_from=[origin, other_origin]))
+    (deeper,) = write(sx, item(mode, "budget deeper", derived_from=[derived, origin]))
+    assert seen(sx, mode, depth_lte=0) == {origin}
+    assert seen(sx, mode, depth_lte=1) == {origin, derived}
+    assert seen(sx, mode, depth_lte=2) == {origin, derived, deeper}
+    assert seen(sx, mode) >= {origin, derived, deeper}
+
+
+def test_depth_lte_zero_leaves_out_automatic_links(sx: Client) -> None:
+    """Design §1 Graph data: an automatic link is written with "`derived_from: [node id]`, `depth:
+    node depth + 1`"; spec: "depth_lte: 0 means 'only original evidence, nothing
+    machine-written'" — a link written directly is depth 0."""
+    write(sx, part("engine", ["fuel"]))
+    (direct,) = write(sx, link("pump", "needs", "valve"))
+    scope = {"collections": ["sx_links"], "depth_lte": 0}
+    assert ids(search(sx, {"mode": "recent", "k": 100, "scope": scope})) == [direct]
+    assert ids(search(sx, {"mode": "text", "q": "needs", "k": 100, "scope": scope})) == [direct]
+    everything = search(sx, {"mode": "recent", "k": 100, "scope": {"collections": ["sx_links"]}})
+    assert len(everything["hits"]) == 2
+
+
+# --- entities are matched exactly ---------------------------------------------------------------------
+
+ENTITIES = ["maria", "Maria", "MARIA", "maria ", " maria", "ma ria", "maría", "Zoë", "zoë", "客户-7"]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_entities_match_exactly(sx: Client, mode: str) -> None:
+    """Spec "Scopes": "entities … whose memory"; design §1: `entity` is "who/what the record is
+    about" — stored as written (1–256 characters), so a scope names exactly those entities."""
+    written_ids = write(sx, *(item(mode, f"budget {i}", entity=e) for i, e in enumerate(ENTITIES)))
+    by_entity = dict(zip(ENTITIES, written_ids, strict=True))
+    for entity in ENTITIES:
+        assert seen(sx, mode, entities=[entity]) == {by_entity[entity]}, entity
+    assert seen(sx, mode, entities=["maria", "Zoë"]) == {by_entity["maria"], by_entity["Zoë"]}
+    assert seen(sx, mode, entities=["mari"]) == set()
+
+
+def test_get_search_entity_matches_exactly(sx: Client) -> None:
+    """Spec: `GET /search` takes "optional `entity`" (a one-entity scope of a hybrid search)."""
+    written_ids = write(sx, *(vec(f"budget {i}", entity=e) for i, e in enumerate(ENTITIES)))
+    for entity, record in zip(ENTITIES, written_ids, strict=True):
+        body = ok(sx.get(f"/search?q=budget&k=100&entity={quote(entity)}"))
+        assert ids(body) == [record], entity
+
+
+# --- crowds of invisible rows never push a visible one out ------------------------------------------
+
+CROWD = 250
+LONE = "a long planning meeting where the yearly budget came up once among many other things"
+
+
+def crowd_records(**values: Any) -> list[dict[str, Any]]:
+    """CROWD `sx_vec` records that match `budget` better than LONE does, in every signal."""
+    return [vec("budget budget", entity="crowd", **values) for _ in range(CROWD)]
+
+
+@pytest.mark.parametrize("mode", ["vector", "hybrid", "text", "recent"])
+@pytest.mark.parametrize(
+    ("values", "scope"),
+    [
+        pytest.param({"type": "fact", "key": "plan"}, {}, id="superseded"),
+        pytest.param({"status": "draft"}, {}, id="drafts"),
+        pytest.param({}, {"depth_lte": 0}, id="too-deep"),
+        pytest.param(
+            {"occurred_at": "2020-01-01T00:00:00Z"}, {"occurred_after": "2021-01-01T00:00:00Z"}, id="too-old"
+        ),
+        pytest.param({}, {"entities": ["lone"]}, id="other-entity"),
+    ],
+)
+def test_invisible_rows_never_crowd_out_the_visible_ones(
+    sx: Client, mode: str, values: dict[str, Any], scope: dict[str, Any]
+) -> None:
+    """Spec "How a search actually runs": "every rule is reapplied: workspace, processing state,
+    retraction, scope, current-version" and "params.candidates … Raise it when a record you know
+    should match never appears" — with the default candidates, a scope that has matches of its own
+    returns them however many better-matching ineligible rows exist."""
+    (origin,) = write(sx, note("budget origin"))
+    (lone,) = write(sx, vec(LONE, entity="lone", occurred_at="2025-01-01T00:00:00Z"))  # the oldest but one
+    records = crowd_records(**values)
+    if scope.get("depth_lte") == 0:
+        records = [{**r, "derived_from": [origin]} for r in records]
+    *_, last = write(sx, *records)
+    body = {"q": Q, "mode": mode, "k": 10, "scope": {"collections": ["sx_vec"], **scope}}
+    expected = {lone, last} if "key" in values else {lone}
+    assert set(ids(search(sx, body))) == expected
+
+
+@pytest.mark.parametrize(
+    ("values", "scope"),
+    [
+        pytest.param({"type": "fact", "key": "plan"}, {}, id="superseded"),
+        pytest.param({"status": "draft"}, {}, id="drafts"),
+        pytest.param(
+            {"occurred_at": "2020-01-01T00:00:00Z"}, {"occurred_after": "2021-01-01T00:00:00Z"}, id="too-old"
+        ),
+        pytest.param({}, {"entities": ["lone"]}, id="other-entity"),
+    ],
+)
+def test_invisible_rows_sorting_first_never_crowd_out_a_structured_list(
+    sx: Client, values: dict[str, Any], scope: dict[str, Any]
+) -> None:
+    """Spec: structured mode is "Filter and sort exactly"; "every rule is reapplied" — rows the
+    scope excludes, however many sort before the visible one, never take its place."""
+    (lone,) = write(sx, note("lone", entity="lone", content={"amount": 5}))
+    crowd = [note("crowd", entity="crowd", content={"amount": 1}, **values) for _ in range(CROWD)]
+    *_, last = write(sx, *crowd)
+    body = {
+        "mode": "structured",
+        "k": 2,
+        "order_by": [{"field": "amount"}],
+        "scope": {"collections": ["sx_notes"], **scope},
+    }
+    assert ids(search(sx, body)) == ([last, lone] if "key" in values else [lone])
+
+
+@pytest.mark.parametrize("mode", ["vector", "hybrid", "text", "recent"])
+def test_retracted_rows_never_crowd_out_the_visible_ones(sx: Client, mode: str) -> None:
+    """Spec "Scopes": "a search only ever returns records … not retracted"; "every rule is
+    reapplied … retraction"."""
+    (lone,) = write(sx, vec(LONE, entity="lone", occurred_at="2025-01-01T00:00:00Z"))
+    crowd = write(sx, *crowd_records())
+    for record in crowd:
+        retract(sx, record)
+    body = {"q": Q, "mode": mode, "k": 10, "scope": {"collections": ["sx_vec"]}}
+    assert ids(search(sx, body)) == [lone]
+
+
+@pytest.mark.parametrize("mode", ["vector", "hybrid", "text", "recent"])
+def test_another_workspaces_rows_never_crowd_out_mine(
+    sx: Client, sx_app: Flask, other_tenant: Tenant, mode: str
+) -> None:
+    """Design §1: "Nothing ever crosses a workspace boundary: not in results, counts, graph walks,
+    boosts, errors or timing-visible behaviour that we can avoid"."""
+    other = Client(sx_app.test_client(), other_tenant)
+    write(other, *crowd_records())
+    (lone,) = write(sx, vec(LONE, entity="lone"))
+    body = {"q": Q, "mode": mode, "k": 10, "scope": {"collections": ["sx_vec"]}}
+    assert ids(search(sx, body)) == [lone]
+
+
+# --- counts ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_another_workspaces_records_change_no_count(
+    sx: Client, sx_app: Flask, other_tenant: Tenant, mode: str
+) -> None:
+    """Design §1: "Nothing ever crosses a workspace boundary: not in results, counts …" — the
+    `backend.candidate_count` (spec: "how many candidates the search engine proposed") and the
+    scores of one workspace's search are the same whatever another workspace holds."""
+    write(sx, item(mode, "budget one", occurred_at="2026-01-01T00:00:00Z"))
+    write(sx, item(mode, "budget two budget", occurred_at="2026-01-02T00:00:00Z"))
+    body = query(mode, k=1)
+    before = search(sx, body)
+    other = Client(sx_app.test_client(), other_tenant)
+    write(other, *(item(mode, "budget budget budget", entity=f"o{i}") for i in range(CROWD)))
+    after = search(sx, body)
+    assert after["backend"]["candidate_count"] == before["backend"]["candidate_count"] == 2
+    assert ids(after) == ids(before)
+    assert [h["score"] for h in after["hits"]] == [h["score"] for h in before["hits"]]
+
+
+def test_another_workspaces_records_change_no_count_of_a_combined_search(
+    sx: Client, sx_app: Flask, other_tenant: Tenant
+) -> None:
+    """Design §1: "Nothing ever crosses a workspace boundary: not in results, counts …" — each
+    source's `candidate_count` included."""
+    write(sx, note("budget one"), note("budget two budget"), vec("budget three"))
+    body = {
+        "q": Q,
+        "sources": [
+            {"name": "words", "mode": "text", "scope": {"collections": ["sx_notes"]}},
+            {"name": "meaning", "mode": "vector", "scope": {"collections": ["sx_vec"]}},
+            {"name": "latest", "mode": "recent", "scope": {"collections": ["sx_notes", "sx_extra"]}},
+        ],
+        "fuse": {"kind": "rrf"},
+        "k": 2,
+    }
+    before = search(sx, body)
+    other = Client(sx_app.test_client(), other_tenant)
+    write(other, *(note("budget budget", entity=f"o{i}") for i in range(CROWD)))
+    write(other, *(vec("budget budget", entity=f"o{i}") for i in range(CROWD)))
+    after = search(sx, body)
+    counts = {b["source"]: b["candidate_count"] for b in after["backend"]}
+    assert counts == {"words": 2, "meaning": 1, "latest": 2}
+    assert after["backend"] == before["backend"]
+    assert [(h["id"], h["score"]) for h in after["hits"]] == [(h["id"], h["score"]) for h in before["hits"]]
+
+
+# --- combined searches: a scope per source -----------------------------------------------------------
+
+
+def test_each_source_sees_its_own_status_and_versions(sx: Client) -> None:
+    """Spec "Combining several searches": "Each source takes its own mode, scope, where, …" —
+    so one source may read the live values and another the proposals or the history."""
+    (old,) = write(sx, note("budget v1", type="fact", key="plan"))
+    (live,) = write(sx, note("budget v2", type="fact", key="plan"))
+    (draft,) = write(sx, note("budget v3", type="fact", key="plan", status="draft"))
+    body = {
+        "q": Q,
+        "sources": [
+            {"name": "live", "mode": "text", "scope": {"collections": ["sx_notes"]}},
+            {"name": "proposed", "mode": "text", "scope": {"collections": ["sx_notes"], "status": "draft"}},
+            {"name": "history", "mode": "recent", "scope": {"collections": ["sx_notes"], "versions": "all"}},
+        ],
+        "fuse": {"kind": "rrf"},
+        "k": 10,
+    }
+    hits = {h["id"]: set(h["source_ranks"]) for h in search(sx, body)["hits"]}
+    assert hits == {live: {"live", "history"}, old: {"history"}, draft: {"proposed"}}
+
+
+# --- views ---------------------------------------------------------------------------------------
+
+VIS6_VIEWS = """
+views:
+  - name: vis6_scoped
+    version: 1
+    active: true
+    parameters:
+      task: {type: string, default: budget}
+      mode: {type: string, default: text}
+      cols: {type: string_array, default: [sx_notes]}
+      entity: {type: string, required: true}
+      status: {type: string, default: active}
+      versions: {type: string, default: current}
+      depth: {type: integer, default: 1000}
+      after: {type: datetime, default: "1970-01-01T00:00:00Z"}
+    query:
+      q: "{{task}}"
+      mode: "{{mode}}"
+      scope:
+        collections: "{{cols}}"
+        entities: ["{{entity}}"]
+        status: "{{status}}"
+        versions: "{{versions}}"
+        depth_lte: "{{depth}}"
+        occurred_after: "{{after}}"
+      k: 100
+  - name: vis6_pinned
+    version: 1
+    active: true
+    parameters:
+      versions: {type: string, default: current}
+    query:
+      mode: recent
+      scope:
+        collections: [sx_versioned]
+        collection_versions: {sx_versioned: [1]}
+        versions: "{{versions}}"
+      k: 100
+"""
+
+
+@pytest.fixture(scope="module")
+def vis6_runtime(
+    runtime: Runtime, sx_server: OpenAIServer, tmp_path_factory: pytest.TempPathFactory
+) -> Runtime:
+    root: Path = tmp_path_factory.mktemp("vis6-catalog")
+    return runtime_for(runtime, with_views(root, VIS6_VIEWS), environ(sx_server))
+
+
+@pytest.fixture
+def vis6(vis6_runtime: Runtime, tenant: Tenant, server: OpenAIServer) -> Client:
+    return Client(app_for(vis6_runtime).test_client(), tenant)
+
+
+def viewed(client: Client, mode: str, **parameters: Any) -> set[str]:
+    """The ids `vis6_scoped` returns in `mode` for entity `e1`."""
+    cols = ["sx_vec"] if mode in SEMANTIC else ["sx_notes"]
+    body = ok(view_query(client, "vis6_scoped", {"entity": "e1", "mode": mode, "cols": cols, **parameters}))
+    assert body["input_record_ids"] == ids(body)
+    return set(ids(body))
+
+
+@pytest.mark.parametrize("mode", ["text", "vector", "hybrid", "recent"])
+def test_a_view_sees_what_its_scope_allows(vis6: Client, mode: str) -> None:
+    """Spec: a view "runs the same engine, so its results … mean exactly what they mean above";
+    "Scopes" (status, versions, retraction, depth, time bounds) apply to its templated scope."""
+    (old,) = write(vis6, fact(mode, "budget v1"))
+    (live,) = write(vis6, fact(mode, "budget v2", occurred_at="2026-05-01T00:00:00Z"))
+    (draft,) = write(vis6, fact(mode, "budget v3", status="draft"))
+    (derived,) = write(vis6, item(mode, "budget derived", derived_from=[live]))
+    (gone,) = write(vis6, item(mode, "budget gone"))
+    retract(vis6, gone)
+    assert viewed(vis6, mode) == {live, derived}
+    assert viewed(vis6, mode, versions="all") == {old, live, derived}
+    assert viewed(vis6, mode, status="draft") == {draft}
+    assert viewed(vis6, mode, status="all") == {live, draft, derived}
+    assert viewed(vis6, mode, depth=0) == {live}
+    assert viewed(vis6, mode, after="2026-05-01T00:00:00Z") == {derived}
+    assert sorted(viewed(vis6, mode, status="all", versions="all")) == sorted({old, live, draft, derived})
+    retract(vis6, live)
+    assert viewed(vis6, mode) == {old, derived}
+    assert fetch(vis6, old)["current"] is True
+    for other in ("E1", " e1", "e1 "):
+        assert viewed(vis6, mode, entity=other) == set()
+
+
+def test_only_returned_records_are_touched(sx: Client) -> None:
+    """Design §1: `last_accessed` is the "last time a search returned it; starts at `created_at`";
+    spec: "returned records have their 'last read' timestamp updated" — not the superseded, draft
+    or unreturned candidates the search saw."""
+    (old,) = write(sx, note("budget v1", type="fact", key="plan"))
+    (live,) = write(sx, note("budget v2 budget", type="fact", key="plan"))
+    (draft,) = write(sx, note("budget v3", type="fact", key="plan", status="draft"))
+    (weaker,) = write(sx, note("budget other", occurred_at="2020-01-01T00:00:00Z"))
+    body = search(sx, {"mode": "text", "q": Q, "k": 1, "scope": {"collections": ["sx_notes"]}})
+    assert ids(body) == [live]
+    touches_written(sx)
+    records = {i: fetch(sx, i) for i in (old, live, draft, weaker)}
+    assert records[live]["last_accessed"] > records[live]["created_at"]
+    for untouched in (old, draft, weaker):
+        assert records[untouched]["last_accessed"] == records[untouched]["created_at"], untouched
+
+
+def test_get_search_and_get_context_read_current_active_values_only(sx: Client) -> None:
+    """Spec: `GET /search` "translates your request into a hybrid … search" with the default
+    scope (status active, versions current); design §3: `GET /context` is "a hybrid search"."""
+    write(sx, vec("budget plan oldvalue", type="fact", key="plan"))
+    (live,) = write(sx, vec("budget plan livevalue", type="fact", key="plan"))
+    write(sx, vec("budget plan draftvalue", type="fact", key="plan", status="draft"))
+    (gone,) = write(sx, vec("budget plan gonevalue"))
+    retract(sx, gone)
+    assert ids(ok(sx.get("/search?q=budget%20plan&k=100"))) == [live]
+    response = sx.get("/context?q=budget%20plan&k=100")
+    assert response.status_code == 200
+    text = response.get_data(as_text=True)
+    assert "livevalue" in text
+    assert not [word for word in ("oldvalue", "draftvalue", "gonevalue") if word in text]
+
+
+def test_a_view_pinning_a_collection_version_reads_only_that_version(vis6: Client) -> None:
+    """Spec "Scopes": "collection_versions: {customer_events: [1]} # optionally: exact versions";
+    "every collection and pinned collection version resolves" for a view — and the current value
+    of a slot is decided across versions (design §1: the slot names the collection)."""
+    (event_v1,) = write(vis6, versioned("budget event one", version=1))
+    write(vis6, versioned("budget event two"))
+    (fact_v1,) = write(vis6, versioned("budget tier one", version=1, key="tier"))
+    (fact_v2,) = write(vis6, versioned("budget tier two", key="tier"))
+    assert set(ids(ok(view_query(vis6, "vis6_pinned", {})))) == {event_v1}
+    assert set(ids(ok(view_query(vis6, "vis6_pinned", {"versions": "all"})))) == {event_v1, fact_v1}
+    retract(vis6, fact_v2)
+    assert set(ids(ok(view_query(vis6, "vis6_pinned", {})))) == {event_v1, fact_v1}
