@@ -112,12 +112,18 @@ def apply_boost(hits: Sequence[Hit], boosts: Sequence[float]) -> list[Hit]:
     """`RRF(record) * max(0, boost(record))`, element-wise; a value that is not finite is a 422
     (spec: "Every value produced must be finite"), as an overflowing rank formula is."""
     values = [(hit.value or 0.0) * max(0.0, b) for hit, b in zip(hits, boosts, strict=True)]
-    if not all(map(math.isfinite, values)):
+    return [replace(hit, value=value) for hit, value in zip(hits, _finite(values), strict=True)]
+
+
+def _finite(column: Column) -> Column:
+    """`column`, or the 422 at `boost` when a value is not finite (a boost is the one formula
+    evaluated here; in SQL an overflow fails the statement, the same 422 at `rank`)."""
+    if not all(map(math.isfinite, column)):
         raise RequestInvalid(
             "the boost formula produced a value out of range",
             [Detail(("boost",), "every value a formula produces must be finite")],
         )
-    return [replace(hit, value=value) for hit, value in zip(hits, values, strict=True)]
+    return column
 
 
 def sweep_threshold(rank_constant: int, k_leading: int) -> float:
@@ -160,9 +166,17 @@ def stored_score(scores: Mapping[str, Any], name: str) -> float:
 Column = list[float]
 
 
-@singledispatch
 def evaluate_rank(node: RankNode, pool: Sequence[Signals]) -> Column:
-    """The value of `node` for every record of `pool` (a column, because normalize needs the pool)."""
+    """The value of `node` for every record of `pool` (a column, because normalize needs the
+    pool). Every node's values must be finite, as in SQL, where an overflow (or a normalize
+    over bounds further apart than a float spans) fails the statement: here, the 422 at `boost`.
+    Checking each node, not only the result, keeps a `max` or a `sum` from hiding one."""
+    return _finite(node_values(node, pool))
+
+
+@singledispatch
+def node_values(node: RankNode, pool: Sequence[Signals]) -> Column:
+    """The rule of `node`'s type (one per node type; children go through `evaluate_rank`)."""
     raise TypeError(f"no evaluation rule for rank node {type(node).__name__}")
 
 
@@ -170,60 +184,60 @@ def _per_record(read: Callable[[Signals], float]) -> Callable[[Sequence[Signals]
     return lambda pool: [read(s) for s in pool]
 
 
-@evaluate_rank.register
+@node_values.register
 def _(node: Similarity, pool: Sequence[Signals]) -> Column:
     return _per_record(lambda s: s.similarity)(pool)
 
 
-@evaluate_rank.register
+@node_values.register
 def _(node: TextMatch, pool: Sequence[Signals]) -> Column:
     return _per_record(lambda s: s.text_match)(pool)
 
 
-@evaluate_rank.register
+@node_values.register
 def _(node: Score, pool: Sequence[Signals]) -> Column:
     return _per_record(lambda s: stored_score(s.scores, node.name))(pool)
 
 
-@evaluate_rank.register
+@node_values.register
 def _(node: AgeHours, pool: Sequence[Signals]) -> Column:
     return _per_record(lambda s: s.ages.get(node.field, 0.0))(pool)
 
 
-@evaluate_rank.register
+@node_values.register
 def _(node: Const, pool: Sequence[Signals]) -> Column:
     return [node.value] * len(pool)
 
 
-@evaluate_rank.register
+@node_values.register
 def _(node: Sum, pool: Sequence[Signals]) -> Column:
     columns = [evaluate_rank(child, pool) for child in node.children]
     # Left to right, like the SQL `a + b + c`, so both sides round identically.
     return [sum(values) for values in zip(*columns, strict=True)]
 
 
-@evaluate_rank.register
+@node_values.register
 def _(node: Max, pool: Sequence[Signals]) -> Column:
     columns = [evaluate_rank(child, pool) for child in node.children]
     return [max(values) for values in zip(*columns, strict=True)]
 
 
-@evaluate_rank.register
+@node_values.register
 def _(node: Product, pool: Sequence[Signals]) -> Column:
     return [node.factor * x for x in evaluate_rank(node.child, pool)]
 
 
-@evaluate_rank.register
+@node_values.register
 def _(node: Normalize, pool: Sequence[Signals]) -> Column:
     return normalize(evaluate_rank(node.child, pool))
 
 
-@evaluate_rank.register
+@node_values.register
 def _(node: Saturate, pool: Sequence[Signals]) -> Column:
     return [saturate(x, node.midpoint, node.exponent) for x in evaluate_rank(node.child, pool)]
 
 
-@evaluate_rank.register
+@node_values.register
 def _(node: Decay, pool: Sequence[Signals]) -> Column:
     return [decay(x, node.midpoint, node.exponent) for x in evaluate_rank(node.child, pool)]
 

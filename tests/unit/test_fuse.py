@@ -9,6 +9,7 @@ from datetime import timedelta
 
 import pytest
 
+from memseek.errors import RequestInvalid
 from memseek.search import fuse
 from memseek.search.fuse import Hit
 from memseek.search.fuse import RankedList
@@ -142,6 +143,26 @@ def test_missing_signals_are_zero() -> None:
     ) == [0.0, 0.0]
 
 
+@pytest.mark.parametrize(
+    "tree",
+    [
+        pytest.param(["max", [["const", 1], ["product", -10, ["const", 1e308]]]], id="hidden-by-max"),
+        pytest.param(
+            ["sum", [["product", 10, ["const", 1e308]], ["product", -10, ["const", 1e308]]]],
+            id="inf-minus-inf",
+        ),
+        pytest.param(["normalize", ["score", "s"]], id="normalize-past-a-float"),
+    ],
+)
+def test_a_value_that_is_not_finite_anywhere_in_the_tree_is_refused(tree: list[object]) -> None:
+    """Spec: "Every value produced must be finite" — at every node, as in SQL, where an
+    overflow fails the statement; a `max` or a `sum` must not hide it."""
+    pool = [fuse.Signals(scores={"s": v}) for v in (-1e308, 1e308)]
+    with pytest.raises(RequestInvalid) as caught:
+        values(tree, pool)
+    assert [d.loc for d in caught.value.details] == [("boost",)]
+
+
 def test_every_operator_has_an_evaluation_rule() -> None:
-    registered = set(fuse.evaluate_rank.registry)
+    registered = set(fuse.node_values.registry)
     assert set(OPERATORS.values()) <= registered
