@@ -19,10 +19,18 @@ REAL_MAX = 3.4028234663852886e38
 
 
 def values_problem(values: Sequence[float]) -> str | None:
-    """Why the elements of `values` cannot be stored, or None when they can."""
-    if not all(math.isfinite(x) for x in values):
+    """Why the elements of `values` cannot be stored, or None when they can.
+
+    Three C-speed passes instead of a Python loop (a write checks 384 values per record): the
+    sum is NaN when any value is NaN (or both infinities are there), and an infinity is the
+    minimum or the maximum. Finite values cannot overflow the sum before they fail the range.
+    """
+    if not values:
+        return None
+    low, high, total = min(values), max(values), sum(values)
+    if math.isnan(total) or math.isinf(low) or math.isinf(high):
         return "every value must be finite"
-    if any(abs(x) > REAL_MAX for x in values):
+    if low < -REAL_MAX or high > REAL_MAX:
         return f"every value must lie within ±{REAL_MAX:.7g} (a vector holds 4-byte floats)"
     return None
 

@@ -26,7 +26,23 @@ from memseek.schema import EMBEDDING_DIM
     ],
 )
 def test_values_problem(value: float, problem: str | None) -> None:
-    found = values_problem([0.0, value])
+    for values in ([0.0, value], [value, 0.0], [0.5] * 200 + [value] + [-0.5] * 183):
+        found = values_problem(values)
+        assert found is None if problem is None else problem in (found or ""), values
+
+
+@pytest.mark.parametrize(
+    ("values", "problem"),
+    [
+        pytest.param([float("inf"), float("-inf")], "finite", id="both-infinities"),
+        pytest.param([float("nan"), float("inf")], "finite", id="nan-and-infinity"),
+        pytest.param([1e308, 1e308, -1.0], "within", id="finite-but-the-sum-overflows"),
+        pytest.param([REAL_MAX] * EMBEDDING_DIM, None, id="every-value-the-largest-real"),
+        pytest.param([], None, id="empty"),
+    ],
+)
+def test_values_problem_of_mixed_values(values: list[float], problem: str | None) -> None:
+    found = values_problem(values)
     assert found is None if problem is None else problem in (found or "")
 
 
