@@ -10,6 +10,7 @@ import re
 from collections.abc import Collection
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Annotated
 from typing import Any
 
 from flask import Blueprint
@@ -17,6 +18,7 @@ from flask import Response
 from flask import request
 from pydantic import BaseModel
 from pydantic import RootModel
+from pydantic import TypeAdapter
 
 from memseek.api.common import json_body
 from memseek.api.common import runtime
@@ -155,7 +157,8 @@ def get_context() -> Response:
 def _bounds(model: type[BaseModel], name: str) -> dict[str, Any]:
     """The range and default the request model gives field `name`, for the query parameter that
     fills it (the OpenAPI document and the validation come from the same model)."""
-    schema = model.model_json_schema()["properties"][name]
+    info = model.model_fields[name]  # one field's schema: the whole model's takes 15 ms at import
+    schema = TypeAdapter(Annotated[info.annotation, info]).json_schema()
     return {key: schema[key] for key in ("minimum", "maximum", "default") if key in schema}
 
 

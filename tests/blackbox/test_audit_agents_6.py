@@ -21,7 +21,6 @@ from typing import Any
 import anyio
 import mcp_types as types
 import pytest
-from flask import Flask
 from jsonschema import Draft202012Validator
 from jsonschema import FormatChecker
 from mcp import ClientSession
@@ -42,7 +41,7 @@ from tests.blackbox.support import with_views
 from tests.blackbox.support import write
 from tests.conftest import Client
 from tests.conftest import Tenant
-from tests.helpers import app_for
+from tests.conftest import client_for
 from tests.helpers import cli_env
 from tests.helpers import listed_views
 from tests.helpers import ok
@@ -159,14 +158,9 @@ def ag6_runtime(
     return runtime_for(runtime, ag6_catalog(tmp_path_factory.mktemp("ag6-catalog")), environ(sx_server))
 
 
-@pytest.fixture(scope="module")
-def ag6_app(ag6_runtime: Runtime) -> Flask:
-    return app_for(ag6_runtime)
-
-
 @pytest.fixture
-def ag6(ag6_app: Flask, tenant: Tenant, server: OpenAIServer) -> Client:
-    return Client(ag6_app.test_client(), tenant)
+def ag6(ag6_runtime: Runtime, tenant: Tenant, server: OpenAIServer) -> Client:
+    return client_for(ag6_runtime, tenant)
 
 
 # --- MCP over stdio ---------------------------------------------------------------------------------

@@ -16,7 +16,6 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from flask import Flask
 
 from memseek.runtime import Runtime
 from tests.blackbox.conftest import ClientFactory
@@ -33,7 +32,7 @@ from tests.blackbox.support import with_views
 from tests.blackbox.support import write
 from tests.conftest import Client
 from tests.conftest import Tenant
-from tests.helpers import app_for
+from tests.conftest import client_for
 from tests.helpers import error
 from tests.helpers import listed_views
 from tests.helpers import ok
@@ -748,15 +747,10 @@ def c5_runtime(
     return runtime_for(runtime, root, environ(sx_server))
 
 
-@pytest.fixture(scope="module")
-def c5_app(c5_runtime: Runtime) -> Flask:
-    return app_for(c5_runtime)
-
-
 @pytest.fixture
-def c5(c5_app: Flask, tenant: Tenant, server: OpenAIServer) -> Client:
+def c5(c5_runtime: Runtime, tenant: Tenant, server: OpenAIServer) -> Client:
     """A client of the c5 catalog's app for the `tenant` workspace."""
-    return Client(c5_app.test_client(), tenant)
+    return client_for(c5_runtime, tenant)
 
 
 @pytest.fixture

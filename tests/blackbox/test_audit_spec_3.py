@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from flask import Flask
 
 from memseek.catalog.problems import CatalogError
 from memseek.runtime import Runtime
@@ -37,7 +36,6 @@ from tests.blackbox.support import write_catalog
 from tests.conftest import Client
 from tests.conftest import Tenant
 from tests.conftest import client_for
-from tests.helpers import app_for
 from tests.helpers import error
 from tests.helpers import listed_views
 from tests.helpers import ok
@@ -508,14 +506,9 @@ def s3_runtime(
     return runtime_for(runtime, root, environ(sx_server))
 
 
-@pytest.fixture(scope="module")
-def s3_app(s3_runtime: Runtime) -> Flask:
-    return app_for(s3_runtime)
-
-
 @pytest.fixture
-def s3(s3_app: Flask, tenant: Tenant, server: OpenAIServer) -> Client:
-    return Client(s3_app.test_client(), tenant)
+def s3(s3_runtime: Runtime, tenant: Tenant, server: OpenAIServer) -> Client:
+    return client_for(s3_runtime, tenant)
 
 
 def test_get_views_publishes_every_type_with_its_defaults(s3: Client) -> None:

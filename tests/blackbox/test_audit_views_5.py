@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from flask import Flask
 
 from memseek.runtime import Runtime
 from tests.blackbox.conftest import environ
@@ -30,7 +29,6 @@ from tests.blackbox.support import write
 from tests.conftest import Client
 from tests.conftest import Tenant
 from tests.conftest import client_for
-from tests.helpers import app_for
 from tests.helpers import error
 from tests.helpers import listed_views
 from tests.helpers import locs
@@ -189,14 +187,9 @@ def av5_runtime(
     return runtime_for(runtime, av5_catalog(tmp_path_factory.mktemp("av5-catalog")), environ(sx_server))
 
 
-@pytest.fixture(scope="module")
-def av5_app(av5_runtime: Runtime) -> Flask:
-    return app_for(av5_runtime)
-
-
 @pytest.fixture
-def av5(av5_app: Flask, tenant: Tenant, server: OpenAIServer) -> Client:
-    return Client(av5_app.test_client(), tenant)
+def av5(av5_runtime: Runtime, tenant: Tenant, server: OpenAIServer) -> Client:
+    return client_for(av5_runtime, tenant)
 
 
 @pytest.fixture
