@@ -9,6 +9,7 @@ workspace predicate (design §1, defence in depth).
 from __future__ import annotations
 
 import logging
+import re
 import threading
 from collections.abc import Iterator
 from collections.abc import Mapping
@@ -163,19 +164,52 @@ def release_held() -> None:
 
 @contextmanager
 def workspace_transaction(
-    engine: Engine, workspace_id: UUID, settings: Mapping[str, str] | None = None
+    engine: Engine,
+    workspace_id: UUID,
+    settings: Mapping[str, str] | None = None,
+    snapshot: str | None = None,
 ) -> Iterator[Connection]:
     """A transaction confined to one workspace by role and row-level security; `settings`
     (name → value) are further transaction-local settings, applied in the same round trip as
-    the role and workspace, every value a bound parameter. The connection is the one the request
-    authenticated on (`hold_for_request`) when no other transaction took it yet."""
+    the role and workspace, every value a bound parameter. With `snapshot` (an id from
+    `shared_snapshot`) it reads, in REPEATABLE READ, the moment that snapshot saw. The connection
+    is the one the request authenticated on (`hold_for_request`) when no other transaction took
+    it yet."""
     held = _HELD.get()
     with (held and held.take(engine)) or engine.connect() as conn:
-        # The held connection authenticated in autocommit; the transaction needs the default mode.
-        conn.execution_options(isolation_level=conn.default_isolation_level)
+        # The held connection authenticated in autocommit; the transaction needs a transactional mode.
+        isolation = REPEATABLE_READ if snapshot is not None else conn.default_isolation_level
+        conn.execution_options(isolation_level=isolation)
         with conn.begin():
+            if snapshot:  # before any query, or the transaction takes a snapshot of its own
+                conn.exec_driver_sql(f"SET TRANSACTION SNAPSHOT '{_checked(snapshot)}'")
             conn.execute(
                 scope_statement(tuple(settings.items()) if settings else ()),
                 {"role": SCOPED_ROLE, "ws": str(workspace_id)},
             )
             yield conn
+
+
+@contextmanager
+def shared_snapshot(
+    engine: Engine, workspace_id: UUID, settings: Mapping[str, str] | None = None
+) -> Iterator[tuple[Connection, str]]:
+    """A workspace transaction that exports its snapshot, and the snapshot's id: while it is
+    open, `workspace_transaction(..., snapshot=id)` on other connections reads the same moment,
+    so statements run in parallel answer as if they ran in one transaction."""
+    with workspace_transaction(engine, workspace_id, settings, snapshot=EXPORT) as conn:
+        yield conn, conn.execute(sa.select(sa.func.pg_export_snapshot())).scalar_one()
+
+
+REPEATABLE_READ = "REPEATABLE READ"
+"""Every statement of the transaction reads the snapshot its first one took."""
+EXPORT = ""
+"""`workspace_transaction`'s `snapshot` for a transaction that takes its own, to export it."""
+_SNAPSHOT_ID = re.compile(r"[0-9A-F]+-[0-9A-F]+-[0-9]+")
+"""pg_export_snapshot()'s ids; SET TRANSACTION SNAPSHOT takes no bound parameter."""
+
+
+def _checked(snapshot: str) -> str:
+    if not _SNAPSHOT_ID.fullmatch(snapshot):
+        raise ValueError(f"not a snapshot id: {snapshot!r}")
+    return snapshot

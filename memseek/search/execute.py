@@ -1,8 +1,8 @@
-"""Run compiled searches on pooled connections (IO), one workspace transaction per search.
+"""Run compiled searches on pooled connections (IO), in workspace transactions.
 
-A combined request's searches run concurrently (at most SEARCH_MAX_CONCURRENCY at once), each
-on its own connection; results are returned in request order, so which search finishes first
-never changes anything. The request's own thread runs searches too, beside helpers from one
+A combined request's searches run concurrently (at most SEARCH_MAX_CONCURRENCY at once) and
+read one exported snapshot; results are returned in request order, so which search finishes
+first never changes anything. The request's own thread runs searches too, beside helpers from one
 process-wide pool: starting threads per request cost little on an idle machine but up to
 several milliseconds each when the cores are busy (a new thread must be scheduled before
 `start()` returns), which is when a combined search can least afford it.
@@ -28,8 +28,13 @@ from collections.abc import Iterator
 from collections.abc import Mapping
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import AbstractContextManager
+from contextlib import ExitStack
+from contextlib import contextmanager
+from contextlib import nullcontext
 from dataclasses import dataclass
 from functools import lru_cache
+from functools import partial
 from typing import Any
 from typing import TypeVar
 from uuid import UUID
@@ -45,6 +50,7 @@ from sqlalchemy.sql.compiler import Compiled
 from sqlalchemy.sql.expression import Executable
 from sqlalchemy.sql.expression import Select
 
+from memseek.db import shared_snapshot
 from memseek.db import workspace_transaction
 from memseek.errors import Detail
 from memseek.errors import RequestInvalid
@@ -277,51 +283,80 @@ def run_searches(
     max_concurrency: int,
     timeout_ms: int,
 ) -> list[SearchResult]:
-    """Run every search, each in its own workspace transaction (scope, planner settings and
-    timeout in one round trip); results in request order."""
+    """Run every search; results in request order. One search runs in one workspace transaction
+    (scope, planner settings and timeout in one round trip). Several all read one snapshot: the
+    calling thread's transaction exports it and runs its share, each helper's transaction imports
+    it, so a write that commits while they run is in every source's answer or in none."""
+    if len(searches) <= 1:
+        return [_alone(engine, workspace_id, compiled, timeout_ms) for compiled in searches]
+    with shared_snapshot(engine, workspace_id) as (lead, snapshot):
 
-    def one(compiled: CompiledSearch) -> SearchResult:
-        settings = search_settings(engine, compiled, timeout_ms)
-        with workspace_transaction(engine, workspace_id, settings) as conn:
-            return execute_compiled(conn, compiled)
+        @contextmanager
+        def importing() -> Iterator[Callable[[CompiledSearch], SearchResult]]:
+            with workspace_transaction(engine, workspace_id, snapshot=snapshot) as conn:
+                yield partial(_run_in, conn, timeout_ms)
 
-    return run_parallel(one, searches, max_concurrency)
+        return run_parallel(partial(_run_in, lead, timeout_ms), searches, max_concurrency, importing)
 
 
-def run_parallel(job: Callable[[T], U], items: Sequence[T], max_concurrency: int) -> list[U]:
+def _alone(engine: Engine, workspace_id: UUID, compiled: CompiledSearch, timeout_ms: int) -> SearchResult:
+    settings = search_settings(engine, compiled, timeout_ms)
+    with workspace_transaction(engine, workspace_id, settings) as conn:
+        return execute_compiled(conn, compiled)
+
+
+def _run_in(conn: Connection, timeout_ms: int, compiled: CompiledSearch) -> SearchResult:
+    """One of several searches in a transaction they share: its own settings, then its statement."""
+    _apply(conn, search_settings(conn.engine, compiled, timeout_ms))
+    return execute_compiled(conn, compiled)
+
+
+def run_parallel(
+    job: Callable[[T], U],
+    items: Sequence[T],
+    max_concurrency: int,
+    helper_job: Callable[[], AbstractContextManager[Callable[[T], U]]] | None = None,
+) -> list[U]:
     """`job` over `items`, at most `max_concurrency` at once; results (or the first error) in
-    input order. The calling thread takes part: with every helper busy it runs them all itself."""
+    input order. The calling thread takes part: with every helper busy it runs them all itself.
+    A helper runs `job` or, given `helper_job`, the job that context yields, entered when the
+    helper claims its first item and left when no item is left (or its job failed)."""
     if len(items) <= 1 or max_concurrency <= 1:
         return [job(item) for item in items]
     results: list[Any] = [None] * len(items)
-    errors: list[BaseException | None] = [None] * len(items)
+    errors: list[tuple[int, BaseException]] = []
     claim = iter(range(len(items)))
     claimed = threading.Lock()
 
-    def drain() -> None:
-        while (index := _next(claim, claimed)) is not None:
-            try:
-                results[index] = job(items[index])
-            except BaseException as exc:  # re-raised below, in input order, on the calling thread
-                errors[index] = exc
+    def drain(seat: Callable[[], AbstractContextManager[Callable[[T], U]]]) -> None:
+        index = len(items)  # an error after the last item (leaving the seat) sorts last
+        try:
+            with ExitStack() as stack:
+                run: Callable[[T], U] | None = None
+                while (index := _next(claim, claimed, len(items))) < len(items):
+                    run = run or stack.enter_context(seat())
+                    results[index] = run(items[index])
+        except BaseException as exc:  # re-raised below, in input order, on the calling thread
+            errors.append((index, exc))
 
+    own = helper_job or (lambda: nullcontext(job))
     # A helper runs in a copy of the caller's context, so the statement label travels with it.
     helpers = [
-        HELPERS.submit(contextvars.copy_context().run, drain)
+        HELPERS.submit(contextvars.copy_context().run, drain, own)
         for _ in range(min(len(items), max_concurrency) - 1)
     ]
-    drain()
+    drain(lambda: nullcontext(job))
     for helper in helpers:
         if not helper.cancel():  # one that never started has nothing left to do
             helper.result()
-    if (error := next((e for e in errors if e is not None), None)) is not None:
-        raise error
+    if errors:
+        raise min(errors, key=lambda error: error[0])[1]
     return results
 
 
-def _next(claim: Iterator[int], lock: threading.Lock) -> int | None:
+def _next(claim: Iterator[int], lock: threading.Lock, done: int) -> int:
     with lock:
-        return next(claim, None)
+        return next(claim, done)
 
 
 def literal_sql(conn: Connection, statement: Executable, params: Mapping[str, Any]) -> str:

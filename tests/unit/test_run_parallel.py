@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
+from collections.abc import Iterator
+from contextlib import contextmanager
 from contextvars import ContextVar
 
 import pytest
@@ -68,3 +71,50 @@ def test_with_every_helper_busy_the_caller_runs_the_jobs_itself() -> None:
         release.set()
         for blocker in blockers:
             blocker.result()
+
+
+class Seat:
+    """A helper's seat that records how it was entered and left; its job runs `work`, after
+    the caller's first item waited for it (so a helper surely takes part)."""
+
+    def __init__(self, work: Callable[[int], int]) -> None:
+        self.work = work
+        self.entered = 0
+        self.left: list[type[BaseException] | None] = []
+        self.ran = threading.Event()
+
+    @contextmanager
+    def __call__(self) -> Iterator[Callable[[int], tuple[int, str]]]:
+        self.entered += 1
+        try:
+            yield self.job
+        except BaseException as exc:
+            self.left.append(type(exc))
+            raise
+        self.left.append(None)
+
+    def job(self, item: int) -> tuple[int, str]:
+        self.ran.set()
+        return self.work(item), "helper"
+
+    def caller(self, item: int) -> tuple[int, str]:
+        self.ran.wait(10)
+        return item, "caller"
+
+
+def test_a_helper_runs_the_job_its_seat_yields_entering_it_once() -> None:
+    seat = Seat(lambda item: item)
+    results = run_parallel(seat.caller, [0, 1, 2, 3], 2, seat)
+    assert [item for item, _ in results] == [0, 1, 2, 3]
+    assert "helper" in {who for _, who in results}
+    assert (seat.entered, seat.left) == (1, [None])
+
+
+def test_a_failing_job_leaves_its_seat_with_the_error_which_is_raised() -> None:
+    def work(item: int) -> int:
+        raise ValueError(f"job {item}")
+
+    seat = Seat(work)
+    with pytest.raises(ValueError, match="job"):
+        run_parallel(seat.caller, [0, 1, 2, 3], 2, seat)
+    assert (seat.entered, seat.left) == (1, [ValueError])
