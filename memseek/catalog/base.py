@@ -18,13 +18,15 @@ Name = Annotated[str, StringConstraints(pattern=NAME_PATTERN)]
 DotPath = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_\-]+(\.[A-Za-z0-9_\-]+)*$")]
 
 
-def _not_blank(text: str) -> str:
+def not_blank(text: str) -> str:
+    """`text` unless it is only whitespace as Python counts it (`str.isspace`), which is what
+    rendering collapses: U+001C-U+001F included, which a `\\S` pattern lets through."""
     if not text.strip():
         raise ValueError("must not be blank")
     return text
 
 
-NonBlank = Annotated[StrictStr, AfterValidator(_not_blank)]
+NonBlank = Annotated[StrictStr, AfterValidator(not_blank)]
 """Prose that must say something: at least one non-space character."""
 FieldType = Literal["string", "string_array", "number", "integer", "boolean", "datetime"]
 """The value types of declared fields and of view parameters (one vocabulary for both)."""

@@ -28,6 +28,7 @@ from memseek.catalog.problems import format_loc
 from memseek.catalog.template import fill_template
 from memseek.catalog.template import placeholder_problems
 from memseek.catalog.template import sample_sets
+from memseek.errors import Loc
 from memseek.errors import RequestInvalid
 from memseek.schema import EMBEDDING_DIM
 from memseek.search.rank import Score
@@ -257,7 +258,7 @@ def _search_view_problems(view: View, catalog: Catalog) -> tuple[Found, Footprin
                 problems.append([(d.loc, d.msg) for d in exc.details])
         return None, problems[0]
 
-    checked, problems = check_pruned(view.query, attempt)
+    checked, problems = check_pruned(view.query, attempt, _keeps_its_kind)
     found: Found = [(("query",) + loc, msg) for loc, msg in problems]
     if checked is None:
         return found, None
@@ -279,6 +280,12 @@ def _search_view_problems(view: View, catalog: Catalog) -> tuple[Found, Footprin
         if c.embedding is None
     ]
     return found, Footprint(tuple(sorted({name for name, _ in read})), plan.profiles)
+
+
+def _keeps_its_kind(locs: list[Loc]) -> bool:
+    """A query checked again without its `sources` would be read as a single search, whose
+    `mode` is missing and whose `fuse` is unknown: problems the author does not have."""
+    return ("sources",) not in locs
 
 
 def _graph_view_problems(view: View, catalog: Catalog) -> tuple[Found, Footprint | None]:

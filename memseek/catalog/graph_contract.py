@@ -49,16 +49,34 @@ GRAPH_CONTRACTS: dict[str, dict[str, Fixed]] = {
 
 
 def published_input_schema(view: View, max_depth: int, max_paths: int) -> dict[str, Any]:
-    """The view's input schema as this deployment accepts calls: a graph view's `depth` and
-    `limit` capped at MAX_GRAPH_DEPTH and MAX_GRAPH_PATHS, the bounds calls are checked against."""
+    """The view's input schema as this deployment accepts calls (`deployed_parameters`)."""
+    return input_schema(deployed_parameters(view, max_depth, max_paths))
+
+
+def deployed_parameters(view: View, max_depth: int, max_paths: int) -> dict[str, Parameter]:
+    """The view's parameters as this deployment takes them: a graph view's `depth` and `limit`
+    capped at MAX_GRAPH_DEPTH and MAX_GRAPH_PATHS, maximum and default alike ("Your deployment
+    may impose lower ceilings"; a default "must satisfy ... every constraint")."""
     ceilings = {"depth": max_depth, "limit": max_paths} if view.kind in GRAPH_CONTRACTS else {}
-    return input_schema({name: _capped(p, ceilings.get(name)) for name, p in view.parameters.items()})
+    return {name: _capped(p, ceilings.get(name)) for name, p in view.parameters.items()}
+
+
+def lowered_defaults(view: View, max_depth: int, max_paths: int) -> dict[str, Any]:
+    """The defaults `deployed_parameters` lowered, by parameter name: what a call that omits
+    one of them gets."""
+    deployed = deployed_parameters(view, max_depth, max_paths)
+    return {name: p.default for name, p in deployed.items() if p.default != view.parameters[name].default}
 
 
 def _capped(parameter: Parameter, ceiling: int | None) -> Parameter:
-    if ceiling is None or parameter.maximum is None or parameter.maximum <= ceiling:
+    if ceiling is None:
         return parameter
-    return parameter.model_copy(update={"maximum": ceiling})
+    update = {
+        bound: ceiling
+        for bound, value in (("maximum", parameter.maximum), ("default", parameter.default))
+        if isinstance(value, int) and value > ceiling
+    }
+    return parameter.model_copy(update=update) if update else parameter
 
 
 def graph_contract(view: View) -> tuple[View, list[Detail]]:

@@ -5,9 +5,10 @@ One row per hit, on one line:
     [id=<uuid>] 2026-07-01T10:22Z | <collection>/<type> | <key> | importance 7 | <text>
 
 Empty parts (no key, no displayed score) are left out. Whitespace runs (line breaks included)
-collapse to one space, so a record can never start a row of its own; the text is shortened from
-the middle to 500 characters; then `&`, `<` and `>` become the literal text `\\u0026`, `\\u003c`
-and `\\u003e`, so no record can close or forge the fence element.
+in the text and the key collapse to one space, so a record can never start a row of its own;
+the text is shortened from the middle to 500 characters; then `&`, `<` and `>` become the
+literal text `\\u0026`, `\\u003c` and `\\u003e`, so no record can close or forge the fence
+element.
 
 Token counting (`estimate_tokens`) is a deliberately conservative estimate, not a tokenizer:
 the larger of two counts. By characters: one token per 3 ASCII characters (rounded up) plus one
@@ -85,9 +86,19 @@ def render_row(row: RenderRow) -> str:
     """One escaped row (see the module docstring for the layout)."""
     moment = row.occurred_at.astimezone(UTC).strftime("%Y-%m-%dT%H:%MZ")
     scores = ", ".join(f"{name} {format_number(value)}" for name, value in row.display_scores)
-    text = middle_truncate(" ".join(row.text.split()), ROW_TEXT_CHARS, ROW_MARKER)
-    parts = [f"[id={row.id}] {moment}", f"{row.collection}/{row.type}", row.key or "", scores, text]
+    text = middle_truncate(_one_line(row.text), ROW_TEXT_CHARS, ROW_MARKER)
+    parts = [
+        f"[id={row.id}] {moment}",
+        f"{row.collection}/{row.type}",
+        _one_line(row.key or ""),
+        scores,
+        text,
+    ]
     return escape(" | ".join(part for part in parts if part))
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
 
 
 def estimate_tokens(text: str) -> int:

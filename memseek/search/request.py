@@ -39,6 +39,7 @@ from pydantic import field_validator
 from pydantic import model_validator
 from pydantic_core import PydanticCustomError
 
+from memseek.catalog.base import not_blank
 from memseek.errors import Detail
 from memseek.errors import RequestInvalid
 from memseek.errors import details_from_pydantic
@@ -288,15 +289,19 @@ def _xml_name(value: str) -> str:
     return value
 
 
+Preamble = Annotated[
+    StrictStr, StringConstraints(min_length=1, max_length=2000, pattern=r"\S"), AfterValidator(not_blank)
+]
+"""The caller's own sentence before a fence: non-blank, at most 2,000 characters."""
+
+
 class Fence(Strict):
     """Wraps rendered rows in `<tag untrusted="true">`, optionally after a preamble."""
 
     tag: Annotated[StrictStr, AfterValidator(_xml_name)] = Field(
         "records", description="Element name (an XML name, at most 64 characters)."
     )
-    preamble: Annotated[StrictStr, StringConstraints(min_length=1, max_length=2000, pattern=r"\S")] | None = (
-        Field(None, description="Your own sentence before the element; no default.")
-    )
+    preamble: Preamble | None = Field(None, description="Your own sentence before the element; no default.")
 
 
 class Rerank(Strict):

@@ -122,10 +122,11 @@ def resolve(spec: SingleSearch | CombinedSearch, catalog: Catalog, settings: Set
     read = tuple(c for plan in searches for c in plan.collections)
     problems += _output_problems(spec, read, catalog)
     embedding_model = _shared_embedding(searches, spec, problems)
-    graph_view = _graph_view(spec.graph_boost, catalog, settings, problems)
+    boost = within_ceilings(spec.graph_boost, settings)
+    graph_view = _graph_view(boost, catalog, settings, problems)
     if problems:
         raise RequestInvalid("the search request does not match the catalog", problems)
-    return _request_plan(spec, searches, graph_view, embedding_model, rerank)
+    return _request_plan(spec, searches, (boost, graph_view), embedding_model, rerank)
 
 
 def _queries(spec: SingleSearch | CombinedSearch) -> list[tuple[SingleSearch | Source, Loc]]:
@@ -137,11 +138,12 @@ def _queries(spec: SingleSearch | CombinedSearch) -> list[tuple[SingleSearch | S
 def _request_plan(
     spec: SingleSearch | CombinedSearch,
     searches: tuple[SearchPlan, ...],
-    graph_view: View | None,
+    graph: tuple[GraphBoost | None, View | None],
     embedding_model: str | None,
     rerank: Rerank | None,
 ) -> RequestPlan:
     combined = isinstance(spec, CombinedSearch)
+    graph_boost, graph_view = graph
     return RequestPlan(
         searches=searches,
         combined=combined,
@@ -154,7 +156,7 @@ def _request_plan(
         render=spec.render,
         fence=spec.fence,
         rerank=rerank,
-        graph_boost=spec.graph_boost,
+        graph_boost=graph_boost,
         graph_view=graph_view,
         needs_embedding=any(plan.mode in EMBEDDING_MODES for plan in searches),
         embedding_model=embedding_model,
@@ -488,6 +490,22 @@ def _graph_view(
         problems.append(Detail(("graph_boost", "graph"), f"{boost.graph!r} is not an active graph view"))
         return None
     return view
+
+
+def within_ceilings(boost: GraphBoost | None, settings: Settings | None) -> GraphBoost | None:
+    """`boost` with an omitted `depth` or `limit` whose default is past this deployment's
+    MAX_GRAPH_DEPTH / MAX_GRAPH_PATHS taken at the ceiling: a default is "the value used when
+    the caller omits it", and a deployment "may impose lower ceilings" (spec, Graph views), so
+    leaving a value out never fails. A value the caller wrote past a ceiling is still a 422."""
+    if boost is None or settings is None:
+        return boost
+    ceilings = {"depth": settings.max_graph_depth, "limit": settings.max_graph_paths}
+    lowered = {
+        name: ceiling
+        for name, ceiling in ceilings.items()
+        if name not in boost.model_fields_set and getattr(boost, name) > ceiling
+    }
+    return boost.model_copy(update=lowered) if lowered else boost
 
 
 def _graph_ceiling_problems(boost: GraphBoost, settings: Settings | None) -> list[Detail]:

@@ -21,6 +21,7 @@ from typing import Any
 from uuid import UUID
 
 from memseek.catalog.catalog import UnknownDefinition
+from memseek.catalog.graph_contract import lowered_defaults
 from memseek.catalog.models import GraphBlock
 from memseek.catalog.models import View
 from memseek.catalog.template import PLACEHOLDER
@@ -84,7 +85,7 @@ def view_label(view: View) -> str:
 def run_view(runtime: Runtime, workspace_id: UUID, name: str, arguments: Any) -> ViewResult:
     """Run the active version of view `name` with the caller's arguments (see module docstring)."""
     view = find_view(runtime, name)
-    values = _values(view, arguments)
+    values = _values(runtime, view, arguments)
     result = RUNNERS[view.kind](runtime, workspace_id, view, values)
     head = {"view": _identity(runtime, view), "parameters": values}
     return ViewResult({**head, **result.body}, result.record_ids, result.timings)
@@ -96,11 +97,19 @@ def explain_view(
     """The SQL one call of view `name` runs, values inlined (`memseek explain --view`); with
     `analyze`, each statement's `EXPLAIN (ANALYZE, BUFFERS)` too."""
     view = find_view(runtime, name)
-    return EXPLAINERS[view.kind](runtime, workspace_id, view, _values(view, arguments), analyze)
+    return EXPLAINERS[view.kind](runtime, workspace_id, view, _values(runtime, view, arguments), analyze)
 
 
-def _values(view: View, arguments: Any) -> dict[str, Any]:
-    return validate_arguments(view, _trimmed_seed(view, _unwrapped(view, arguments)))
+def _values(runtime: Runtime, view: View, arguments: Any) -> dict[str, Any]:
+    """The call's parameter values: checked against the view's own contract (a value past this
+    deployment's ceiling is then refused by name, `check_walk`), and a default past a ceiling,
+    when omitted, taken at the ceiling."""
+    arguments = _trimmed_seed(view, _unwrapped(view, arguments))
+    if isinstance(arguments, dict):
+        settings = runtime.settings
+        lowered = lowered_defaults(view, settings.max_graph_depth, settings.max_graph_paths)
+        arguments = {**{name: lowered[name] for name in lowered.keys() - arguments.keys()}, **arguments}
+    return validate_arguments(view, arguments)
 
 
 def view_response(
@@ -188,21 +197,26 @@ def _blame_parameters(exc: RequestInvalid, view: View) -> RequestInvalid:
 
 
 def _blame(detail: Detail, view: View) -> list[Detail]:
-    names = sorted(set(PLACEHOLDER.findall(repr(_template_at(view.query, detail.loc)))))
+    template = _template_at(view.query, detail.loc)
+    names = sorted(set(PLACEHOLDER.findall(template))) if template is not None else []
     where = "/".join(str(part) for part in detail.loc) or "the query"
     if not names:
         return [Detail(("query", *detail.loc), detail.msg)]
     return [Detail(("parameters", name), f"{detail.msg} (at {where} in the view's query)") for name in names]
 
 
-def _template_at(template: Any, loc: Loc) -> Any:
-    """The deepest part of the template on the path `loc` (placeholders may fill a whole list)."""
+def _template_at(template: Any, loc: Loc) -> str | None:
+    """The template's text at `loc`, or that of the placeholder string on its way (a placeholder
+    may fill a whole list or object); None when the value at `loc` was not in the template at
+    all (a default the view left out, which no parameter supplied)."""
     node = template
     for part in loc:
-        if not _has(node, part):
+        if isinstance(node, str):
             break
+        if not _has(node, part):
+            return None
         node = node[part]
-    return node
+    return repr(node)
 
 
 def _has(node: Any, part: str | int) -> bool:

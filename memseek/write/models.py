@@ -27,13 +27,17 @@ from pydantic import StringConstraints
 from pydantic import field_validator
 from pydantic import model_validator
 
+from memseek.catalog.base import not_blank
+
 MAX_RECORDS = 1000
 MAX_DERIVED_FROM = 100
 MAX_EMBEDDING_DIMENSIONS = 16000
 MAX_JSON_DEPTH = 128
 """How deeply `content` and `annotations` may nest objects and arrays."""
 
-Label = Annotated[StrictStr, StringConstraints(min_length=1, max_length=256, pattern=r"\S")]
+Label = Annotated[
+    StrictStr, StringConstraints(min_length=1, max_length=256, pattern=r"\S"), AfterValidator(not_blank)
+]
 """A short non-blank identifier-like string (entity, key, run id, idempotency key)."""
 MapKey = Annotated[str, StringConstraints(min_length=1, max_length=128)]
 
@@ -93,7 +97,9 @@ class RecordIn(BaseModel):
     entity: Label = Field(description="Who or what the record is about (1–256 characters).")
     type: StrictStr = Field(description="One of the collection version's types.")
     key: Label | None = Field(None, description="Fact-slot name for a keyed fact; null for an event.")
-    text: StrictStr = Field(pattern=r"\S", description="Non-blank, at most MAX_RECORD_CHARS characters.")
+    text: Annotated[StrictStr, AfterValidator(not_blank)] = Field(
+        pattern=r"\S", description="Non-blank, at most MAX_RECORD_CHARS characters."
+    )
     content: JsonObject = Field(default_factory=dict, description="The original JSON payload.")
     occurred_at: Timestamp | None = Field(None, description="When it happened; timezone required.")
     scores: dict[MapKey, Finite] = Field(default_factory=dict, description="Name → finite number.")
@@ -141,7 +147,9 @@ class ReasonIn(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    reason: StrictStr = Field(min_length=1, max_length=2000, pattern=r"\S", description="Why (non-blank).")
+    reason: Annotated[StrictStr, AfterValidator(not_blank)] = Field(
+        min_length=1, max_length=2000, pattern=r"\S", description="Why (non-blank)."
+    )
 
     @field_validator("reason")
     @classmethod
