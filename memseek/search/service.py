@@ -240,9 +240,11 @@ def _rerank(
     if rerank is None:
         return list(results), None
     model = runtime.models.chat(MODEL_ALIAS)
-    pairs = list(zip(prepared.searches, results, strict=True))
+    # A search's "first N results" are among its own k: a graph boost widens what the statement
+    # returns (`_effective`), never what the model judges.
+    pairs = list(zip(prepared.plan.searches, prepared.searches, results, strict=True))
     judged = run_parallel(
-        lambda pair: llm_judge(model, pair[0].q or "", pair[1].hits, rerank.top_n),
+        lambda parts: llm_judge(model, parts[1].q or "", parts[2].hits, min(rerank.top_n, parts[0].k)),
         pairs,
         runtime.settings.search_max_concurrency,
     )
