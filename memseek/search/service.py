@@ -317,7 +317,9 @@ def build_body(
     scored = plan.combined or prepared.searches[0].mode != "structured"
     hits = [_hit_json(hit, rank, ranked, plan, catalog, scored) for rank, hit in enumerate(ranked.hits, 1)]
     rendered, truncated = None, False
-    if plan.render:
+    # No rows and no fence, nothing rendered: the spec's view wrapper example answers
+    # `render: true` with `"hits": []` and `"rendered": null`. A fence is the element even empty.
+    if plan.render and (ranked.hits or plan.fence is not None):
         rows = [_render_row(hit.record, catalog) for hit in ranked.hits]
         rendered, truncated = render_block(rows, plan.fence, runtime.settings.search_render_tokens)
     body: dict[str, Any] = {

@@ -307,10 +307,11 @@ def test_get_search_reports_the_whole_single_search_contract(sx: Client) -> None
 
 
 def test_get_search_with_no_match_is_an_empty_rendered_success(sx: Client) -> None:
-    """ "An empty list is a successful search that matched nothing"; rendering is on, so `rendered`
-    is the (empty) block, not `null`; the search still reports its diagnostics."""
+    """ "An empty list is a successful search that matched nothing"; rendering is on, but with no
+    rows `rendered` is `null`, as in the view wrapper example (`render: true`, `"hits": []`,
+    `"rendered": null`); the search still reports its diagnostics."""
     body = ok(sx.get("/search?q=nothing&collection=sx_vec"))
-    assert body["hits"] == [] and body["rendered"] == "" and body["truncated"] is False
+    assert body["hits"] == [] and body["rendered"] is None and body["truncated"] is False
     assert body["ranking"] == RANK_EXPRESSION
     assert body["backend"] == {"name": "pg", "layout": None, "candidate_count": 0}
     assert body["profiles"] == ["pg_default"]
@@ -380,7 +381,8 @@ def test_view_wrapper_contract(
     assert body["input_record_ids"] == ids(body)
     assert isinstance(body["truncated"], bool)
     renders = view in ("sx_context", "sx_listing")  # the two views whose query sets `render: true`
-    assert isinstance(body["rendered"], str) if renders else body["rendered"] is None
+    # With no rows (and no fence) nothing is rendered: the wrapper example's `"rendered": null`.
+    assert isinstance(body["rendered"], str) if renders and body["hits"] else body["rendered"] is None
     assert body["truncated"] is False
 
 

@@ -92,8 +92,9 @@ def test_rendered_is_null_without_render(sx: Client) -> None:
 
 
 def test_render_with_no_hits(sx: Client) -> None:
+    """The view wrapper example: `render: true` (customer_context), `"hits": []`, `"rendered": null`."""
     body = rendered(sx)
-    assert body["hits"] == [] and body["rendered"] == "" and body["truncated"] is False
+    assert body["hits"] == [] and body["rendered"] is None and body["truncated"] is False
 
 
 def test_fence_with_preamble(sx: Client) -> None:

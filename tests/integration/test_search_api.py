@@ -480,7 +480,7 @@ def test_get_search_on_the_reference_catalog(client: Client) -> None:
     """The reference catalog holds collections without embeddings (graph links): GET /search and
     GET /context read the ones a hybrid search can."""
     body = client.get("/search?q=budget").get_json()
-    assert body["hits"] == [] and body["rendered"] == ""
+    assert body["hits"] == [] and body["rendered"] is None
     assert client.get("/context?q=budget").status_code == 200
 
 
