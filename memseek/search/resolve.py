@@ -126,7 +126,7 @@ def resolve(spec: SingleSearch | CombinedSearch, catalog: Catalog, settings: Set
     graph_view = _graph_view(boost, catalog, settings, problems)
     if problems:
         raise RequestInvalid("the search request does not match the catalog", problems)
-    return _request_plan(spec, searches, (boost, graph_view), embedding_model, rerank)
+    return _request_plan(spec, searches, boost, graph_view, embedding_model, rerank)
 
 
 def _queries(spec: SingleSearch | CombinedSearch) -> list[tuple[SingleSearch | Source, Loc]]:
@@ -138,12 +138,12 @@ def _queries(spec: SingleSearch | CombinedSearch) -> list[tuple[SingleSearch | S
 def _request_plan(
     spec: SingleSearch | CombinedSearch,
     searches: tuple[SearchPlan, ...],
-    graph: tuple[GraphBoost | None, View | None],
+    graph_boost: GraphBoost | None,
+    graph_view: View | None,
     embedding_model: str | None,
     rerank: Rerank | None,
 ) -> RequestPlan:
     combined = isinstance(spec, CombinedSearch)
-    graph_boost, graph_view = graph
     return RequestPlan(
         searches=searches,
         combined=combined,
