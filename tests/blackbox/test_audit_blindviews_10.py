@@ -1,0 +1,1317 @@
+"""Blind black-box tests of the views side, written from the spec and design text alone.
+
+Spec sections: "Reading memory: the routes", "Start by describing the question", "View fields",
+"What is checked, and when", "Parameter fields", "The view response wrapper", "Errors", "Changing a
+view"; design §2 (the catalog, packages and MCP) and §3 (HTTP API). Every view here carries the
+`bv10_` prefix (definitions are immutable in the session database) over the `sx_` collections.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+from flask import Flask
+
+from memseek.runtime import Runtime
+from tests.blackbox.support import EMBED_ENV
+from tests.blackbox.support import SCHEMA
+from tests.blackbox.support import SCORED_RANKING
+from tests.blackbox.support import WRAPPER_KEYS
+from tests.blackbox.support import at
+from tests.blackbox.support import check_catalog
+from tests.blackbox.support import ids
+from tests.blackbox.support import note
+from tests.blackbox.support import search
+from tests.blackbox.support import vec
+from tests.blackbox.support import with_views
+from tests.blackbox.support import write
+from tests.conftest import Client
+from tests.conftest import Tenant
+from tests.helpers import app_for
+from tests.helpers import error
+from tests.helpers import listed_views
+from tests.helpers import ok
+from tests.helpers import runtime_for
+from tests.helpers import view_query
+from tests.helpers import with_models
+from tests.helpers import with_settings
+from tests.openai_server import OpenAIServer
+
+VIEWS = """
+views:
+  - name: bv10_ctx
+    version: 1
+    active: true
+    parameters:
+      entity: {type: string, required: true}
+      task: {type: string, required: true}
+    query:
+      q: "{{task}}"
+      mode: text
+      scope:
+        entities: ["{{entity}}"]
+        collections: [sx_notes]
+      k: 20
+      render: true
+  - name: bv10_ver
+    version: 1
+    parameters: {entity: {type: string, required: true}}
+    query: {mode: recent, scope: {entities: ["{{entity}}"], collections: [sx_notes]}, k: 1}
+  - name: bv10_ver
+    version: 2
+    active: true
+    parameters: {entity: {type: string, required: true}}
+    query: {mode: recent, scope: {entities: ["{{entity}}"], collections: [sx_notes]}, k: 2}
+  - name: bv10_off
+    version: 1
+    query: {mode: recent, scope: {collections: [sx_notes]}}
+  - name: bv10_bare
+    version: 1
+    active: true
+    query: {mode: recent, scope: {collections: [sx_notes]}, k: 3}
+  - name: bv10_kinds
+    version: 1
+    active: true
+    parameters:
+      entity:
+        type: string
+        required: true
+        description: The contact this search is about.
+        min_length: 3
+        max_length: 128
+      horizon:
+        type: string
+        default: week
+        description: How far ahead to look.
+        enum: [day, week, quarter]
+      channels:
+        type: string_array
+        default: []
+        item_enum: [email, call, note]
+        max_items: 3
+      k:
+        type: integer
+        default: 20
+        minimum: 1
+        maximum: 100
+      ratio: {type: number, minimum: 0.5, maximum: 2.5}
+      vip: {type: boolean}
+      after: {type: datetime}
+      tags: {type: string_array, min_items: 1, max_items: 2}
+      label: {type: string}
+    query:
+      mode: recent
+      scope: {entities: ["{{entity}}"], collections: [sx_notes], occurred_after: "{{after}}"}
+      where:
+        amount: {gte: "{{ratio}}"}
+        vip: {eq: "{{vip}}"}
+        tags: {contains_any: "{{tags}}"}
+        channel: {eq: "{{label}}"}
+      k: "{{k}}"
+      include: [text]
+  - name: bv10_list
+    version: 1
+    active: true
+    parameters:
+      entity: {type: string, required: true}
+      start: {type: datetime, required: true}
+      end: {type: datetime, required: true}
+    required_capabilities: [structured]
+    query:
+      mode: structured
+      scope:
+        entities: ["{{entity}}"]
+        collections: [sx_notes]
+      where:
+        starts_at: {gte: "{{start}}", lt: "{{end}}"}
+      order_by:
+        - {field: starts_at, direction: asc}
+      k: 50
+      render: true
+  - name: bv10_fused
+    version: 1
+    active: true
+    parameters:
+      task: {type: string, required: true}
+    query:
+      q: "{{task}}"
+      sources:
+        - {name: words, mode: text, scope: {collections: [sx_notes]}, k: 5}
+        - {name: latest, mode: recent, scope: {collections: [sx_extra]}, k: 5, weight: 1.1}
+      fuse: {kind: rrf, rank_constant: 60}
+      k: 8
+  - name: bv10_hybrid
+    version: 1
+    active: true
+    parameters:
+      task: {type: string, required: true}
+    query: {q: "{{task}}", mode: hybrid, scope: {collections: [sx_vec]}, k: 5}
+  - name: bv10_freek
+    version: 1
+    active: true
+    parameters:
+      n: {type: integer, required: true}
+    query: {mode: recent, scope: {collections: [sx_notes]}, k: "{{n}}"}
+  - name: bv10_enums
+    version: 1
+    active: true
+    parameters:
+      size: {type: integer, default: 1, enum: [1, 2, 3]}
+    query: {mode: recent, scope: {collections: [sx_notes]}, k: "{{size}}"}
+  - name: bv10_partial
+    version: 1
+    active: true
+    parameters:
+      task: {type: string, required: true}
+    query: {q: "quarterly {{task}}", mode: text, scope: {collections: [sx_notes]}}
+  - name: bv10_boost
+    version: 1
+    active: true
+    parameters:
+      anchor: {type: string, required: true}
+    query:
+      mode: recent
+      scope: {collections: [sx_notes]}
+      graph_boost: {anchor: "{{anchor}}", weight: 1.0}
+  - name: bv10_judged
+    version: 1
+    active: true
+    parameters:
+      task: {type: string, required: true}
+    query:
+      q: "{{task}}"
+      mode: text
+      scope: {collections: [sx_notes]}
+      rerank: {backend: llm_judge, top_n: 3}
+  - name: bv10_walk
+    version: 1
+    active: true
+    kind: graph
+    graph: {edges: sx_links, subject: src, object: dst, predicate: rel}
+    parameters:
+      seed: {type: string, required: true}
+      predicates: {type: string_array, default: []}
+      direction: {type: string, default: out}
+      depth: {type: integer, default: 1}
+      limit: {type: integer, default: 20}
+"""
+
+PACKAGE = """
+package:
+  name: bv10_pkg
+  views: {bv10_ver: 1, bv10_bare: 1}
+  mcp:
+    tools: [bv10_bare]
+"""
+
+
+def catalog(root: Path, views: str = VIEWS) -> Path:
+    """The `sx_` collections with only `views` (and the `bv10_pkg` package)."""
+    with_views(root, views)
+    (root / "packages" / "bv10.yaml").write_text(PACKAGE)
+    return root
+
+
+@pytest.fixture(scope="module")
+def bv_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return catalog(tmp_path_factory.mktemp("bv10-catalog"))
+
+
+@pytest.fixture(scope="module")
+def bv_runtime(sx_runtime: Runtime, bv_root: Path, sx_server: OpenAIServer) -> Runtime:
+    """The `bv10_` catalog over the session database, no touch-on-read (so repeated reads rank alike)."""
+    environ = {EMBED_ENV: sx_server.base_url, **sx_server.environ(api_key="sx-key")}
+    return with_settings(runtime_for(sx_runtime, bv_root, environ), touch_on_read=False)
+
+
+@pytest.fixture(scope="module")
+def bv_app(bv_runtime: Runtime) -> Flask:
+    return app_for(bv_runtime)
+
+
+@pytest.fixture
+def bv(bv_app: Flask, tenant: Tenant, server: Any) -> Client:
+    return Client(bv_app.test_client(), tenant)
+
+
+def client_of(runtime: Runtime, tenant: Tenant) -> Client:
+    return Client(app_for(runtime).test_client(), tenant)
+
+
+def entry(client: Client, name: str, version: int) -> dict[str, Any]:
+    """The `GET /views` entry of `name` v`version`."""
+    return listed_views(client)[(name, version)]
+
+
+# --- Reading memory: the routes -------------------------------------------------------------------
+
+
+ROUTES = [
+    pytest.param("GET", "/views", id="list"),
+    pytest.param("POST", "/views/bv10_ctx/query", id="query"),
+    pytest.param("POST", "/views/bv10_nowhere/query", id="query-unknown"),
+]
+
+
+@pytest.mark.parametrize(("method", "path"), ROUTES)
+@pytest.mark.parametrize("headers", [{}, {"Authorization": "Bearer not-a-key"}], ids=["no-key", "bad-key"])
+def test_view_routes_require_workspace_authentication(
+    bv_app: Flask, tenant: Tenant, method: str, path: str, headers: dict[str, str]
+) -> None:
+    """ "All of these routes require workspace authentication." / design: "Missing or unknown key → 401"."""
+    response = bv_app.test_client().open(
+        path, method=method, json={"entity": "abc", "task": "x"}, headers=headers
+    )
+    error(response, 401)
+
+
+def test_get_views_lists_every_loaded_version_not_only_active(bv: Client) -> None:
+    """ "GET /views lists every loaded version, not only the active ones"; "active defaults to false"."""
+    views = listed_views(bv)
+    assert views[("bv10_ver", 1)]["active"] is False
+    assert views[("bv10_ver", 2)]["active"] is True
+    assert views[("bv10_off", 1)]["active"] is False
+    for name in ["bv10_ctx", "bv10_kinds", "bv10_list", "bv10_fused", "bv10_walk", "bv10_bare"]:
+        assert views[(name, 1)]["active"] is True, name
+
+
+def test_at_most_one_active_version_per_name(bv: Client) -> None:
+    """ "at most one active version per name"."""
+    active: dict[str, int] = {}
+    for (name, _version), view in listed_views(bv).items():
+        active[name] = active.get(name, 0) + int(view["active"])
+    assert all(count <= 1 for count in active.values()), active
+
+
+def test_get_views_entry_matches_the_spec_example(bv: Client) -> None:
+    """The spec's `GET /views` example entry: name, version, hash, active, kind, parameters,
+    input_schema, collections, required_capabilities, profiles."""
+    view = entry(bv, "bv10_ctx", 1)
+    assert {
+        "name",
+        "version",
+        "hash",
+        "active",
+        "kind",
+        "parameters",
+        "input_schema",
+        "collections",
+        "required_capabilities",
+        "profiles",
+    } <= set(view)
+    assert view["kind"] == "search"
+    assert view["parameters"] == {
+        "entity": {"type": "string", "required": True, "default": None},
+        "task": {"type": "string", "required": True, "default": None},
+    }
+    assert view["input_schema"] == {
+        "$schema": SCHEMA,
+        "type": "object",
+        "properties": {"entity": {"type": "string"}, "task": {"type": "string"}},
+        "additionalProperties": False,
+        "required": ["entity", "task"],
+    }
+    assert view["collections"] == ["sx_notes"]
+    assert view["required_capabilities"] == []
+    assert view["profiles"] == ["pg_default"]
+    assert isinstance(view["hash"], str) and view["hash"]
+
+
+def test_required_capabilities_are_listed(bv: Client) -> None:
+    """ "required_capabilities (optional, search views only)" — listed by `GET /views`."""
+    assert entry(bv, "bv10_list", 1)["required_capabilities"] == ["structured"]
+
+
+def test_fused_view_lists_the_collections_it_can_read(bv: Client) -> None:
+    """ "collections lists the collections the view can be seen to read"."""
+    view = entry(bv, "bv10_fused", 1)
+    assert sorted(view["collections"]) == ["sx_extra", "sx_notes"]
+    assert view["profiles"] == ["pg_default"]
+
+
+def test_graph_view_is_listed_with_its_kind_and_fixed_contract(bv: Client) -> None:
+    """ "graph views appear in GET /views"; "kind (default search) ... graph and graph_orphans"."""
+    view = entry(bv, "bv10_walk", 1)
+    assert view["kind"] == "graph"
+    assert view["parameters"] == {
+        "seed": {"type": "string", "required": True, "default": None},
+        "predicates": {"type": "string_array", "required": False, "default": []},
+        "direction": {"type": "string", "required": False, "default": "out"},
+        "depth": {"type": "integer", "required": False, "default": 1},
+        "limit": {"type": "integer", "required": False, "default": 20},
+    }
+    assert view["input_schema"]["required"] == ["seed"]
+    assert view["input_schema"]["additionalProperties"] is False
+
+
+def test_versions_have_distinct_hashes_and_a_hash_is_stable(
+    bv: Client, sx_runtime: Runtime, bv_root: Path, tenant: Tenant
+) -> None:
+    """ "hash identifies the exact definition that is loaded": two definitions differ, the same
+    definition loaded again keeps its hash."""
+    views = listed_views(bv)
+    assert views[("bv10_ver", 1)]["hash"] != views[("bv10_ver", 2)]["hash"]
+    again = listed_views(client_of(runtime_for(sx_runtime, bv_root), tenant))
+    assert {key: v["hash"] for key, v in again.items()} == {key: v["hash"] for key, v in views.items()}
+
+
+# --- Parameter fields: the published input_schema -------------------------------------------------
+
+
+def test_input_schema_publishes_every_declared_constraint(bv: Client) -> None:
+    """ "input_schema is the complete machine-readable contract, including descriptions, allowed
+    values, numeric and length limits, and defaults"."""
+    schema = entry(bv, "bv10_kinds", 1)["input_schema"]
+    assert schema["$schema"] == SCHEMA
+    assert schema["type"] == "object"
+    assert schema["additionalProperties"] is False
+    assert schema["required"] == ["entity"]
+    props = schema["properties"]
+    assert set(props) == {"entity", "horizon", "channels", "k", "ratio", "vip", "after", "tags", "label"}
+    assert props["entity"] == {
+        "type": "string",
+        "description": "The contact this search is about.",
+        "minLength": 3,
+        "maxLength": 128,
+    }
+    assert props["horizon"] == {
+        "type": "string",
+        "description": "How far ahead to look.",
+        "enum": ["day", "week", "quarter"],
+        "default": "week",
+    }
+    assert props["channels"]["type"] == "array"
+    assert props["channels"]["items"] == {"type": "string", "enum": ["email", "call", "note"]}
+    assert props["channels"]["maxItems"] == 3
+    assert props["channels"]["default"] == []
+    assert props["k"] == {"type": "integer", "minimum": 1, "maximum": 100, "default": 20}
+    assert props["ratio"] == {"type": "number", "minimum": 0.5, "maximum": 2.5}
+    assert props["vip"] == {"type": "boolean"}
+    assert props["after"]["type"] == "string"
+    assert props["after"].get("format", "date-time") == "date-time"
+    assert props["tags"]["type"] == "array"
+    assert props["tags"]["items"] == {"type": "string"}
+    assert (props["tags"]["minItems"], props["tags"]["maxItems"]) == (1, 2)
+    assert props["label"] == {"type": "string"}
+    jsonschema.Draft202012Validator.check_schema(schema)
+
+
+def test_compact_parameters_summary(bv: Client) -> None:
+    """ "parameters is the compact, human-readable summary" (type, required, default)."""
+    params = entry(bv, "bv10_kinds", 1)["parameters"]
+    expected = {
+        "entity": ("string", True, None),
+        "horizon": ("string", False, "week"),
+        "channels": ("string_array", False, []),
+        "k": ("integer", False, 20),
+        "ratio": ("number", False, None),
+        "vip": ("boolean", False, None),
+        "after": ("datetime", False, None),
+        "tags": ("string_array", False, None),
+        "label": ("string", False, None),
+    }
+    assert {name: (p["type"], p["required"], p["default"]) for name, p in params.items()} == expected
+
+
+# --- what a call with each parameter kind does: accepted and refused values ------------------------
+
+BASE = {"entity": "abc"}
+CALLS = [
+    pytest.param({}, 422, "entity", id="missing-required"),
+    pytest.param({**BASE, "extra": 1}, 422, "extra", id="unknown-parameter"),
+    pytest.param({**BASE, "entity": 5}, 422, "entity", id="string-given-number"),
+    pytest.param({**BASE, "entity": None}, 422, "entity", id="required-null"),
+    pytest.param({**BASE, "entity": "ab"}, 422, "entity", id="below-min-length"),
+    pytest.param({**BASE, "entity": "x" * 128}, 200, None, id="at-max-length"),
+    pytest.param({**BASE, "entity": "x" * 129}, 422, "entity", id="above-max-length"),
+    pytest.param({**BASE, "horizon": "day"}, 200, None, id="enum-member"),
+    pytest.param({**BASE, "horizon": "month"}, 422, "horizon", id="enum-non-member"),
+    pytest.param({**BASE, "channels": ["email", "call", "note"]}, 200, None, id="at-max-items"),
+    pytest.param(
+        {**BASE, "channels": ["email", "call", "note", "email"]}, 422, "channels", id="above-max-items"
+    ),
+    pytest.param({**BASE, "channels": ["fax"]}, 422, "channels", id="item-enum-non-member"),
+    pytest.param({**BASE, "channels": "email"}, 422, "channels", id="array-given-string"),
+    pytest.param({**BASE, "channels": [1]}, 422, "channels", id="array-of-number"),
+    pytest.param({**BASE, "k": 1}, 200, None, id="integer-at-minimum"),
+    pytest.param({**BASE, "k": 100}, 200, None, id="integer-at-maximum"),
+    pytest.param({**BASE, "k": 0}, 422, "k", id="integer-below-minimum"),
+    pytest.param({**BASE, "k": 101}, 422, "k", id="integer-above-maximum"),
+    pytest.param({**BASE, "k": 2.5}, 422, "k", id="integer-given-fraction"),
+    pytest.param({**BASE, "k": "5"}, 422, "k", id="integer-given-string"),
+    pytest.param({**BASE, "k": True}, 422, "k", id="integer-given-boolean"),
+    pytest.param({**BASE, "ratio": 0.5}, 200, None, id="number-at-minimum"),
+    pytest.param({**BASE, "ratio": 2.5}, 200, None, id="number-at-maximum"),
+    pytest.param({**BASE, "ratio": 1}, 200, None, id="number-given-integer"),
+    pytest.param({**BASE, "ratio": 0.49}, 422, "ratio", id="number-below-minimum"),
+    pytest.param({**BASE, "ratio": 2.51}, 422, "ratio", id="number-above-maximum"),
+    pytest.param({**BASE, "ratio": "1"}, 422, "ratio", id="number-given-string"),
+    pytest.param({**BASE, "ratio": True}, 422, "ratio", id="number-given-boolean"),
+    pytest.param({**BASE, "vip": True}, 200, None, id="boolean"),
+    pytest.param({**BASE, "vip": "true"}, 422, "vip", id="boolean-given-string"),
+    pytest.param({**BASE, "vip": 1}, 422, "vip", id="boolean-given-integer"),
+    pytest.param({**BASE, "after": "2026-07-17T09:00:00Z"}, 200, None, id="datetime-utc"),
+    pytest.param({**BASE, "after": "2026-07-17T09:00:00+02:00"}, 200, None, id="datetime-offset"),
+    pytest.param({**BASE, "after": "2026-07-17T09:00:00"}, 422, "after", id="datetime-no-timezone"),
+    pytest.param({**BASE, "after": "yesterday"}, 422, "after", id="datetime-garbage"),
+    pytest.param({**BASE, "after": 5}, 422, "after", id="datetime-given-number"),
+    pytest.param({**BASE, "tags": ["a"]}, 200, None, id="at-min-items"),
+    pytest.param({**BASE, "tags": []}, 422, "tags", id="below-min-items"),
+    pytest.param({**BASE, "tags": ["a", "b", "c"]}, 422, "tags", id="above-max-items-2"),
+    pytest.param({**BASE, "label": "x"}, 200, None, id="optional-string"),
+    pytest.param({**BASE, "label": 3}, 422, "label", id="optional-string-given-number"),
+    pytest.param(BASE, 200, None, id="only-required"),
+]
+
+
+@pytest.mark.parametrize(("body", "status", "loc"), CALLS)
+def test_view_call_checks_each_parameter(
+    bv: Client, body: dict[str, Any], status: int, loc: str | None
+) -> None:
+    """ "When the view is called, Memseek rejects unknown, missing, wrongly typed, or out-of-range
+    parameters" (422, "The request ... is invalid"); inclusive bounds from "Parameter fields"."""
+    response = view_query(bv, "bv10_kinds", body)
+    if status == 200:
+        ok(response)
+        return
+    err = error(response, 422)
+    assert any(d["loc"] and d["loc"][-1] == loc for d in err["details"]), err["details"]
+
+
+@pytest.mark.parametrize(("body", "status", "loc"), [c for c in CALLS if "after" not in c.values[0]])
+def test_published_schema_agrees_with_the_call(
+    bv: Client, body: dict[str, Any], status: int, loc: Any
+) -> None:
+    """ "input_schema is the complete machine-readable contract ... this is what a tool-calling client
+    reads": a body the schema accepts is accepted, one it refuses is refused."""
+    schema = entry(bv, "bv10_kinds", 1)["input_schema"]
+    valid = jsonschema.Draft202012Validator(schema).is_valid(body)
+    assert valid is (status == 200)
+
+
+@pytest.mark.parametrize("body", [[], "abc", 5], ids=["list", "string", "number"])
+def test_view_body_must_be_an_object(bv: Client, body: Any) -> None:
+    """ "Accepts only that view's parameters": a body that is not an object of parameters is 422."""
+    error(view_query(bv, "bv10_kinds", body), 422)
+
+
+def test_view_without_parameters_takes_an_empty_object(bv: Client) -> None:
+    """A view with no `parameters` accepts `{}` and refuses any parameter."""
+    write(bv, note("plain"))
+    body = ok(view_query(bv, "bv10_bare", {}))
+    assert body["parameters"] == {}
+    assert len(body["hits"]) == 1
+    error(view_query(bv, "bv10_bare", {"k": 5}), 422)
+
+
+@pytest.mark.parametrize(("n", "status"), [(3, 200), (100, 200), (0, 422), (101, 422), (500, 422)])
+def test_finished_request_is_validated_a_second_time(bv: Client, n: int, status: int) -> None:
+    """ "fills the placeholders, and validates the finished request a second time before running it"
+    (an unbounded integer parameter fills `k`, which must be 1–100)."""
+    response = view_query(bv, "bv10_freek", {"n": n})
+    if status == 200:
+        assert len(ok(response)["hits"]) == 0
+    else:
+        error(response, 422)
+
+
+def test_defaults_are_applied_and_echoed(bv: Client) -> None:
+    """ "parameters shows the values supplied plus any defaults applied; an optional parameter that was
+    omitted and has no default stays absent"."""
+    body = ok(view_query(bv, "bv10_kinds", {"entity": "abc"}))
+    assert body["parameters"] == {"entity": "abc", "horizon": "week", "channels": [], "k": 20}
+    body = ok(view_query(bv, "bv10_kinds", {"entity": "abc", "horizon": "day", "vip": False, "ratio": 1.5}))
+    assert body["parameters"] == {
+        "entity": "abc",
+        "horizon": "day",
+        "channels": [],
+        "k": 20,
+        "vip": False,
+        "ratio": 1.5,
+    }
+
+
+def test_integer_parameter_drives_k(bv: Client) -> None:
+    """A parameter "supplies part of the query itself": `k: "{{k}}"` caps the result count."""
+    write(bv, *[note(f"row {i}", entity="abc") for i in range(4)])
+    assert len(ok(view_query(bv, "bv10_kinds", {"entity": "abc", "k": 2}))["hits"]) == 2
+    assert len(ok(view_query(bv, "bv10_kinds", {"entity": "abc"}))["hits"]) == 4
+
+
+def test_each_parameter_kind_filters(bv: Client) -> None:
+    """Placeholders filled from each kind: string (entity), number (where gte), boolean (where eq),
+    string_array (contains_any), datetime (occurred_after, strict)."""
+    rows = write(
+        bv,
+        note("a", entity="abc", content={"amount": 5, "vip": True, "tags": ["x"]}, occurred_at=at(2)),
+        note("b", entity="abc", content={"amount": 1, "vip": False, "tags": ["y"]}, occurred_at=at(3)),
+        note("c", entity="zzz", content={"amount": 9, "vip": True, "tags": ["x"]}, occurred_at=at(4)),
+    )
+    a, b, _ = rows
+
+    def hits(**params: Any) -> set[str]:
+        return set(ids(ok(view_query(bv, "bv10_kinds", {"entity": "abc", **params}))))
+
+    assert hits() == {a, b}
+    assert hits(ratio=2) == {a}
+    assert hits(vip=False) == {b}
+    assert hits(tags=["y"]) == {b}
+    assert hits(after=at(2)) == {b}
+    assert hits(label="none") == set()
+
+
+# --- The view response wrapper --------------------------------------------------------------------
+
+
+def test_wrapper_of_a_search_view(bv: Client) -> None:
+    """The spec's wrapper: view {name, version, hash}, parameters, hits, ranking, input_record_ids,
+    rendered, truncated, profiles, backend (a list, one entry per search)."""
+    written = write(
+        bv, note("budget budget review", entity="contact.maria"), note("budget", entity="contact.maria")
+    )
+    write(bv, note("budget elsewhere", entity="contact.other"))
+    params = {"entity": "contact.maria", "task": "budget review"}
+    body = ok(view_query(bv, "bv10_ctx", params))
+    assert set(body) == set(WRAPPER_KEYS)
+    assert body["view"] == {"name": "bv10_ctx", "version": 1, "hash": entry(bv, "bv10_ctx", 1)["hash"]}
+    assert body["parameters"] == params
+    assert set(ids(body)) == set(written)
+    assert body["input_record_ids"] == ids(body)
+    assert body["ranking"] == {"kind": "rank_expression", **SCORED_RANKING}
+    assert isinstance(body["rendered"], str) and body["rendered"]
+    assert body["truncated"] is False
+    assert body["profiles"] == ["pg_default"]
+    assert isinstance(body["backend"], list) and len(body["backend"]) == 1
+    backend = body["backend"][0]
+    assert {"name", "layout", "candidate_count"} <= set(backend)
+    assert backend["name"] == "pg" and backend["layout"] is None
+    assert [hit["rank"] for hit in body["hits"]] == [1, 2]
+    assert body["hits"][0]["score"] == 1.0
+
+
+def test_view_runs_the_same_engine_as_search(bv: Client) -> None:
+    """ "POST /views/{name}/query on a search view runs the same engine, so its results, ordering,
+    scores, rendering, and diagnostics mean exactly what they mean above"."""
+    write(
+        bv,
+        note("alpha beta gamma", entity="e9"),
+        note("alpha beta", entity="e9"),
+        note("alpha", entity="e9"),
+        note("alpha beta gamma", entity="e8"),
+    )
+    view = ok(view_query(bv, "bv10_ctx", {"entity": "e9", "task": "alpha beta gamma"}))
+    direct = search(
+        bv,
+        {
+            "q": "alpha beta gamma",
+            "mode": "text",
+            "scope": {"entities": ["e9"], "collections": ["sx_notes"]},
+            "k": 20,
+            "render": True,
+        },
+    )
+    # rank_score carries a recency term that moves between the two calls: compare the order
+    assert [(h["id"], h["rank"]) for h in view["hits"]] == [(h["id"], h["rank"]) for h in direct["hits"]]
+    assert view["rendered"] == direct["rendered"]
+    assert view["ranking"] == direct["ranking"]
+
+
+def test_empty_result_wrapper(bv: Client) -> None:
+    """ "An empty list is a successful search that matched nothing"; wrapper example: hits [],
+    input_record_ids [], truncated false."""
+    body = ok(view_query(bv, "bv10_ctx", {"entity": "nobody", "task": "anything"}))
+    assert body["hits"] == [] and body["input_record_ids"] == []
+    assert body["truncated"] is False
+    assert len(body["backend"]) == 1
+
+
+def test_unrendered_view_has_null_rendered(bv: Client) -> None:
+    """ "rendered: null when render: false"; truncated "stays false when you did not ask for rendering"."""
+    write(bv, note("x", entity="e5"))
+    body = ok(view_query(bv, "bv10_ver", {"entity": "e5"}))
+    assert body["rendered"] is None and body["truncated"] is False
+
+
+def test_structured_view_wrapper(bv: Client) -> None:
+    """The spec's `upcoming_calendar` shape: structured ranking, score null, no rank_score, order_by
+    authoritative, datetime parameters bound the range (gte inclusive, lt exclusive)."""
+    rows = write(
+        bv,
+        note("late", entity="cal", content={"starts_at": at(10)}),
+        note("early", entity="cal", content={"starts_at": at(5)}),
+        note("edge", entity="cal", content={"starts_at": at(12)}),
+        note("before", entity="cal", content={"starts_at": at(1)}),
+    )
+    late, early, _edge, _before = rows
+    body = ok(view_query(bv, "bv10_list", {"entity": "cal", "start": at(5), "end": at(12)}))
+    assert ids(body) == [early, late]
+    assert body["ranking"] == {"kind": "structured", "scored": False}
+    assert all(hit["score"] is None and "rank_score" not in hit for hit in body["hits"])
+    assert body["input_record_ids"] == [early, late]
+    assert isinstance(body["rendered"], str)
+    assert set(body["parameters"]) == {"entity", "start", "end"}
+
+
+def test_fused_view_reports_one_backend_per_search(bv: Client) -> None:
+    """ "a view always reports backend as a list with one entry per search executed" (`source` when
+    combining searches)."""
+    write(bv, note("apples"), {"collection": "sx_extra", "entity": "e1", "type": "note", "text": "pears"})
+    body = ok(view_query(bv, "bv10_fused", {"task": "apples"}))
+    assert sorted(b["source"] for b in body["backend"]) == ["latest", "words"]
+    assert body["ranking"]["kind"] == "rrf"
+    assert all("source_ranks" in hit for hit in body["hits"])
+
+
+def test_view_addressed_by_name_resolves_to_active_version(bv: Client) -> None:
+    """ "A view is always addressed by name, and the name resolves to whichever version is currently
+    active" (`bv10_ver` v2 is active, k 2; v1 has k 1)."""
+    write(bv, note("1", entity="ve"), note("2", entity="ve"), note("3", entity="ve"))
+    body = ok(view_query(bv, "bv10_ver", {"entity": "ve"}))
+    assert body["view"]["version"] == 2
+    assert body["view"]["hash"] == entry(bv, "bv10_ver", 2)["hash"]
+    assert len(body["hits"]) == 2
+
+
+# --- Errors ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "body"),
+    [
+        pytest.param("bv10_nowhere", {}, id="unknown"),
+        pytest.param("bv10_off", {}, id="no-active-version"),
+        pytest.param("bv10_nowhere", {"junk": 1}, id="unknown-with-bad-parameters"),
+    ],
+)
+def test_no_active_view_is_404(bv: Client, name: str, body: dict[str, Any]) -> None:
+    """Errors: "No active view by that name — 404"."""
+    error(view_query(bv, name, body), 404)
+
+
+def test_no_version_in_the_url(bv: Client) -> None:
+    """ "There is no version in the URL": `/views/{name}/{version}/query` is not a route."""
+    assert view_query(bv, "bv10_ver/1", {"entity": "x"}).status_code == 404
+
+
+def test_response_too_large_is_409(bv_runtime: Runtime, tenant: Tenant, server: Any) -> None:
+    """ "The result was successful but too large to return — 409 response_too_large"."""
+    client = client_of(with_settings(bv_runtime, max_response_bytes=1000), tenant)
+    write(client, *[note("lorem ipsum " * 40, entity="big") for _ in range(5)])
+    ok(view_query(client, "bv10_ver", {"entity": "big"}))  # ids only: under the limit
+    error(view_query(client, "bv10_ctx", {"entity": "big", "task": "lorem"}), 409, "response_too_large")
+
+
+def test_embeddings_unavailable_is_503(bv_runtime: Runtime, tenant: Tenant, server: Any) -> None:
+    """ "Embeddings, search credentials, or the reranking model are unavailable — 503"."""
+    write(client_of(bv_runtime, tenant), vec("apples and pears"))
+    client = client_of(with_models(bv_runtime, {}), tenant)
+    error(view_query(client, "bv10_hybrid", {"task": "apples"}), 503)
+
+
+def test_hybrid_view_runs(bv: Client) -> None:
+    """A hybrid view (the spec's `customer_context` mode) returns its match."""
+    [apple] = write(bv, vec("apples and pears"))
+    assert ids(ok(view_query(bv, "bv10_hybrid", {"task": "apples"}))) == [apple]
+
+
+# --- Packages (design §2) -------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def pkg_app(bv_runtime: Runtime, bv_root: Path) -> Flask:
+    return app_for(runtime_for(bv_runtime, bv_root, memseek_package="bv10_pkg"))
+
+
+def test_package_pins_the_active_versions(pkg_app: Flask, tenant: Tenant, server: Any) -> None:
+    """ "MEMSEEK_PACKAGE selects one package; its pinned versions become the active ones for
+    POST /views/{name}/query"."""
+    client = Client(pkg_app.test_client(), tenant)
+    write(client, note("1", entity="pk"), note("2", entity="pk"))
+    body = ok(view_query(client, "bv10_ver", {"entity": "pk"}))
+    assert body["view"]["version"] == 1
+    assert len(body["hits"]) == 1
+    views = listed_views(client)
+    assert views[("bv10_ver", 1)]["active"] is True
+    assert views[("bv10_ver", 2)]["active"] is False
+
+
+def test_package_exposes_only_its_views(pkg_app: Flask, tenant: Tenant, server: Any) -> None:
+    """ "A deployment package decides which exact versions it exposes": a view outside it has no
+    active version (404)."""
+    client = Client(pkg_app.test_client(), tenant)
+    error(view_query(client, "bv10_ctx", {"entity": "abc", "task": "x"}), 404)
+
+
+def test_unknown_package_refuses_to_start(bv_runtime: Runtime, bv_root: Path) -> None:
+    """A package name that the catalog does not define cannot be selected."""
+    with pytest.raises(Exception):  # noqa: B017, PT011 — the document names no exception type
+        runtime_for(bv_runtime, bv_root, memseek_package="bv10_none")
+
+
+# --- Changing a view ------------------------------------------------------------------------------
+
+
+def test_changing_a_loaded_version_is_refused(
+    sx_runtime: Runtime, bv_runtime: Runtime, tmp_path: Path
+) -> None:
+    """ "A view definition is immutable"; design: "loading a catalog that changes an existing version's
+    content is refused ("publish a new version")"."""
+    changed = VIEWS.replace(
+        "query: {mode: recent, scope: {collections: [sx_notes]}, k: 3}",
+        "query: {mode: recent, scope: {collections: [sx_notes]}, k: 4}",
+    )
+    assert changed != VIEWS
+    with pytest.raises(Exception, match="new version"):  # noqa: B017, PT011
+        runtime_for(sx_runtime, catalog(tmp_path, changed))
+
+
+def test_publishing_a_new_version_is_accepted(bv_runtime: Runtime, tmp_path: Path, tenant: Tenant) -> None:
+    """ "publish a new version rather than editing the old one, and switch which version is active"."""
+    added = VIEWS.replace(
+        "  - name: bv10_bare\n    version: 1\n    active: true\n",
+        "  - name: bv10_bare\n    version: 1\n",
+    ) + (
+        "  - name: bv10_bare\n    version: 2\n    active: true\n"
+        "    query: {mode: recent, scope: {collections: [sx_notes]}, k: 1}\n"
+    )
+    root = tmp_path / "cat"
+    root.mkdir()
+    catalog(root, added)
+    client = client_of(runtime_for(bv_runtime, root), tenant)
+    views = listed_views(client)
+    assert views[("bv10_bare", 1)]["active"] is False and views[("bv10_bare", 2)]["active"] is True
+    assert ok(view_query(client, "bv10_bare", {}))["view"]["version"] == 2
+
+
+# --- What is checked, and when: the catalog refuses bad views at load ------------------------------
+
+SEARCH = "    query: {mode: recent, scope: {collections: [sx_notes]}}\n"
+
+
+def params(text: str) -> str:
+    return f"    parameters: {{{text}}}\n{SEARCH}"
+
+
+BAD_VIEWS = [
+    pytest.param(params("x: {required: true}"), id="parameter-without-type"),
+    pytest.param(params("x: {type: text}"), id="unknown-parameter-type"),
+    pytest.param(params("x: {type: string, required: true, default: a}"), id="required-with-default"),
+    pytest.param(params("x: {type: string, minimum: 1}"), id="minimum-on-string"),
+    pytest.param(params("x: {type: string, item_enum: [a]}"), id="item-enum-on-string"),
+    pytest.param(params("x: {type: integer, min_length: 1}"), id="min-length-on-integer"),
+    pytest.param(params("x: {type: string, min_items: 1}"), id="min-items-on-string"),
+    pytest.param(params("x: {type: boolean, maximum: 1}"), id="maximum-on-boolean"),
+    pytest.param(params("x: {type: datetime, max_length: 3}"), id="max-length-on-datetime"),
+    pytest.param(params("x: {type: integer, minimum: 5, maximum: 1}"), id="minimum-above-maximum"),
+    pytest.param(params("x: {type: number, minimum: 5, maximum: 1}"), id="number-minimum-above-maximum"),
+    pytest.param(params("x: {type: integer, minimum: 1.5}"), id="fractional-integer-bound"),
+    pytest.param(params("x: {type: integer, maximum: 9.5}"), id="fractional-integer-maximum"),
+    pytest.param(params("x: {type: integer, default: 0, minimum: 1}"), id="default-below-minimum"),
+    pytest.param(params("x: {type: integer, default: a}"), id="default-wrong-type"),
+    pytest.param(params("x: {type: string, default: ab, min_length: 3}"), id="default-too-short"),
+    pytest.param(params("x: {type: string, default: month, enum: [day, week]}"), id="default-outside-enum"),
+    pytest.param(params("x: {type: string_array, default: [fax], item_enum: [email]}"), id="default-item"),
+    pytest.param(params("x: {type: string_array, default: [a, b], max_items: 1}"), id="default-too-long"),
+    pytest.param(params('x: {type: datetime, default: "2026-07-17T09:00:00"}'), id="default-no-timezone"),
+    pytest.param(params("x: {type: string, enum: []}"), id="empty-enum"),
+    pytest.param(params("x: {type: string, enum: [a, a]}"), id="duplicate-enum"),
+    pytest.param(params("x: {type: integer, enum: [1, a]}"), id="enum-entry-type"),
+    pytest.param(params("x: {type: integer, enum: [1, 200], maximum: 100}"), id="enum-entry-out-of-range"),
+    pytest.param(params("x: {type: string, enum: [ab, abcd], min_length: 3}"), id="enum-entry-too-short"),
+    pytest.param(params("x: {type: string_array, item_enum: []}"), id="empty-item-enum"),
+    pytest.param(params("x: {type: string_array, item_enum: [a, a]}"), id="duplicate-item-enum"),
+    pytest.param(params('x: {type: string, description: "  "}'), id="blank-description"),
+    pytest.param(params("x: {type: string, pattern: a}"), id="unknown-parameter-field"),
+    pytest.param(params("x: {type: string, required: maybe}"), id="required-not-boolean"),
+    pytest.param(
+        '    parameters: {t: {type: string, required: true}}\n    query: {mode: recent, k: "{{t}}"}\n',
+        id="sample-string-as-k",
+    ),
+    pytest.param(
+        "    parameters: {t: {type: string, required: true}}\n"
+        '    query: {mode: recent, scope: {collections: [sx_notes], occurred_after: "{{t}}"}}\n',
+        id="sample-string-as-time-bound",
+    ),
+    pytest.param(
+        "    parameters: {t: {type: string, required: true}}\n"
+        '    query: {mode: recent, scope: {collections: [sx_notes]}, where: {amount: {gte: "{{t}}"}}}\n',
+        id="sample-string-as-number-filter",
+    ),
+    pytest.param('    query: {mode: recent, scope: {entities: ["{{who}}"]}}\n', id="undeclared-placeholder"),
+    pytest.param(
+        "    query: {mode: recent, scope: {collections: [sx_notes]}, sql: x}\n", id="unknown-query-key"
+    ),
+    pytest.param(
+        "    query: {mode: recent, scope: {collections: [sx_notes]}, params: {raw: {match_all: {}}}}\n",
+        id="raw-engine-query",
+    ),
+    pytest.param("    query: {mode: recent, scope: {collections: [bv10_gone]}}\n", id="unknown-collection"),
+    pytest.param(
+        "    query: {mode: recent, scope: {collections: [sx_notes], collection_versions: {sx_notes: [7]}}}\n",
+        id="unknown-pinned-version",
+    ),
+    pytest.param("    query: {mode: vector, q: x, scope: {collections: [sx_notes]}}\n", id="engine-cannot"),
+    pytest.param(f"    required_capabilities: [vector]\n{SEARCH}", id="capability-missing"),
+    pytest.param(f"    required_capabilities: [magic]\n{SEARCH}", id="capability-unknown"),
+    pytest.param(
+        "    query: {mode: recent, scope: {collections: [sx_notes]}, rank: [power, [const, 1]]}\n",
+        id="rank-operator",
+    ),
+    pytest.param(
+        "    query: {mode: recent, scope: {collections: [sx_notes]}, rank: [score, bv10_nope]}\n",
+        id="score-name",
+    ),
+    pytest.param(
+        "    query: {mode: recent, scope: {collections: [sx_notes]}, where: {bv10_nope: {eq: 1}}}\n",
+        id="undeclared-filter-field",
+    ),
+    pytest.param(
+        "    query: {mode: structured, scope: {collections: [sx_notes]}, order_by: [{field: label}]}\n",
+        id="not-sortable",
+    ),
+    pytest.param(
+        "    query: {mode: recent, scope: {collections: [sx_notes]}, fields: [secret]}\n", id="not-returnable"
+    ),
+    pytest.param(
+        "    query: {mode: recent, scope: {collections: [sx_notes, sx_extra]}, where: {amount: {gte: 1}}}\n",
+        id="filter-missing-in-one-collection",
+    ),
+    pytest.param("    kind: search\n", id="search-without-query"),
+    pytest.param(f"    kind: report\n{SEARCH}", id="unknown-kind"),
+    pytest.param(
+        "    kind: graph\n    graph: {edges: sx_links, subject: src, object: dst, predicate: rel}\n"
+        "    required_capabilities: [structured]\n"
+        "    parameters:\n      seed: {type: string, required: true}\n"
+        "      predicates: {type: string_array, default: []}\n      direction: {type: string, default: out}\n"
+        "      depth: {type: integer, default: 1}\n      limit: {type: integer, default: 20}\n",
+        id="capabilities-on-graph-view",
+    ),
+]
+
+
+def one_view(version: str, body: str, active: str = "    active: true\n") -> str:
+    return f"views:\n  - name: bv10_case\n    version: {version}\n{active}{body}"
+
+
+def test_a_good_view_passes_the_check(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Control for the table below: the base of every case loads."""
+    code, err = check_catalog(with_views(tmp_path, one_view("1", params("x: {type: string}"))), capsys)
+    assert code == 0, err
+
+
+@pytest.mark.parametrize("body", BAD_VIEWS)
+def test_bad_view_is_refused_at_load(tmp_path: Path, capsys: pytest.CaptureFixture[str], body: str) -> None:
+    """ "When your definitions load, a search view is validated well beyond its YAML shape" and
+    "Constraints are checked against the declared type when your definitions load"."""
+    code, err = check_catalog(with_views(tmp_path, one_view("1", body)), capsys)
+    assert code != 0
+    assert "bv10_case" in err
+
+
+@pytest.mark.parametrize("version", ["0", "-1", "1.5", "one"])
+def test_version_must_be_a_positive_integer(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], version: str
+) -> None:
+    """ "a positive integer version"."""
+    code, _ = check_catalog(with_views(tmp_path, one_view(version, SEARCH)), capsys)
+    assert code != 0
+
+
+def test_two_active_versions_are_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """ "at most one active version per name"."""
+    views = one_view("1", SEARCH) + f"  - name: bv10_case\n    version: 2\n    active: true\n{SEARCH}"
+    code, err = check_catalog(with_views(tmp_path, views), capsys)
+    assert code != 0 and "bv10_case" in err
+
+
+def test_every_error_is_reported_at_once(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Design §2: "every error names the file, the definition (kind, name, version), the YAML path and
+    the problem — all errors at once, not just the first"."""
+    views = (
+        "views:\n"
+        "  - name: bv10_first\n    version: 3\n"
+        "    query: {mode: recent, scope: {collections: [bv10_gone]}}\n"
+        "  - name: bv10_second\n    version: 4\n"
+        "    parameters: {x: {type: string, minimum: 1}}\n"
+        f"{SEARCH}"
+    )
+    code, err = check_catalog(with_views(tmp_path, views), capsys)
+    assert code != 0
+    for word in ["bv10_first", "bv10_second", "sx.yaml", "view"]:
+        assert word in err, err
+    assert "3" in err and "4" in err
+    assert "bv10_gone" in err and "minimum" in err
+
+
+# --- more parameter behaviour ---------------------------------------------------------------------
+
+CHARACTERS = [
+    pytest.param("\u00e9\u00e9\u00e9", 200, id="three-two-byte-characters"),
+    pytest.param("\u65e5\u672c", 422, id="two-three-byte-characters"),
+    pytest.param("\u00e9" * 128, 200, id="128-characters-256-bytes"),
+    pytest.param("\U0001f600" * 3, 200, id="three-astral-characters"),
+]
+
+
+@pytest.mark.parametrize(("entity", "status"), CHARACTERS)
+def test_length_bounds_count_characters(bv: Client, entity: str, status: int) -> None:
+    """ "min_length, max_length — Inclusive character-count bounds" (not bytes)."""
+    response = view_query(bv, "bv10_kinds", {"entity": entity})
+    if status == 200:
+        ok(response)
+    else:
+        error(response, 422)
+
+
+@pytest.mark.parametrize(
+    "raw",
+    ['{"entity": "abc", "ratio": NaN}', '{"entity": "abc", "ratio": Infinity}', '{"n": NaN}'],
+    ids=["nan-bounded", "infinity-bounded", "nan-as-integer"],
+)
+def test_non_finite_numbers_are_refused(bv: Client, raw: str) -> None:
+    """A number parameter is "wrongly typed" when it is not a finite number (422)."""
+    name = "bv10_freek" if '"n"' in raw else "bv10_kinds"
+    response = bv.raw.open(
+        f"/views/{name}/query",
+        method="POST",
+        data=raw,
+        content_type="application/json",
+        headers=bv.tenant.headers,
+    )
+    error(response, 422)
+
+
+@pytest.mark.parametrize(
+    ("value", "status"),
+    [("2026-07-17", 422), ("2026-07-17T09:00:00.123456Z", 200), ("2026-07-17T09:00Z", 200), ("", 422)],
+    ids=["date-only", "microseconds", "no-seconds", "empty"],
+)
+def test_datetime_parameter_forms(bv: Client, value: str, status: int) -> None:
+    """ "Datetime values must include a timezone (2026-07-17T09:00:00Z)"."""
+    response = view_query(bv, "bv10_kinds", {"entity": "abc", "after": value})
+    if status == 200:
+        ok(response)
+    else:
+        error(response, 422)
+
+
+@pytest.mark.parametrize(
+    ("value", "status"), [(2, 200), (5, 422), ("2", 422)], ids=["member", "non-member", "string"]
+)
+def test_integer_enum_is_enforced_at_call(bv: Client, value: Any, status: int) -> None:
+    """ "enum — The complete set of allowed values" on any type (here an integer)."""
+    response = view_query(bv, "bv10_enums", {"size": value})
+    if status == 200:
+        ok(response)
+    else:
+        err = error(response, 422)
+        assert any(d["loc"][-1] == "size" for d in err["details"]), err
+
+
+def test_integer_enum_is_published(bv: Client) -> None:
+    """input_schema carries "allowed values" (`enum`) for a non-string parameter too."""
+    prop = entry(bv, "bv10_enums", 1)["input_schema"]["properties"]["size"]
+    assert prop["type"] == "integer" and prop["enum"] == [1, 2, 3] and prop["default"] == 1
+
+
+def test_placeholder_inside_a_longer_string(bv: Client) -> None:
+    """ "Anything in {{double braces}} is a placeholder filled in from a parameter": inside `q` too."""
+    [hit] = write(bv, note("quarterly budget review", entity="pp"))
+    body = ok(view_query(bv, "bv10_partial", {"task": "review"}))
+    assert ids(body) == [hit]
+
+
+def test_hash_has_the_spec_form(bv: Client) -> None:
+    """The spec's example hash reads `sha256-…`."""
+    assert all(v["hash"].startswith("sha256-") for v in listed_views(bv).values())
+
+
+def test_graph_view_call_echoes_its_defaults(bv: Client) -> None:
+    """The graph wrapper: view, parameters with the defaults applied, hits, input_record_ids, backend."""
+    body = ok(view_query(bv, "bv10_walk", {"seed": "nowhere/at-all"}))
+    assert body["view"] == {"name": "bv10_walk", "version": 1, "hash": entry(bv, "bv10_walk", 1)["hash"]}
+    assert body["parameters"] == {
+        "seed": "nowhere/at-all",
+        "predicates": [],
+        "direction": "out",
+        "depth": 1,
+        "limit": 20,
+    }
+    assert body["hits"] == [] and body["input_record_ids"] == [] and body["truncated"] is False
+    assert isinstance(body["backend"], list)
+
+
+@pytest.mark.parametrize(
+    ("data", "content_type"),
+    [("{bad", "application/json"), ("entity=abc", "text/plain"), ("", "application/json")],
+    ids=["malformed-json", "not-json", "empty-json"],
+)
+def test_unreadable_body_is_422(bv: Client, data: str, content_type: str) -> None:
+    """ "The request ... is invalid — 422", in the one error shape."""
+    response = bv.raw.open(
+        "/views/bv10_ctx/query",
+        method="POST",
+        data=data,
+        content_type=content_type,
+        headers=bv.tenant.headers,
+    )
+    error(response, 422)
+
+
+def test_wrong_method_keeps_the_error_shape(bv: Client) -> None:
+    """Design §3: "Error body, every route"."""
+    assert error(bv.get("/views/bv10_ctx/query"), 405)
+    assert error(bv.post("/views", json={}), 405)
+
+
+# --- GET /search and GET /rank/schema --------------------------------------------------------------
+
+
+def test_get_search_is_a_rendered_hybrid_search(bv: Client) -> None:
+    """ "GET /search translates your request into a hybrid (meaning + keyword) search, returns text,
+    collection, type, and occurred_at, and turns on prompt-ready rendering"."""
+    [apple] = write(bv, vec("apples and pears", entity="gs"))
+    write(bv, vec("apples elsewhere", entity="other"))
+    body = ok(bv.get("/search?q=apples&entity=gs&collection=sx_vec&k=5"))
+    assert ids(body) == [apple]
+    hit = body["hits"][0]
+    assert {"text", "collection", "type", "occurred_at"} <= set(hit)
+    assert (hit["text"], hit["collection"], hit["type"]) == ("apples and pears", "sx_vec", "note")
+    assert "scores" not in hit and "entity" not in hit
+    assert isinstance(body["rendered"], str) and apple in body["rendered"]
+    assert body["ranking"]["kind"] == "rank_expression"
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "",
+        "?entity=x",
+        "?q=a&mode=text",
+        "?q=a&render=false",
+        "?q=a&include=text",
+        "?q=a&k=0",
+        "?q=a&k=101",
+        "?q=a&k=two",
+        "?q=a&fence_tag=x",
+    ],
+    ids=["no-q", "no-q-with-entity", "mode", "render", "include", "k-zero", "k-over", "k-text", "fence-tag"],
+)
+def test_get_search_rejects_everything_else(bv: Client, query: str) -> None:
+    """GET /search: "required q plus optional entity, collection, and k. Any other query parameter is
+    rejected"; k is 1–100."""
+    error(bv.get(f"/search{query}"), 422)
+
+
+def test_rank_schema_route(bv: Client, bv_app: Flask) -> None:
+    """ "Inspect the deployment's ranking contract — GET /rank/schema", authenticated."""
+    assert isinstance(ok(bv.get("/rank/schema")), dict)
+    error(bv_app.test_client().get("/rank/schema"), 401)
+
+
+# --- MCP (design §2) ------------------------------------------------------------------------------
+
+MCP_HEADERS = {"Accept": "application/json, text/event-stream"}
+
+
+def rpc(client: Client, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+    """One JSON-RPC request to the streamable-HTTP MCP server under /mcp; its `result`."""
+    body: dict[str, Any] = {"jsonrpc": "2.0", "id": 1, "method": method}
+    if params is not None:
+        body["params"] = params
+    answer = ok(client.post("/mcp", json=body, headers=MCP_HEADERS))
+    assert "result" in answer, answer
+    return answer["result"]  # type: ignore[no-any-return]
+
+
+def tools(client: Client) -> dict[str, dict[str, Any]]:
+    return {tool["name"]: tool for tool in rpc(client, "tools/list")["tools"]}
+
+
+def test_every_active_view_is_a_tool_with_its_input_schema(bv: Client) -> None:
+    """ "Without a package, active: true decides and every active view is a tool"; "exposes each tool
+    with the view's input_schema"."""
+    listed = tools(bv)
+    active = {name: view for (name, _), view in listed_views(bv).items() if view["active"]}
+    assert set(listed) == set(active)
+    for name, tool in listed.items():
+        assert tool["inputSchema"] == active[name]["input_schema"], name
+
+
+def test_package_mcp_tools_are_its_declared_ones(pkg_app: Flask, tenant: Tenant, server: Any) -> None:
+    """Package `mcp.tools` — "which of those become agent tools"."""
+    client = Client(pkg_app.test_client(), tenant)
+    assert set(tools(client)) == {"bv10_bare"}
+
+
+def test_tool_call_returns_rendered_text_and_json(bv: Client) -> None:
+    """ "a call runs the same view path and returns the rendered text plus the JSON result"."""
+    [hit] = write(bv, note("budget talk", entity="mc"))
+    args = {"entity": "mc", "task": "budget"}
+    result = rpc(bv, "tools/call", {"name": "bv10_ctx", "arguments": args})
+    assert result.get("isError") is False
+    view = ok(view_query(bv, "bv10_ctx", args))
+    texts = [item["text"] for item in result["content"] if item["type"] == "text"]
+    assert view["rendered"] in texts
+    payload = result.get("structuredContent") or json.loads(texts[-1])
+    assert payload["view"] == view["view"] and payload["input_record_ids"] == [hit]
+
+
+def test_tool_call_with_bad_arguments_is_an_error(bv: Client) -> None:
+    """The tool runs "the same view path": missing and unknown parameters are refused."""
+    for args in [{"entity": "mc"}, {"entity": "mc", "task": "x", "extra": 1}]:
+        result = rpc(bv, "tools/call", {"name": "bv10_ctx", "arguments": args})
+        assert result.get("isError") is True, result
+
+
+def test_mcp_requires_authentication(bv_app: Flask) -> None:
+    """Design: "Every route except GET /health requires Authorization"."""
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+    error(bv_app.test_client().post("/mcp", json=body, headers=MCP_HEADERS), 401)
+
+
+# --- more of "What is checked, and when" -----------------------------------------------------------
+
+EXTRA_COLLECTIONS = """
+collections:
+  - name: bv10_cv
+    version: 1
+    types: [note]
+    fields:
+      f: {type: string, filterable: true}
+  - name: bv10_cv
+    version: 2
+    active: true
+    types: [note]
+    fields:
+      f: {type: number, filterable: true}
+"""
+
+SAMPLED = [
+    pytest.param(
+        "    parameters: {d: {type: string, required: true, enum: [asc, desc]}}\n"
+        "    query: {mode: structured, scope: {collections: [sx_notes]},\n"
+        '            order_by: [{field: starts_at, direction: "{{d}}"}]}\n',
+        True,
+        id="enum-sample-is-a-direction",
+    ),
+    pytest.param(
+        "    parameters: {d: {type: string, required: true}}\n"
+        "    query: {mode: structured, scope: {collections: [sx_notes]},\n"
+        '            order_by: [{field: starts_at, direction: "{{d}}"}]}\n',
+        False,
+        id="free-string-is-no-direction",
+    ),
+    pytest.param(
+        "    parameters: {i: {type: string_array, required: true, item_enum: [text, entity]}}\n"
+        '    query: {mode: recent, scope: {collections: [sx_notes]}, include: "{{i}}"}\n',
+        True,
+        id="item-enum-sample-is-an-include",
+    ),
+    pytest.param(
+        "    parameters: {n: {type: integer, required: true, minimum: 200}}\n"
+        '    query: {mode: recent, scope: {collections: [sx_notes]}, k: "{{n}}"}\n',
+        False,
+        id="no-valid-k",
+    ),
+    pytest.param(
+        "    parameters: {n: {type: integer, required: true, minimum: 2, maximum: 100}}\n"
+        '    query: {mode: recent, scope: {collections: [sx_notes]}, k: "{{n}}"}\n',
+        True,
+        id="bounded-k",
+    ),
+    pytest.param(
+        "    query: {mode: recent, scope: {collections: [bv10_cv]}, where: {f: {eq: 1}}}\n",
+        False,
+        id="incompatible-across-versions",
+    ),
+    pytest.param(
+        "    query: {mode: recent, scope: {collections: [bv10_cv], collection_versions: {bv10_cv: [2]}},\n"
+        "            where: {f: {eq: 1}}}\n",
+        True,
+        id="pinned-to-the-compatible-version",
+    ),
+]
+
+
+@pytest.mark.parametrize(("body", "loads"), SAMPLED)
+def test_sample_render_and_version_compatibility(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], body: str, loads: bool
+) -> None:
+    """ "the template is rendered once with a valid sample value for each parameter" (valid: it
+    honours the parameter's own constraints) and fields must exist "with compatible declarations —
+    in every collection version the view could read from"."""
+    root = with_views(tmp_path, one_view("1", body))
+    (root / "collections" / "bv10.yaml").write_text(EXTRA_COLLECTIONS)
+    code, err = check_catalog(root, capsys)
+    assert (code == 0) is loads, err
+
+
+BAD_PACKAGES = [
+    pytest.param("package:\n  name: bv10_p\n  views: {bv10_case: 9}\n", id="unknown-version"),
+    pytest.param("package:\n  name: bv10_p\n  views: {bv10_nope: 1}\n", id="unknown-view"),
+    pytest.param(
+        "package:\n  name: bv10_p\n  views: {bv10_case: 1}\n  mcp: {tools: [bv10_other]}\n",
+        id="tool-outside-views",
+    ),
+]
+
+
+@pytest.mark.parametrize("package", BAD_PACKAGES)
+def test_bad_package_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str], package: str) -> None:
+    """A package pins "exact versions this deployment exposes" and mcp tools are "which of those
+    become agent tools": references outside that are refused at load."""
+    root = with_views(tmp_path, one_view("1", SEARCH))
+    (root / "packages" / "bv10.yaml").write_text(package)
+    code, _ = check_catalog(root, capsys)
+    assert code != 0
+
+
+def test_reformatting_a_loaded_version_is_not_a_change(
+    sx_runtime: Runtime, bv: Client, tmp_path: Path, tenant: Tenant
+) -> None:
+    """Design: "loading a catalog that changes an existing version's content is refused" — the same
+    content written in another YAML style is not a change, and keeps its hash."""
+    before = "    query: {mode: recent, scope: {collections: [sx_notes]}, k: 3}\n"
+    after = (
+        "    # the same query, block style\n"
+        "    query:\n      mode: recent\n      k: 3\n"
+        "      scope:\n        collections:\n          - sx_notes\n"
+    )
+    assert before in VIEWS
+    client = client_of(runtime_for(sx_runtime, catalog(tmp_path, VIEWS.replace(before, after, 1))), tenant)
+    assert entry(client, "bv10_bare", 1)["hash"] == entry(bv, "bv10_bare", 1)["hash"]
+
+
+def test_wrapper_does_not_forward_graph_boost(bv: Client) -> None:
+    """ "The view wrapper does not currently forward the optional rerank or graph_boost diagnostic
+    objects"."""
+    write(bv, note("x", entity="people/maya"))
+    body = ok(view_query(bv, "bv10_boost", {"anchor": "people/maya"}))
+    assert set(body) == set(WRAPPER_KEYS)
+
+
+def test_reranking_model_unavailable_is_503(bv_runtime: Runtime, tenant: Tenant, server: Any) -> None:
+    """ "Embeddings, search credentials, or the reranking model are unavailable — 503"."""
+    client = client_of(with_models(bv_runtime, {}), tenant)
+    write(client, note("budget one"), note("budget two"))
+    error(view_query(client, "bv10_judged", {"task": "budget"}), 503)
+
+
+def test_whole_float_for_an_integer_is_refused(bv: Client) -> None:
+    """Reading left open by the documents: `5.0` for an `integer` parameter is refused at the call
+    (loc `["parameters", "k"]`) although JSON Schema 2020-12 counts it an integer."""
+    err = error(view_query(bv, "bv10_kinds", {"entity": "abc", "k": 5.0}), 422)
+    assert ["parameters", "k"] in [d["loc"] for d in err["details"]]
+
+
+def test_supplied_values_are_echoed_as_supplied(bv: Client) -> None:
+    """ "parameters shows the values supplied": a datetime comes back as sent, a list keeps its order."""
+    supplied = {"entity": "x", "start": "2026-07-05T00:00:00Z", "end": "2026-07-06T02:00:00+02:00"}
+    assert ok(view_query(bv, "bv10_list", supplied))["parameters"] == supplied
+    body = ok(view_query(bv, "bv10_kinds", {"entity": "abc", "tags": ["b", "a"]}))
+    assert body["parameters"]["tags"] == ["b", "a"]
