@@ -420,3 +420,28 @@ def invalid(response: Any, *loc: str | int) -> dict[str, Any]:
 def rejects(client: Client, body: dict[str, Any], *loc: str | int) -> dict[str, Any]:
     """`POST /search` with `body` answers 422 (at `loc` when given)."""
     return invalid(client.post("/search", json=body), *loc)
+
+
+MCP_HEADERS = {"Accept": "application/json, text/event-stream"}
+"""What a streamable-HTTP MCP client accepts (the server answers plain JSON)."""
+
+
+def mcp_rpc(client: Client, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+    """One JSON-RPC exchange with `/mcp` (stateless streamable HTTP): the whole response, a
+    `result` or an `error`."""
+    request: dict[str, Any] = {"jsonrpc": "2.0", "id": 1, "method": method}
+    if params is not None:
+        request["params"] = params
+    return ok(client.post("/mcp", json=request, headers=MCP_HEADERS))
+
+
+def mcp_result(client: Client, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The `result` of one JSON-RPC exchange with `/mcp` (fails on an `error`)."""
+    answer = mcp_rpc(client, method, params)
+    assert "result" in answer, answer
+    return answer["result"]  # type: ignore[no-any-return]
+
+
+def mcp_tools(client: Client) -> dict[str, dict[str, Any]]:
+    """The MCP tools by name (`tools/list`)."""
+    return {tool["name"]: tool for tool in mcp_result(client, "tools/list", {})["tools"]}

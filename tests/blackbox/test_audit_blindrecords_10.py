@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from typing import Any
 from uuid import uuid4
 
@@ -37,16 +38,12 @@ from tests.helpers import ok
 from tests.helpers import post_records
 from tests.helpers import written
 from tests.helpers import written_ids
+from tests.integration.test_lanes import _in_parallel
 
 
 def one_id(client: Client, record: dict[str, Any], query: str = "") -> str:
     (record_id,) = written_ids(client, record, query=query)
     return record_id
-
-
-def raw_post(client: Client, path: str, data: str) -> Any:
-    headers = {**client.tenant.headers, "Content-Type": "application/json"}
-    return client.raw.post(path, data=data, headers=headers)
 
 
 # --- authentication and workspaces --------------------------------------------------------------
@@ -997,21 +994,15 @@ def test_one_key_with_two_payloads_in_one_batch_is_refused(bw: Client, bw_db: En
     assert count_records(bw_db, bw_ws) == 0
 
 
-def in_threads(count: int, action: Any) -> list[Any]:
-    import threading
-
+def in_threads(count: int, action: Callable[[int], Any]) -> list[Any]:
+    """`action(i)` for i in 0 … count-1, each on its own thread, released together; the results in
+    that order (`_in_parallel` fails with whatever a thread raised)."""
     results: list[Any] = [None] * count
-    barrier = threading.Barrier(count)
 
-    def run(index: int) -> None:
-        barrier.wait()
+    def work(index: int) -> None:
         results[index] = action(index)
 
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(count)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=120)
+    _in_parallel(count, work)
     return results
 
 

@@ -14,6 +14,8 @@ import pytest
 from flask import Flask
 
 from tests.blackbox.conftest import ClientFactory
+from tests.blackbox.support import INCLUDES
+from tests.blackbox.support import SCORED_RANKING
 from tests.blackbox.support import ago
 from tests.blackbox.support import at
 from tests.blackbox.support import ids
@@ -33,30 +35,6 @@ from tests.openai_server import hashed_embedding
 
 NOTES = {"collections": ["sx_notes"]}
 VEC = {"collections": ["sx_vec"]}
-CONTRACT = {
-    "scored": True,
-    "score_semantics": "query_relative",
-    "score_range": [0.0, 1.0],
-    "normalization": "min_max",
-    "normalization_scope": "ranked_candidates",
-    "calibrated": False,
-    "higher_is_better": True,
-    "native_score_field": "rank_score",
-}
-INCLUDE_NAMES = [
-    "text",
-    "scores",
-    "collection",
-    "collection_version",
-    "entity",
-    "type",
-    "key",
-    "status",
-    "depth",
-    "occurred_at",
-    "created_at",
-    "run_id",
-]
 BASE_KEYS = {"id", "rank", "score", "rank_score"}
 
 
@@ -94,7 +72,7 @@ def test_text_mode_ranks_more_distinct_query_words_higher(sx: Client) -> None:
     scores = [hit["score"] for hit in body["hits"]]
     assert scores[0] == 1.0 and scores[-1] == 0.0
     assert scores[0] > scores[1] > scores[2]
-    assert body["ranking"] == {"kind": "rank_expression", **CONTRACT}
+    assert body["ranking"] == {"kind": "rank_expression", **SCORED_RANKING}
 
 
 def test_vector_mode_orders_by_similarity_and_scores_min_max(sx: Client) -> None:
@@ -120,7 +98,7 @@ def test_hybrid_mode_blends_meaning_and_words(sx: Client) -> None:
     both, some, _other = write(sx, vec("alpha beta"), vec("alpha zeta"), vec("omega"))
     body = search(sx, {"mode": "hybrid", "q": "alpha beta", "scope": VEC})
     assert ids(body)[:2] == [both, some]
-    assert body["ranking"] == {"kind": "rank_expression", **CONTRACT}
+    assert body["ranking"] == {"kind": "rank_expression", **SCORED_RANKING}
 
 
 def test_recent_mode_scores_by_occurred_at_decay(sx: Client) -> None:
@@ -347,7 +325,7 @@ def test_an_empty_result_is_a_success(sx: Client) -> None:
     assert body["hits"] == [] and body["truncated"] is False
 
 
-@pytest.mark.parametrize("name", INCLUDE_NAMES)
+@pytest.mark.parametrize("name", INCLUDES)
 def test_each_include_copies_stored_metadata(sx: Client, name: str) -> None:
     """include: "extra information to attach to each result", each value as the record stores it."""
     (source,) = write(sx, note("base"))

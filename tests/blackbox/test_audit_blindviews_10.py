@@ -18,12 +18,15 @@ from flask import Flask
 
 from memseek.runtime import Runtime
 from tests.blackbox.support import EMBED_ENV
+from tests.blackbox.support import MCP_HEADERS
 from tests.blackbox.support import SCHEMA
 from tests.blackbox.support import SCORED_RANKING
 from tests.blackbox.support import WRAPPER_KEYS
 from tests.blackbox.support import at
 from tests.blackbox.support import check_catalog
 from tests.blackbox.support import ids
+from tests.blackbox.support import mcp_result
+from tests.blackbox.support import mcp_tools
 from tests.blackbox.support import note
 from tests.blackbox.support import search
 from tests.blackbox.support import vec
@@ -31,6 +34,7 @@ from tests.blackbox.support import with_views
 from tests.blackbox.support import write
 from tests.conftest import Client
 from tests.conftest import Tenant
+from tests.conftest import client_for
 from tests.helpers import app_for
 from tests.helpers import error
 from tests.helpers import listed_views
@@ -238,10 +242,6 @@ def bv(bv_app: Flask, tenant: Tenant, server: Any) -> Client:
     return Client(bv_app.test_client(), tenant)
 
 
-def client_of(runtime: Runtime, tenant: Tenant) -> Client:
-    return Client(app_for(runtime).test_client(), tenant)
-
-
 def entry(client: Client, name: str, version: int) -> dict[str, Any]:
     """The `GET /views` entry of `name` v`version`."""
     return listed_views(client)[(name, version)]
@@ -355,7 +355,7 @@ def test_versions_have_distinct_hashes_and_a_hash_is_stable(
     definition loaded again keeps its hash."""
     views = listed_views(bv)
     assert views[("bv10_ver", 1)]["hash"] != views[("bv10_ver", 2)]["hash"]
-    again = listed_views(client_of(runtime_for(sx_runtime, bv_root), tenant))
+    again = listed_views(client_for(runtime_for(sx_runtime, bv_root), tenant))
     assert {key: v["hash"] for key, v in again.items()} == {key: v["hash"] for key, v in views.items()}
 
 
@@ -699,7 +699,7 @@ def test_no_version_in_the_url(bv: Client) -> None:
 
 def test_response_too_large_is_409(bv_runtime: Runtime, tenant: Tenant, server: Any) -> None:
     """ "The result was successful but too large to return — 409 response_too_large"."""
-    client = client_of(with_settings(bv_runtime, max_response_bytes=1000), tenant)
+    client = client_for(with_settings(bv_runtime, max_response_bytes=1000), tenant)
     write(client, *[note("lorem ipsum " * 40, entity="big") for _ in range(5)])
     ok(view_query(client, "bv10_ver", {"entity": "big"}))  # ids only: under the limit
     error(view_query(client, "bv10_ctx", {"entity": "big", "task": "lorem"}), 409, "response_too_large")
@@ -707,8 +707,8 @@ def test_response_too_large_is_409(bv_runtime: Runtime, tenant: Tenant, server: 
 
 def test_embeddings_unavailable_is_503(bv_runtime: Runtime, tenant: Tenant, server: Any) -> None:
     """ "Embeddings, search credentials, or the reranking model are unavailable — 503"."""
-    write(client_of(bv_runtime, tenant), vec("apples and pears"))
-    client = client_of(with_models(bv_runtime, {}), tenant)
+    write(client_for(bv_runtime, tenant), vec("apples and pears"))
+    client = client_for(with_models(bv_runtime, {}), tenant)
     error(view_query(client, "bv10_hybrid", {"task": "apples"}), 503)
 
 
@@ -781,7 +781,7 @@ def test_publishing_a_new_version_is_accepted(bv_runtime: Runtime, tmp_path: Pat
     root = tmp_path / "cat"
     root.mkdir()
     catalog(root, added)
-    client = client_of(runtime_for(bv_runtime, root), tenant)
+    client = client_for(runtime_for(bv_runtime, root), tenant)
     views = listed_views(client)
     assert views[("bv10_bare", 1)]["active"] is False and views[("bv10_bare", 2)]["active"] is True
     assert ok(view_query(client, "bv10_bare", {}))["view"]["version"] == 2
@@ -1115,27 +1115,11 @@ def test_rank_schema_route(bv: Client, bv_app: Flask) -> None:
 
 # --- MCP (design §2) ------------------------------------------------------------------------------
 
-MCP_HEADERS = {"Accept": "application/json, text/event-stream"}
-
-
-def rpc(client: Client, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
-    """One JSON-RPC request to the streamable-HTTP MCP server under /mcp; its `result`."""
-    body: dict[str, Any] = {"jsonrpc": "2.0", "id": 1, "method": method}
-    if params is not None:
-        body["params"] = params
-    answer = ok(client.post("/mcp", json=body, headers=MCP_HEADERS))
-    assert "result" in answer, answer
-    return answer["result"]  # type: ignore[no-any-return]
-
-
-def tools(client: Client) -> dict[str, dict[str, Any]]:
-    return {tool["name"]: tool for tool in rpc(client, "tools/list")["tools"]}
-
 
 def test_every_active_view_is_a_tool_with_its_input_schema(bv: Client) -> None:
     """ "Without a package, active: true decides and every active view is a tool"; "exposes each tool
     with the view's input_schema"."""
-    listed = tools(bv)
+    listed = mcp_tools(bv)
     active = {name: view for (name, _), view in listed_views(bv).items() if view["active"]}
     assert set(listed) == set(active)
     for name, tool in listed.items():
@@ -1145,14 +1129,14 @@ def test_every_active_view_is_a_tool_with_its_input_schema(bv: Client) -> None:
 def test_package_mcp_tools_are_its_declared_ones(pkg_app: Flask, tenant: Tenant, server: Any) -> None:
     """Package `mcp.tools` — "which of those become agent tools"."""
     client = Client(pkg_app.test_client(), tenant)
-    assert set(tools(client)) == {"bv10_bare"}
+    assert set(mcp_tools(client)) == {"bv10_bare"}
 
 
 def test_tool_call_returns_rendered_text_and_json(bv: Client) -> None:
     """ "a call runs the same view path and returns the rendered text plus the JSON result"."""
     [hit] = write(bv, note("budget talk", entity="mc"))
     args = {"entity": "mc", "task": "budget"}
-    result = rpc(bv, "tools/call", {"name": "bv10_ctx", "arguments": args})
+    result = mcp_result(bv, "tools/call", {"name": "bv10_ctx", "arguments": args})
     assert result.get("isError") is False
     view = ok(view_query(bv, "bv10_ctx", args))
     texts = [item["text"] for item in result["content"] if item["type"] == "text"]
@@ -1164,7 +1148,7 @@ def test_tool_call_returns_rendered_text_and_json(bv: Client) -> None:
 def test_tool_call_with_bad_arguments_is_an_error(bv: Client) -> None:
     """The tool runs "the same view path": missing and unknown parameters are refused."""
     for args in [{"entity": "mc"}, {"entity": "mc", "task": "x", "extra": 1}]:
-        result = rpc(bv, "tools/call", {"name": "bv10_ctx", "arguments": args})
+        result = mcp_result(bv, "tools/call", {"name": "bv10_ctx", "arguments": args})
         assert result.get("isError") is True, result
 
 
@@ -1283,7 +1267,7 @@ def test_reformatting_a_loaded_version_is_not_a_change(
         "      scope:\n        collections:\n          - sx_notes\n"
     )
     assert before in VIEWS
-    client = client_of(runtime_for(sx_runtime, catalog(tmp_path, VIEWS.replace(before, after, 1))), tenant)
+    client = client_for(runtime_for(sx_runtime, catalog(tmp_path, VIEWS.replace(before, after, 1))), tenant)
     assert entry(client, "bv10_bare", 1)["hash"] == entry(bv, "bv10_bare", 1)["hash"]
 
 
@@ -1297,7 +1281,7 @@ def test_wrapper_does_not_forward_graph_boost(bv: Client) -> None:
 
 def test_reranking_model_unavailable_is_503(bv_runtime: Runtime, tenant: Tenant, server: Any) -> None:
     """ "Embeddings, search credentials, or the reranking model are unavailable — 503"."""
-    client = client_of(with_models(bv_runtime, {}), tenant)
+    client = client_for(with_models(bv_runtime, {}), tenant)
     write(client, note("budget one"), note("budget two"))
     error(view_query(client, "bv10_judged", {"task": "budget"}), 503)
 

@@ -14,6 +14,7 @@ import pytest
 from tests.blackbox.conftest import ClientFactory
 from tests.blackbox.support import ids
 from tests.blackbox.support import invalid
+from tests.blackbox.support import mcp_tools
 from tests.blackbox.support import note
 from tests.blackbox.support import search
 from tests.blackbox.support import write
@@ -173,9 +174,7 @@ def published_schemas(client: Client) -> dict[str, dict[str, Any]]:
     listed = {
         v["name"]: v["input_schema"] for v in ok(client.get("/views"))["views"] if v["kind"] != "search"
     }
-    request = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
-    response = client.post("/mcp", json=request, headers={"Accept": "application/json, text/event-stream"})
-    tools = {t["name"]: t["inputSchema"] for t in ok(response)["result"]["tools"] if t["name"] in listed}
+    tools = {name: t["inputSchema"] for name, t in mcp_tools(client).items() if name in listed}
     assert tools == {name: listed[name] for name in tools}
     return listed
 

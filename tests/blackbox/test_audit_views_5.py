@@ -23,6 +23,8 @@ from tests.blackbox.support import at
 from tests.blackbox.support import check_catalog
 from tests.blackbox.support import graph_view
 from tests.blackbox.support import invalid
+from tests.blackbox.support import mcp_rpc
+from tests.blackbox.support import mcp_tools
 from tests.blackbox.support import note
 from tests.blackbox.support import with_views
 from tests.blackbox.support import write
@@ -198,23 +200,9 @@ def av5_pkg(av5_runtime: Runtime, tenant: Tenant, server: OpenAIServer) -> Clien
     return client_for(runtime_for(av5_runtime, memseek_package="av5_pkg"), tenant)
 
 
-MCP_HEADERS = {"Accept": "application/json, text/event-stream"}
-
-
-def rpc(client: Client, method: str, params: dict[str, Any]) -> dict[str, Any]:
-    """One JSON-RPC exchange with `/mcp` (stateless streamable HTTP, JSON responses)."""
-    request = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
-    return ok(client.post("/mcp", json=request, headers=MCP_HEADERS))
-
-
-def tools(client: Client) -> dict[str, dict[str, Any]]:
-    """The MCP tools by name."""
-    return {tool["name"]: tool for tool in rpc(client, "tools/list", {})["result"]["tools"]}
-
-
 def call_tool(client: Client, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
     """`tools/call`: the JSON-RPC response (a `result` or an `error`)."""
-    return rpc(client, "tools/call", {"name": name, "arguments": arguments})
+    return mcp_rpc(client, "tools/call", {"name": name, "arguments": arguments})
 
 
 def active_entries(client: Client) -> dict[str, dict[str, Any]]:
@@ -457,7 +445,7 @@ def test_without_a_package_every_active_view_is_a_tool_with_its_input_schema(sx:
     """Design: "Without a package, `active: true` decides and every active view is a tool. The MCP
     server ... exposes each tool with the view's `input_schema`"."""
     active = active_entries(sx)
-    listed = tools(sx)
+    listed = mcp_tools(sx)
     assert set(listed) == set(active)
     for name, tool in listed.items():
         assert tool["inputSchema"] == active[name]["input_schema"], name
@@ -475,7 +463,7 @@ def test_a_package_pins_what_answers_what_is_listed_and_what_is_a_tool(av5_pkg: 
     assert body["parameters"] == {"entity": "e", "topic": "a"}
     invalid(view_query(av5_pkg, "av5_pick", {"entity": "e", "topic": "c"}), "parameters", "topic")
     error(view_query(av5_pkg, "av5_knobs", {"task": "x"}), 404, "not_found")
-    listed = tools(av5_pkg)
+    listed = mcp_tools(av5_pkg)
     assert set(listed) == {"av5_pick", "av5_walk"}
     assert listed["av5_pick"]["inputSchema"] == views[("av5_pick", 2)]["input_schema"]
     assert listed["av5_walk"]["inputSchema"] == views[("av5_walk", 1)]["input_schema"]

@@ -23,6 +23,7 @@ from tests.blackbox.design_support import DESIGN_COLLECTION
 from tests.blackbox.design_support import ENRICHMENTS
 from tests.blackbox.design_support import MODELS
 from tests.blackbox.design_support import SEARCH_PROFILES
+from tests.blackbox.support import mcp_tools
 from tests.conftest import Client
 from tests.conftest import Tenant
 from tests.conftest import client_for
@@ -533,18 +534,12 @@ def test_a_package_pins_the_versions_that_answer(packaged: Client) -> None:
     error(packaged.post("/views/bw_graph/query", json={"seed": "x"}), 404)
 
 
-def mcp_tools(client: Client) -> list[str]:
-    request = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
-    response = client.post("/mcp", json=request, headers={"Accept": "application/json, text/event-stream"})
-    return sorted(tool["name"] for tool in ok(response)["result"]["tools"])
-
-
 def test_the_packages_mcp_tools_are_the_agent_tools(packaged: Client) -> None:
-    assert mcp_tools(packaged) == ["customer_context"]
+    assert sorted(mcp_tools(packaged)) == ["customer_context"]
 
 
 def test_without_a_package_every_active_view_is_a_tool(bw: Client) -> None:
-    assert mcp_tools(bw) == ["bw_graph", "customer_context", "upcoming_calendar"]
+    assert sorted(mcp_tools(bw)) == ["bw_graph", "customer_context", "upcoming_calendar"]
 
 
 # --- immutability -----------------------------------------------------------------------------------
