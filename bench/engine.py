@@ -5,8 +5,9 @@
   statement (raw hybrid), and filtered B-tree scans (newest in a collection; one entity's rows
   with a declared-field filter and sort).
 * Writes (`BARE_PATHS`): batched INSERTs and COPY, each into its own table created `LIKE records
-  INCLUDING ALL` (same columns, HNSW, GIN and B-tree indexes, constraints), and batched INSERTs
-  into such a table without the HNSW index; each batch one transaction.
+  INCLUDING ALL` (same columns, HNSW, GIN and B-tree indexes, constraints) with the storage
+  parameters of `records`, and batched INSERTs into such a table without the HNSW index; each
+  batch one transaction.
 """
 
 from __future__ import annotations
@@ -172,6 +173,7 @@ class BarePath:
         table = sql.Identifier(self.table)
         conn.execute(sql.SQL("DROP TABLE IF EXISTS {}").format(table))
         conn.execute(sql.SQL("CREATE TABLE {} (LIKE records INCLUDING ALL)").format(table))
+        _same_storage_parameters(conn, table)
         if not self.hnsw:
             names = conn.execute(
                 "SELECT c.relname FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid "
@@ -231,6 +233,15 @@ unlogged stage followed by INSERT … SELECT (the server computes tsv and lane_s
 the batched INSERTs into a table without the HNSW index; COPY again, through the stage and
 straight in, into tables with the service's postings trigger (it fires once per statement, as the
 service's does): the bare engine doing the service's storage work."""
+
+
+def _same_storage_parameters(conn: psycopg.Connection, table: sql.Identifier) -> None:
+    """`LIKE` copies columns and indexes, not storage parameters: the bare table gets those of
+    `records` too (`toast_tuple_target`), so both keep a row on its page the same way."""
+    options = conn.execute("SELECT reloptions FROM pg_class WHERE oid = 'records'::regclass").fetchone()
+    if options and options[0]:
+        settings = sql.SQL(", ").join(map(sql.SQL, options[0]))
+        conn.execute(sql.SQL("ALTER TABLE {} SET ({})").format(table, settings))
 
 
 def _stage(table: str) -> str:

@@ -76,3 +76,25 @@ def test_stored_full_text_keeps_two_positions_per_lexeme(db: Engine, stored: str
     sql = sa.text("SELECT memseek_rank_positions(CAST(:doc AS tsvector)) = CAST(:kept AS tsvector)")
     with db.connect() as conn:
         assert conn.execute(sql, {"doc": stored, "kept": kept}).scalar() is True
+
+
+@pytest.mark.parametrize("records", [1, 150], ids=["json-path", "copy-path"])
+def test_a_record_with_its_embedding_is_stored_whole_in_its_row(
+    wclient: Client, db: Any, records: int
+) -> None:
+    """Migration 0011: a 384-d embedding and 600 characters of text stay on the heap page, so a
+    search's distance and `ts_rank_cd` read no TOAST (both write paths: JSON rows and COPY)."""
+    vector = [((i * 7919) % 1000 - 500) / 3001.0 for i in range(384)]
+    text = " ".join(f"word{n} memory" for n in range(50))[:600]
+    batch = [record_in("w_local", text=text, embedding=vector, embedding_model=LOCAL_MODEL)] * records
+    ids = [result["id"] for result in written(wclient, *batch)]
+    toasted = sa.text(
+        "SELECT count(*) FROM records WHERE id = ANY(CAST(:ids AS uuid[])) AND ("
+        " pg_column_toast_chunk_id(embedding) IS NOT NULL OR pg_column_toast_chunk_id(tsv) IS NOT NULL"
+        " OR pg_column_toast_chunk_id(text) IS NOT NULL)"
+    )
+    parameters = sa.text("SELECT reloptions FROM pg_class WHERE oid = 'records'::regclass")
+    with db.connect() as conn:
+        assert conn.execute(toasted, {"ids": ids}).scalar() == 0
+        options = conn.execute(parameters).scalar()
+    assert options == ["toast_tuple_target=8160"]
