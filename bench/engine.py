@@ -30,6 +30,7 @@ from bench.corpus import SynthRecord
 from memseek.models.local import MODEL_ID
 from memseek.write.ids import uuid7
 from memseek.write.store import INSERT_COLUMNS
+from memseek.write.store import stage as service_stage
 
 RAW_VECTOR = "SELECT id FROM records ORDER BY embedding <=> %(vec)s LIMIT %(k)s"
 RAW_VECTOR_POOL = "SELECT id FROM records ORDER BY embedding <=> %(vec)s LIMIT %(pool)s"
@@ -173,7 +174,7 @@ class BarePath:
         table = sql.Identifier(self.table)
         conn.execute(sql.SQL("DROP TABLE IF EXISTS {}").format(table))
         conn.execute(sql.SQL("CREATE TABLE {} (LIKE records INCLUDING ALL)").format(table))
-        _same_storage_parameters(conn, table)
+        _set_storage(conn, table, _records_storage(conn))
         if not self.hnsw:
             names = conn.execute(
                 "SELECT c.relname FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid "
@@ -193,12 +194,14 @@ class BarePath:
             )
         if self.copy and not self.direct:
             names = sql.SQL(", ").join(map(sql.Identifier, _STAGE_COLUMNS))
-            conn.execute(sql.SQL("DROP TABLE IF EXISTS {}").format(sql.Identifier(_stage(self.table))))
+            stage_table = sql.Identifier(_stage(self.table))
+            conn.execute(sql.SQL("DROP TABLE IF EXISTS {}").format(stage_table))
             conn.execute(
                 sql.SQL("CREATE UNLOGGED TABLE {} AS SELECT {} FROM {} WITH NO DATA").format(
-                    sql.Identifier(_stage(self.table)), names, table
+                    stage_table, names, table
                 )
             )
+            _set_storage(conn, stage_table, _SERVICE_STAGE_STORAGE)
 
     def drop(self, conn: psycopg.Connection) -> None:
         for name in (self.table, _stage(self.table)) if self.copy and not self.direct else (self.table,):
@@ -235,13 +238,24 @@ straight in, into tables with the service's postings trigger (it fires once per 
 service's does): the bare engine doing the service's storage work."""
 
 
-def _same_storage_parameters(conn: psycopg.Connection, table: sql.Identifier) -> None:
-    """`LIKE` copies columns and indexes, not storage parameters: the bare table gets those of
-    `records` too (`toast_tuple_target`), so both keep a row on its page the same way."""
-    options = conn.execute("SELECT reloptions FROM pg_class WHERE oid = 'records'::regclass").fetchone()
-    if options and options[0]:
-        settings = sql.SQL(", ").join(map(sql.SQL, options[0]))
-        conn.execute(sql.SQL("ALTER TABLE {} SET ({})").format(table, settings))
+_SERVICE_STAGE_STORAGE = [
+    f"{name}={value}" for name, value in service_stage.dialect_options["postgresql"]["with"].items()
+]
+"""The storage parameters of the service's COPY stage (`toast_tuple_target`), which a bare
+stage gets too."""
+
+
+def _records_storage(conn: psycopg.Connection) -> list[str]:
+    """`LIKE` copies columns and indexes, not storage parameters: those of `records`, for a bare
+    table to get too, so both keep a row on its page the same way."""
+    row = conn.execute("SELECT reloptions FROM pg_class WHERE oid = 'records'::regclass").fetchone()
+    return list(row[0] or []) if row else []
+
+
+def _set_storage(conn: psycopg.Connection, table: sql.Identifier, settings: list[str]) -> None:
+    if settings:
+        options = sql.SQL(", ").join(map(sql.SQL, settings))
+        conn.execute(sql.SQL("ALTER TABLE {} SET ({})").format(table, options))
 
 
 def _stage(table: str) -> str:
