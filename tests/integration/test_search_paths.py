@@ -226,14 +226,19 @@ def test_signals_reused_from_the_candidate_lists_equal_the_pools_own(
     reusing = compiled(body, tenant.id, vector=vector)
     with monkeypatch.context() as patch:
         patch.setattr(compile_module, "_with_proposed_signals", lambda ctx, proposed, labels: proposed)
+        patch.setattr(compile_module, "_carried_columns", lambda plan: ())  # measure on `records`
         measuring = replace(reusing, statement=build_statement(plan, inputs, TEXT_OUTPUT, "test"))
     sql = [str(search.statement) for search in (reusing, measuring)]
     rank = str(body.get("rank", ""))
     uses = {
-        "coalesce(vector_candidates.distance": body["mode"] in ("vector", "hybrid")
-        and "text_match" not in rank,
+        "coalesce(vector_candidates.distance": body["mode"] == "hybrid" and "text_match" not in rank,
+        # A vector pool is its list: the distance is the signal and no embedding is carried.
+        "- vector_candidates.distance": body["mode"] == "vector",
         "coalesce(text_candidates.match": body["mode"] in ("text", "hybrid") and "similarity" not in rank,
+        # The default vector, text and hybrid formulas age last_accessed: one scan reads every touch.
+        "AS touches ON": body["mode"] != "recent" and "rank" not in body,
     }
+    assert "vector_candidates_raw.embedding" not in sql[0]
     for reuse, expected in uses.items():
         assert (reuse in sql[0]) is expected, reuse
         assert reuse not in sql[1]
@@ -451,8 +456,9 @@ def test_a_filled_bounded_keyword_list_needs_no_second_statement(db: Engine, ten
 AGES = [["age_hours", "created_at"], ["age_hours", "last_accessed"], ["age_hours", "occurred_at"]]
 SCORE = ["score", "importance"]
 SIM, MATCH = ["similarity"], ["text_match"]
-EVERY_SIGNAL = {"vector": [SIM], "text": [MATCH], "recent": []}
+EVERY_SIGNAL = {"vector": [SIM], "text": [MATCH], "recent": [], "hybrid": [SIM, MATCH]}
 CARRYING_BODIES = [
+    pytest.param({"mode": "hybrid", "q": "refund outage", "k": 20}, id="hybrid"),  # reads records again
     *(
         pytest.param({"mode": mode, "q": "refund outage", "k": 20}, id=mode)
         for mode in ("vector", "text", "recent")
@@ -475,8 +481,9 @@ CARRYING_BODIES = [
 def test_a_pool_of_carried_columns_equals_one_that_reads_records_again(
     db: Engine, tenant: Tenant, body: dict[str, Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A vector, text or recent pool computes from the columns its one list carried: every value,
-    bound and count must be what a pool that reads `records` again gives (touches included)."""
+    """A vector, text or recent pool computes from the columns its one list carried, and every
+    pool reads the candidates' touches in one scan: every value, bound and count must be what a
+    pool that reads `records` again and looks each touch up by its key gives."""
     rng = random.Random(11)
     with db.begin() as conn:
         ids = insert(conn, tenant.id, *random_records(rng, 60, entities=4, hours=300, sparse_scores=True))
@@ -487,9 +494,12 @@ def test_a_pool_of_carried_columns_equals_one_that_reads_records_again(
     carried = compiled(body, tenant.id, vector=vector)
     with monkeypatch.context() as patch:
         patch.setattr(compile_module, "_carried_columns", lambda plan: ())
+        # and measures every signal, each touch looked up by its own key
+        patch.setattr(compile_module, "_with_proposed_signals", lambda ctx, proposed, labels: proposed)
         inputs = Inputs(tenant.id, NOW, vector, "test-model")
         reading = replace(carried, statement=build_statement(plan, inputs, TEXT_OUTPUT, "test"))
     joins = [str(search.statement).count("JOIN records ON") for search in (carried, reading)]
-    assert joins == [1, 2]  # the final rows only, against the pool's read and the final rows
+    # the final rows only, against the pool's read and the final rows (hybrid: both read again)
+    assert joins == ([2, 2] if body["mode"] == "hybrid" else [1, 2])
     results = outcomes(db, tenant, carried, reading)
     assert results[0] == results[1] and len(results[0][0]) >= 5
