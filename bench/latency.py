@@ -40,6 +40,7 @@ from bench.corpus import queries as make_queries
 from bench.engine import RAW_QUERIES
 from bench.engine import RAW_SETTINGS
 from bench.engine import raw_connection
+from bench.engine import read_into_cache
 from bench.engine import relation_sizes
 from bench.engine import time_raw
 from bench.ingest import corpus_vectors
@@ -425,6 +426,10 @@ def run(options: LatencyOptions, service_options: ServiceOptions) -> dict[str, A
     cache = VectorCache()
     with running_service(service_options) as service:
         loaded = reused_corpus(service) if service_options.reuse else load_corpus(service, options)
+        with service.connect() as conn:
+            started = time.perf_counter()
+            warmed = read_into_cache(conn)
+        loaded["cache_warmed"] = {"bytes": warmed, "seconds": time.perf_counter() - started}
         probes = make_probes(loaded.pop("entities"), options, cache)
         wanted_raw = {BASELINE[mode] for mode in options.modes if mode in BASELINE}
         wanted_raw |= {SECOND_BASELINE[mode] for mode in options.modes if mode in SECOND_BASELINE}

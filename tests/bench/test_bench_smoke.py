@@ -129,6 +129,8 @@ def test_latency_suite(tmp_path: Path) -> None:
     assert set(vector) >= {"vs_raw", "vs_raw_pool"}
     assert [level["clients"] for level in result["throughput"]] == [1, 2]
     assert result["relation_sizes"]["index records_embedding"] > 0 and result["service_rss_bytes"] > 0
+    indexes = sum(size for name, size in result["relation_sizes"].items() if name.startswith("index "))
+    assert result["load"]["cache_warmed"]["bytes"] >= indexes  # every file was read before measuring
 
 
 def test_latency_bare_statement_without_its_mode(tmp_path: Path) -> None:

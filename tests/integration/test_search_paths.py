@@ -235,8 +235,8 @@ def test_signals_reused_from_the_candidate_lists_equal_the_pools_own(
         # A vector pool is its list: the distance is the signal and no embedding is carried.
         "- vector_candidates.distance": body["mode"] == "vector",
         "coalesce(text_candidates.match": body["mode"] in ("text", "hybrid") and "similarity" not in rank,
-        # The default vector, text and hybrid formulas age last_accessed: one scan reads every touch.
-        "AS touches ON": body["mode"] != "recent" and "rank" not in body,
+        # The default vector and text formulas age last_accessed: one scan reads every touch.
+        "AS touches ON": body["mode"] in ("vector", "text") and "rank" not in body,
     }
     assert "vector_candidates_raw.embedding" not in sql[0]
     for reuse, expected in uses.items():
@@ -456,9 +456,8 @@ def test_a_filled_bounded_keyword_list_needs_no_second_statement(db: Engine, ten
 AGES = [["age_hours", "created_at"], ["age_hours", "last_accessed"], ["age_hours", "occurred_at"]]
 SCORE = ["score", "importance"]
 SIM, MATCH = ["similarity"], ["text_match"]
-EVERY_SIGNAL = {"vector": [SIM], "text": [MATCH], "recent": [], "hybrid": [SIM, MATCH]}
+EVERY_SIGNAL = {"vector": [SIM], "text": [MATCH], "recent": []}
 CARRYING_BODIES = [
-    pytest.param({"mode": "hybrid", "q": "refund outage", "k": 20}, id="hybrid"),  # reads records again
     *(
         pytest.param({"mode": mode, "q": "refund outage", "k": 20}, id=mode)
         for mode in ("vector", "text", "recent")
@@ -481,9 +480,9 @@ CARRYING_BODIES = [
 def test_a_pool_of_carried_columns_equals_one_that_reads_records_again(
     db: Engine, tenant: Tenant, body: dict[str, Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A vector, text or recent pool computes from the columns its one list carried, and every
-    pool reads the candidates' touches in one scan: every value, bound and count must be what a
-    pool that reads `records` again and looks each touch up by its key gives."""
+    """A vector, text or recent pool computes from the columns its one list carried and reads
+    the candidates' touches in one scan: every value, bound and count must be what a pool that
+    reads `records` again and looks each touch up by its key gives (as a hybrid pool does)."""
     rng = random.Random(11)
     with db.begin() as conn:
         ids = insert(conn, tenant.id, *random_records(rng, 60, entities=4, hours=300, sparse_scores=True))
@@ -499,7 +498,6 @@ def test_a_pool_of_carried_columns_equals_one_that_reads_records_again(
         inputs = Inputs(tenant.id, NOW, vector, "test-model")
         reading = replace(carried, statement=build_statement(plan, inputs, TEXT_OUTPUT, "test"))
     joins = [str(search.statement).count("JOIN records ON") for search in (carried, reading)]
-    # the final rows only, against the pool's read and the final rows (hybrid: both read again)
-    assert joins == ([2, 2] if body["mode"] == "hybrid" else [1, 2])
+    assert joins == [1, 2]  # the final rows only, against the pool's read and the final rows
     results = outcomes(db, tenant, carried, reading)
     assert results[0] == results[1] and len(results[0][0]) >= 5
