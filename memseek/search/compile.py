@@ -157,6 +157,13 @@ class Output:
     text: bool = False
     content: bool = False
     annotations: bool = False
+    metadata: bool = True
+    """The stored columns of `OUTPUT_COLUMNS` (what `include`, rendering and boosts read). A
+    response that shows none of them (ids, scores and ranks only) reads no `records` row at
+    the end (`_final`)."""
+
+    def reads_records(self) -> bool:
+        return self.metadata or self.text or self.content or self.annotations
 
 
 @dataclass(frozen=True, slots=True)
@@ -1255,12 +1262,15 @@ OUTPUT_COLUMNS = (
 def _final(ctx: _Context, parts: tuple[CTE, CTE], output: Output) -> Select[Any]:
     proposed, top = parts
     meta = sa.select(sa.func.count().label("candidate_count")).select_from(proposed).subquery("meta")
-    wanted = record_columns(OUTPUT_COLUMNS)
-    wanted += [R.text] if output.text else []
-    wanted += [R.content] if output.content else []
-    wanted += [R.annotations] if output.annotations else []
-    joined = top.join(records, sa.and_(R.workspace_id == ctx.ws, R.id == top.c.id))
-    rows = sa.select(top, *wanted).select_from(joined).subquery("hits")
+    if output.reads_records():
+        wanted = record_columns(OUTPUT_COLUMNS)
+        wanted += [R.text] if output.text else []
+        wanted += [R.content] if output.content else []
+        wanted += [R.annotations] if output.annotations else []
+        joined = top.join(records, sa.and_(R.workspace_id == ctx.ws, R.id == top.c.id))
+        rows = sa.select(top, *wanted).select_from(joined).subquery("hits")
+    else:  # the k rows by key, their touches and their columns cost ~0.7 ms of a vector search
+        rows = sa.select(top).subquery("hits")
     if ctx.plan.mode == "structured":
         keys = [rows.c[f"key_{i}"] for i in range(len(ctx.plan.order_by or ()))]
         hits_order = _structured_order(ctx.plan, keys, rows)

@@ -153,10 +153,25 @@ def prepare(runtime: Runtime, workspace_id: UUID, spec: SearchSpec, label: str =
         text="text" in plan.include or plan.render or plan.rerank is not None,
         content=bool(plan.fields),
         annotations=bool(plan.annotations),
+        metadata=shows_metadata(plan),
     )
     searches = tuple(_effective(p, spec.q, plan) for p in plan.searches)
     compiled = tuple(compile_search(p, inputs, output, label) for p in searches)
     return Prepared(plan, searches, compiled, now, embed_ms)
+
+
+def shows_metadata(plan: RequestPlan) -> bool:
+    """Whether the response or the merge reads stored record columns beyond the ranked ones
+    (id, occurred_at, seq): an `include` of any other, fields, annotations, the rendered rows,
+    a combined `boost` (scores and ages) or a graph boost (key and entity)."""
+    return bool(
+        set(plan.include) - {"occurred_at"}
+        or plan.fields
+        or plan.annotations
+        or plan.render
+        or plan.boost is not None
+        or plan.graph_boost is not None
+    )
 
 
 def _effective(search: SearchPlan, q: str | None, plan: RequestPlan) -> SearchPlan:

@@ -14,6 +14,8 @@ from sqlalchemy.engine import Engine
 from memseek import schema
 from memseek.app import create_app
 from memseek.search import embed
+from memseek.search.request import parse_search
+from memseek.search.service import prepare
 from memseek.settings import Settings
 from tests.conftest import Client
 from tests.conftest import Tenant
@@ -119,6 +121,66 @@ def test_structured_has_no_scores(api: Client, db: Engine, tenant: Tenant) -> No
     body = search(api, {"mode": "structured", "order_by": [{"field": "amount"}]})
     assert body["ranking"] == {"kind": "structured", "scored": False}
     assert body["hits"][0].keys() == {"id", "rank", "score"} and body["hits"][0]["score"] is None
+
+
+EVERY_INCLUDE = [
+    "text", "scores", "collection", "collection_version", "entity", "type", "key", "status", "depth",
+    "occurred_at", "created_at", "run_id",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"mode": "vector", "q": "budget review", "k": 4},
+        {"mode": "text", "q": "budget review", "k": 4},
+        {"mode": "hybrid", "q": "budget review", "k": 4},
+        {"mode": "recent", "k": 4},
+        {"mode": "structured", "order_by": [{"field": "amount", "direction": "desc"}], "k": 4},
+        {"mode": "recent", "k": 4, "include": ["occurred_at"]},
+    ],
+    ids=["vector", "text", "hybrid", "recent", "structured", "recent-occurred_at"],
+)
+def test_a_response_without_stored_columns_ranks_as_one_with_them(
+    api: Client, db: Engine, tenant: Tenant, body: dict[str, Any]
+) -> None:
+    """Ids, scores and ranks alone are read from the ranked rows, without reading `records` at
+    the end: they must be those of the same search asking for every stored column."""
+    texts = ["budget review for Q3", "review of the hiring plan", "budget cuts", "team offsite", "Q4 review"]
+    amounts = [{"content": {"amount": i}, "fields": {"amount": i}} for i in range(len(texts))]
+    given(db, tenant, *(embedded(text, **amount) for text, amount in zip(texts, amounts, strict=True)))
+    lean = search(api, body)["hits"]
+    full = search(api, {**body, "include": EVERY_INCLUDE})["hits"]
+    scored = body["mode"] != "structured"
+    shown = {"id", "rank", "score", *(["rank_score"] if scored else []), *body.get("include", [])}
+    assert len(lean) == 4 and all(hit.keys() == shown for hit in lean)
+    # each request ages last_accessed from its own `now`: equal up to the microseconds between them
+    for lean_hit, full_hit in zip(lean, full, strict=True):
+        expected = {k: full_hit[k] for k in shown}
+        if scored:
+            expected["rank_score"] = pytest.approx(full_hit["rank_score"], rel=1e-6)
+        assert lean_hit == expected
+
+
+@pytest.mark.parametrize(
+    ("extra", "reads"),
+    [
+        ({}, False),
+        ({"include": ["occurred_at"]}, False),
+        ({"include": ["entity"]}, True),
+        ({"include": ["text"]}, True),
+        ({"render": True}, True),
+        ({"fields": ["amount"]}, True),
+    ],
+)
+def test_the_final_rows_read_records_only_for_what_the_response_shows(
+    settings: Settings, db: Engine, tenant: Tenant, extra: dict[str, Any], reads: bool
+) -> None:
+    runtime = runtime_for(settings, db, CATALOG, hashed_models(None))
+    spec = parse_search({"mode": "recent", "k": 3, **extra})
+    (compiled,) = prepare(runtime, tenant.id, spec).compiled
+    # a recent list carries its columns into the pool: only the final rows can join `records`
+    assert str(compiled.statement).count("JOIN records ON") == int(reads)
 
 
 def test_include_fields_and_annotations(api: Client, db: Engine, tenant: Tenant) -> None:
