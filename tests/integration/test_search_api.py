@@ -158,7 +158,7 @@ def test_a_response_without_stored_columns_ranks_as_one_with_them(
     for lean_hit, full_hit in zip(lean, full, strict=True):
         expected = {k: full_hit[k] for k in shown}
         if scored:
-            expected["rank_score"] = pytest.approx(full_hit["rank_score"], rel=1e-6)
+            expected |= {key: pytest.approx(full_hit[key], rel=1e-6) for key in ("score", "rank_score")}
         assert lean_hit == expected
 
 
