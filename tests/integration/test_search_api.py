@@ -138,8 +138,9 @@ EVERY_INCLUDE = [
         {"mode": "recent", "k": 4},
         {"mode": "structured", "order_by": [{"field": "amount", "direction": "desc"}], "k": 4},
         {"mode": "recent", "k": 4, "include": ["occurred_at"]},
+        {"mode": "structured", "order_by": [{"field": "amount"}], "k": 4, "include": ["occurred_at"]},
     ],
-    ids=["vector", "text", "hybrid", "recent", "structured", "recent-occurred_at"],
+    ids=["vector", "text", "hybrid", "recent", "structured", "recent-occurred_at", "structured-occurred_at"],
 )
 def test_a_response_without_stored_columns_ranks_as_one_with_them(
     api: Client, db: Engine, tenant: Tenant, body: dict[str, Any]
