@@ -98,6 +98,7 @@ from memseek.search.rank import Signal
 from memseek.search.rank import Similarity
 from memseek.search.rank import Sum
 from memseek.search.rank import TextMatch
+from memseek.search.rank import age_fields
 from memseek.search.rank import iter_nodes
 from memseek.search.request import Condition
 from memseek.search.request import OrderBy
@@ -1142,7 +1143,7 @@ def _pool(ctx: _Context, proposed: CTE, extra: Sequence[ColumnElement[Any]], sou
 def _with_proposed_signals(ctx: _Context, proposed: CTE, labels: Mapping[RankNode, str]) -> Any:
     """What the pool joins from so that `similarity` and `text_match` reuse the values the vector
     and keyword lists measured (fills `ctx.proposed`; `proposed` itself when there is nothing
-    to reuse).
+    to reuse), and a single list's pool its candidates' touches (`_touches_of`, `ctx.touched`).
 
     A row a list proposed had its value measured there: the same row version (one statement,
     one snapshot), the same expression and query, so the same value, without reading the 1.5 kB
@@ -1156,8 +1157,8 @@ def _with_proposed_signals(ctx: _Context, proposed: CTE, labels: Mapping[RankNod
         ctx.proposed[kind] = listed.c[column]
         if listed is not proposed:
             source = source.outerjoin(listed, listed.c.id == proposed.c.id)
-    ages_touches = any(isinstance(node, AgeHours) and node.field == "last_accessed" for node in labels)
-    if ages_touches and ctx.carried:
+    rank = ctx.plan.rank
+    if ctx.carried and rank is not None and "last_accessed" in age_fields(rank):
         touches = _touches_of(ctx, proposed)
         ctx.touched = touches.c.last_accessed
         source = source.outerjoin(touches, touches.c.record_id == proposed.c.id)

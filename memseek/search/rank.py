@@ -402,6 +402,11 @@ def signals(node: RankNode) -> frozenset[type[RankNode]]:
     return frozenset(type(n) for _, n in iter_nodes(node) if isinstance(n, Signal))
 
 
+def age_fields(node: RankNode) -> frozenset[str]:
+    """The timestamp fields the tree ages (`age_hours`)."""
+    return frozenset(n.field for _, n in iter_nodes(node) if isinstance(n, AgeHours))
+
+
 def score_names(node: RankNode) -> frozenset[str]:
     """The stored score names the tree reads (checked against the catalog at load)."""
     return frozenset(n.name for _, n in iter_nodes(node) if isinstance(n, Score))

@@ -54,8 +54,7 @@ from memseek.search.fuse import Hit
 from memseek.search.fuse import RankedList
 from memseek.search.graph import proximity
 from memseek.search.rank import AgeField
-from memseek.search.rank import AgeHours
-from memseek.search.rank import iter_nodes
+from memseek.search.rank import age_fields
 from memseek.search.render import RenderRow
 from memseek.search.render import json_text
 from memseek.search.render import render_block
@@ -226,12 +225,7 @@ def reads_last_accessed(plan: RequestPlan) -> bool:
     combined boost ages it. Only then does the search wait for the workspace's queued touches
     (no other part of a search reads the column, and the response never shows it)."""
     formulas = [search.rank for search in plan.searches] + [plan.boost]
-    return any(
-        isinstance(node, AgeHours) and node.field == "last_accessed"
-        for formula in formulas
-        if formula is not None
-        for _, node in iter_nodes(formula)
-    )
+    return any("last_accessed" in age_fields(formula) for formula in formulas if formula is not None)
 
 
 def search_response(
