@@ -31,9 +31,9 @@ from bench.latency import make_probes
 from bench.latency import service_request
 from bench.metrics import percentiles
 from bench.vectors import VectorCache
-from memseek.db import SCOPED_ROLE
 from memseek.db import embedded_url
-from memseek.db import scope_statement
+from memseek.db import scope_settings
+from memseek.db import set_local
 from memseek.runtime import Runtime
 from memseek.runtime import build_runtime
 from memseek.search.compile import CompiledSearch
@@ -52,7 +52,7 @@ SORT_INDEXES = (
 def _statement(conn: sa.Connection, compiled: CompiledSearch, drop: Sequence[str], explain: bool) -> Any:
     for name in drop:
         conn.execute(sa.text(f'DROP INDEX "{name}"'))
-    conn.execute(scope_statement(), {"role": SCOPED_ROLE, "ws": str(compiled.params["workspace_id"])})
+    set_local(conn, scope_settings(compiled.params["workspace_id"]))
     prepare_transaction(conn, compiled)
     if explain:
         return "\n".join(conn.execute(Explain(compiled.statement, analyze=True), compiled.params).scalars())

@@ -42,7 +42,6 @@ from weakref import WeakKeyDictionary
 
 import psycopg
 import sqlalchemy as sa
-from psycopg.rows import dict_row
 from sqlalchemy.engine import Connection
 from sqlalchemy.engine import Dialect
 from sqlalchemy.engine import Engine
@@ -50,6 +49,8 @@ from sqlalchemy.sql.compiler import Compiled
 from sqlalchemy.sql.expression import Executable
 from sqlalchemy.sql.expression import Select
 
+from memseek.db import driver_rows
+from memseek.db import set_local
 from memseek.db import shared_snapshot
 from memseek.db import workspace_transaction
 from memseek.errors import Detail
@@ -144,8 +145,7 @@ def prepare_transaction(conn: Connection, compiled: CompiledSearch) -> dict[str,
 
 
 def _apply(conn: Connection, wanted: dict[str, str]) -> dict[str, str]:
-    calls = [sa.func.set_config(name, value, True) for name, value in wanted.items()]
-    conn.execute(sa.select(*calls))
+    set_local(conn, wanted)
     return wanted
 
 
@@ -172,35 +172,27 @@ def execute_compiled(conn: Connection, compiled: CompiledSearch) -> SearchResult
 
 
 def _execute(conn: Connection, statement: Executable, params: Mapping[str, Any]) -> Sequence[Any]:
-    """Run one search statement on the connection's driver cursor (psycopg's `RawCursor`, with
-    `native_placeholders`); rows as dicts.
-
-    The template is compiled once (`_compiled`); SQLAlchemy's per-execution machinery
-    (execution context, result metadata, row proxies) cost ~0.5 ms a statement, a third of a
-    newest-first search's (docs/search.md, "Executing a template"). As `Connection.execute`
-    does, the engine's `before_cursor_execute` listeners see the statement, driver errors are
-    wrapped as SQLAlchemy's own, and a lost connection is invalidated."""
+    """Run one search statement through the driver (`db.driver_rows`, `native_placeholders`);
+    rows as dicts. The template is compiled once (`_compiled`); SQLAlchemy's per-execution
+    machinery cost ~0.5 ms a statement, a third of a newest-first search's (docs/search.md,
+    "Executing a template")."""
     sql, values = driver_statement(conn, statement, params)
     sql, names = native_placeholders(sql)
-    args = [values[name] for name in names]
     try:
-        with psycopg.RawCursor(conn.connection.driver_connection, row_factory=dict_row) as cursor:
-            for listener in conn.dispatch.before_cursor_execute:  # the engine's hooks see it too
-                sql, args = listener(conn, cursor, sql, args, None, False)
-            cursor.execute(sql, args)
-            return cursor.fetchall()
-    except psycopg.Error as exc:
-        if exc.sqlstate == OUT_OF_RANGE:
+        return driver_rows(conn, sql, [values[name] for name in names])
+    except sa.exc.DBAPIError as exc:
+        state = getattr(exc.orig, "sqlstate", None)
+        if state == OUT_OF_RANGE:
             raise RequestInvalid(
                 "the rank formula produced a value out of range",
                 [Detail(("rank",), "every value a formula produces must be finite")],
             ) from None
-        if exc.sqlstate == QUERY_CANCELED:
+        if state == QUERY_CANCELED:
             raise SearchTimeout(
                 "the search ran longer than this deployment allows (SEARCH_TIMEOUT_MS); "
                 "narrow its scope or lower params.candidates"
             ) from None
-        raise _wrapped(conn, exc, sql, args) from exc
+        raise
 
 
 def driver_statement(
@@ -239,15 +231,6 @@ def native_placeholders(sql: str) -> tuple[str, tuple[str, ...]]:
 @lru_cache(maxsize=TEMPLATE_CACHE * 3)  # a shape's first statement and its two fallbacks
 def _compiled(statement: Executable, dialect: Dialect) -> Compiled:
     return statement.compile(dialect=dialect)
-
-
-def _wrapped(conn: Connection, exc: psycopg.Error, sql: str, values: Sequence[Any]) -> sa.exc.DBAPIError:
-    lost = conn.dialect.is_disconnect(exc, conn.connection.dbapi_connection, None)
-    if lost:
-        conn.invalidate(exc)
-    return sa.exc.DBAPIError.instance(
-        sql, values, exc, psycopg.Error, connection_invalidated=lost, dialect=conn.dialect
-    )
 
 
 def to_result(rows: Sequence[Any]) -> SearchResult:

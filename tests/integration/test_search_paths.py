@@ -14,8 +14,8 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 from sqlalchemy.engine import Engine
 
-from memseek.db import SCOPED_ROLE
-from memseek.db import scope_statement
+from memseek.db import scope_settings
+from memseek.db import set_local
 from memseek.db import workspace_transaction
 from memseek.search import compile as compile_module
 from memseek.search.compile import CompiledSearch
@@ -307,7 +307,7 @@ def _prepared_runs(
         conn.commit()
         for _ in range(PREPARED_RUNS):
             with conn.begin():
-                conn.execute(scope_statement(), {"role": SCOPED_ROLE, "ws": str(tenant.id)})
+                set_local(conn, scope_settings(tenant.id))
                 prepare_transaction(conn, search)
                 if plans is not None:
                     conn.execute(sa.text("SELECT set_config('plan_cache_mode', :v, true)"), {"v": plans})

@@ -24,8 +24,8 @@ from sqlalchemy.engine import Engine
 from memseek.catalog.fields import epoch_micros
 from memseek.catalog.fields import materialise_all
 from memseek.catalog.fields import parse_datetime
-from memseek.db import SCOPED_ROLE
-from memseek.db import scope_statement
+from memseek.db import scope_settings
+from memseek.db import set_local
 from memseek.search import fuse
 from memseek.search.execute import run_compiled
 from memseek.search.rank import AgeHours
@@ -265,8 +265,7 @@ def assert_matches_oracle(
     (plan,) = plans(body)
     with db.connect() as conn, conn.begin() as transaction:
         record_ids = insert(conn, tenant.id, *recs)
-        scope = scope_statement(tuple((planner or {}).items()))
-        conn.execute(scope, {"role": SCOPED_ROLE, "ws": str(tenant.id)})
+        set_local(conn, scope_settings(tenant.id, planner))
         result = run_compiled(conn, compiled(body, tenant.id))
         transaction.rollback()
     expected = oracle(list(zip(record_ids, recs, strict=True)), plan)

@@ -22,8 +22,8 @@ from hypothesis import strategies as st
 from sqlalchemy.engine import Engine
 from sqlalchemy.pool import NullPool
 
-from memseek.db import SCOPED_ROLE
-from memseek.db import scope_statement
+from memseek.db import scope_settings
+from memseek.db import set_local
 from memseek.db import workspace_transaction
 from memseek.indexes import ensure_field_indexes
 from memseek.indexes import sort_indexes
@@ -211,7 +211,7 @@ def kept_plan(engine: Engine, tenant: Tenant, search: CompiledSearch) -> str:
     connection of its own: no other statement is prepared there."""
     own = sa.create_engine(engine.url, poolclass=NullPool)
     with own.connect() as conn, conn.begin():
-        conn.execute(scope_statement(), {"role": SCOPED_ROLE, "ws": str(tenant.id)})
+        set_local(conn, scope_settings(tenant.id))
         prepare_transaction(conn, search)
         for name, value in {**FORCED, "plan_cache_mode": "force_generic_plan"}.items():
             conn.execute(sa.text("SELECT set_config(:n, :v, true)"), {"n": name, "v": value})
