@@ -164,13 +164,19 @@ def test_a_workspace_transaction_binds_its_scope_and_is_one_transaction(
     assert first == second  # one transaction, not a statement each
     assert len(sent) == 4  # role, workspace and settings travel in one statement
     assert str(tenant.id) not in sent[0] and "7s" not in sent[0]  # bound, never inlined
+    assert sent[0].startswith("/* memseek ") and "set_config" in sent[0]  # labelled like any other
 
 
+@pytest.mark.parametrize(
+    ("local", "statement"),
+    [({}, "SELECT 1 / 0"), ({"statement_timeout": "soon"}, "SELECT 1")],
+    ids=["statement-fails", "scope-fails"],
+)
 def test_a_failed_workspace_transaction_rolls_back_and_returns_its_connection_as_it_was(
-    db, tenant: Tenant
+    db, tenant: Tenant, local: dict[str, str], statement: str
 ) -> None:  # type: ignore[no-untyped-def]
-    with pytest.raises(sa.exc.DataError), workspace_transaction(db, tenant.id) as conn:
-        conn.execute(sa.text("SELECT 1 / 0"))
+    with pytest.raises(sa.exc.DBAPIError), workspace_transaction(db, tenant.id, local) as conn:
+        conn.execute(sa.text(statement))
     with db.connect() as conn:  # the pool's most recently used connection: the one that failed
         role, ws = conn.execute(
             sa.text("SELECT current_user, current_setting('memseek.workspace_id', true)")
