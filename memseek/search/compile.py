@@ -636,7 +636,7 @@ def _eligible(ctx: _Context, *extra: ColumnElement[bool]) -> Select[Any]:
     return sa.select(R.id).where(*rules(ctx), *extra)
 
 
-def _numbered(
+def _proposal(
     ctx: _Context, inner: Select[Any], name: str, order: Callable[[Any], list[Any]], *keep: str
 ) -> CTE:
     """A bounded proposal (with the columns named in `keep`) and, when a hybrid search
@@ -693,7 +693,7 @@ def _vector_candidates(ctx: _Context) -> CTE:
         .limit(ctx.list_size)
     )
     order = lambda sub: [sub.c.distance, sub.c.id]  # noqa: E731
-    ctx.vector_list = _numbered(ctx, _carry(ctx, inner), "vector_candidates", order, "distance", *ctx.carried)
+    ctx.vector_list = _proposal(ctx, _carry(ctx, inner), "vector_candidates", order, "distance", *ctx.carried)
     return ctx.vector_list
 
 
@@ -823,7 +823,7 @@ def _text_candidates(ctx: _Context) -> CTE:
     bounded = bounds_keywords(ctx.plan) and not ctx.exact_keywords
     matches = _bounded_matches(ctx) if bounded else _best_matches(ctx)
     order = lambda sub: [sub.c.match.desc(), *_newest_first(sub)]  # noqa: E731
-    ctx.text_list = _numbered(ctx, matches, "text_candidates", order, "match", *ctx.carried)
+    ctx.text_list = _proposal(ctx, matches, "text_candidates", order, "match", *ctx.carried)
     return ctx.text_list
 
 
@@ -896,7 +896,7 @@ def posting_ids(ctx: _Context) -> Select[Any]:
 def _recent_candidates(ctx: _Context) -> CTE:
     inner = _carry(ctx, _eligible(ctx).add_columns(R.occurred_at, R.seq))
     inner = inner.order_by(*_newest_first(records)).limit(ctx.plan.candidates)
-    return _numbered(ctx, inner, "recent_candidates", _newest_first, *ctx.carried)
+    return _proposal(ctx, inner, "recent_candidates", _newest_first, *ctx.carried)
 
 
 def _hybrid_candidates(ctx: _Context) -> CTE:
