@@ -661,6 +661,10 @@ SIGNAL_READS: dict[type[Signal], tuple[str, ...]] = {
     Score: ("scores",),
 }
 """The `records` columns each signal's SQL reads (`signal_column`); `age_hours` reads its field."""
+LIST_SIGNALS: dict[str, type[Signal]] = {"vector": Similarity, "text": TextMatch}
+"""The signal a single list measures while proposing each of its rows: the distance of a row with
+an embedding of the query's model, the keyword match of a row that matches the query. Its pool
+reads the list's value, and the list carries no column for measuring it again."""
 
 
 def _carried_columns(plan: CompilablePlan) -> tuple[str, ...]:
@@ -670,8 +674,8 @@ def _carried_columns(plan: CompilablePlan) -> tuple[str, ...]:
         return ()
     names = {"occurred_at": None, "seq": None, "workspace_id": None}  # ordered, unique
     for _, node in iter_nodes(plan.rank):
-        if isinstance(node, Similarity) and plan.mode == "vector":
-            continue  # the list's own distance is the signal (`signal_column`)
+        if type(node) is LIST_SIGNALS.get(plan.mode):
+            continue  # the list's own measure is the signal (`signal_column`)
         names.update(dict.fromkeys(SIGNAL_READS.get(type(node), ())))
         if isinstance(node, AgeHours):
             names[node.field] = None
@@ -1031,9 +1035,7 @@ def signal_column(node: Signal, ctx: _Context) -> ColumnElement[float]:
 
 @signal_column.register
 def _(node: Similarity, ctx: _Context) -> ColumnElement[float]:
-    if ctx.row is ctx.vector_list:
-        # The pool is the vector list: each row has an embedding of the query's model, and its
-        # distance was measured while proposing it (the same row, operator and vector).
+    if ctx.row is ctx.vector_list:  # `LIST_SIGNALS`: the same row, operator and vector
         return _similarity(ctx.vector_list.c.distance)
     distance = ctx.row.c.embedding.cosine_distance(ctx.vector())
     if Similarity in ctx.proposed:  # measured while proposing: the same row, operator, vector
@@ -1050,6 +1052,8 @@ def _similarity(distance: ColumnElement[float]) -> ColumnElement[float]:
 
 @signal_column.register
 def _(node: TextMatch, ctx: _Context) -> ColumnElement[float]:
+    if ctx.row is ctx.text_list:  # `LIST_SIGNALS`: the same row, expression and query
+        return ctx.text_list.c.match
     if TextMatch not in ctx.proposed:
         return text_match(ctx, ctx.row)
     # Measured while proposing: the same row and expression. Most rows the keyword list did not

@@ -232,13 +232,16 @@ def test_signals_reused_from_the_candidate_lists_equal_the_pools_own(
     rank = str(body.get("rank", ""))
     uses = {
         "coalesce(vector_candidates.distance": body["mode"] == "hybrid" and "text_match" not in rank,
-        # A vector pool is its list: the distance is the signal and no embedding is carried.
+        # A single list's pool is its list: its own measure is the signal, and the column it
+        # would be measured from again (embedding, tsv) is not carried.
         "- vector_candidates.distance": body["mode"] == "vector",
-        "coalesce(text_candidates.match": body["mode"] in ("text", "hybrid") and "similarity" not in rank,
+        "text_candidates.match AS sig_": body["mode"] == "text",
+        "coalesce(text_candidates.match": body["mode"] == "hybrid" and "similarity" not in rank,
         # The default vector and text formulas age last_accessed: one scan reads every touch.
         "AS touches ON": body["mode"] in ("vector", "text") and "rank" not in body,
     }
     assert "vector_candidates_raw.embedding" not in sql[0]
+    assert "text_candidates_raw.tsv" not in sql[0]
     for reuse, expected in uses.items():
         assert (reuse in sql[0]) is expected, reuse
         assert reuse not in sql[1]
