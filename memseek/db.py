@@ -56,12 +56,49 @@ def driver_rows(conn: Connection, sql: str, args: Sequence[Any]) -> list[dict[st
     ~0.5 ms for a large one. As `Connection.execute` does, the engine's `before_cursor_execute`
     listeners see the statement (so it carries the request's label), driver errors are wrapped
     as SQLAlchemy's own, and a lost connection is invalidated."""
+    with _driver_errors(conn, sql, args), _cursor(conn) as cursor:
+        cursor.execute(*_labelled(conn, cursor, sql, args))
+        return cursor.fetchall() if cursor.description else []
+
+
+def scoped_rows(
+    conn: Connection, workspace_id: UUID, settings: Mapping[str, str], sql: str, args: Sequence[Any]
+) -> list[dict[str, Any]]:
+    """Run `sql` as `driver_rows` does, in a transaction of its own confined to the workspace:
+    the scope statement (`scope_settings`: role, workspace, then `settings`) and `sql` go out
+    together in pipeline mode, ended by one Sync, and are answered in one round trip.
+
+    PostgreSQL runs the statements up to a Sync in one implicit transaction (the extended query
+    protocol's rule), so the settings hold for `sql` and end with it, committed or rolled back,
+    as `workspace_transaction`'s would: BEGIN, scope, statement and COMMIT took four round
+    trips, a third of a newest-first search (docs/search.md, "One round trip"). The connection
+    must be in autocommit (`scoped_connection`), or psycopg would open a transaction first."""
+    scope = scope_settings(workspace_id, settings)
+    scope_sql, scope_args = _set_config_sql(len(scope)), [part for item in scope.items() for part in item]
+    driver = conn.connection.driver_connection
+    with _driver_errors(conn, sql, args), _cursor(conn) as setter, _cursor(conn) as cursor:
+        with driver.pipeline():  # leaving it sends the Sync and reads every answer
+            setter.execute(*_labelled(conn, setter, scope_sql, scope_args))
+            cursor.execute(*_labelled(conn, cursor, sql, args))
+        return cursor.fetchall() if cursor.description else []
+
+
+def _cursor(conn: Connection) -> psycopg.RawCursor[dict[str, Any]]:
+    return psycopg.RawCursor(conn.connection.driver_connection, row_factory=dict_row)
+
+
+def _labelled(conn: Connection, cursor: Any, sql: str, args: Sequence[Any]) -> tuple[str, Any]:
+    """`sql` and `args` as the engine's `before_cursor_execute` listeners return them."""
+    for listener in conn.dispatch.before_cursor_execute:
+        sql, args = listener(conn, cursor, sql, args, None, False)
+    return sql, args
+
+
+@contextmanager
+def _driver_errors(conn: Connection, sql: str, args: Sequence[Any]) -> Iterator[None]:
+    """psycopg's errors as SQLAlchemy's own, invalidating a lost connection, as `Connection.execute` does."""
     try:
-        with psycopg.RawCursor(conn.connection.driver_connection, row_factory=dict_row) as cursor:
-            for listener in conn.dispatch.before_cursor_execute:
-                sql, args = listener(conn, cursor, sql, args, None, False)
-            cursor.execute(sql, args)
-            return cursor.fetchall() if cursor.description else []
+        yield
     except psycopg.Error as exc:
         lost = conn.dialect.is_disconnect(exc, conn.connection.dbapi_connection, None)
         if lost:
@@ -198,6 +235,22 @@ def release_held() -> None:
 
 
 @contextmanager
+def _request_connection(engine: Engine) -> Iterator[Connection]:
+    """The request's held connection (`hold_for_request`) if nothing took it yet, else a pooled one."""
+    held = _HELD.get()
+    with (held and held.take(engine)) or engine.connect() as conn:
+        yield conn
+
+
+@contextmanager
+def scoped_connection(engine: Engine) -> Iterator[Connection]:
+    """A connection for `scoped_rows`, in autocommit: the request's held one, or a pooled one
+    (the pool restores its mode when it is returned)."""
+    with _request_connection(engine) as conn:
+        yield conn.execution_options(isolation_level="AUTOCOMMIT")
+
+
+@contextmanager
 def workspace_transaction(
     engine: Engine,
     workspace_id: UUID,
@@ -210,8 +263,7 @@ def workspace_transaction(
     `shared_snapshot`) it reads, in REPEATABLE READ, the moment that snapshot saw. The connection
     is the one the request authenticated on (`hold_for_request`) when no other transaction took
     it yet."""
-    held = _HELD.get()
-    with (held and held.take(engine)) or engine.connect() as conn:
+    with _request_connection(engine) as conn:
         # The held connection authenticated in autocommit; the transaction needs a transactional mode.
         isolation = REPEATABLE_READ if snapshot is not None else conn.default_isolation_level
         conn.execution_options(isolation_level=isolation)

@@ -1,4 +1,6 @@
-"""Run compiled searches on pooled connections (IO), in workspace transactions.
+"""Run compiled searches on pooled connections (IO), confined to their workspace.
+
+A search on its own sends its scope and statement together, one round trip (`db.scoped_rows`).
 
 A combined request's searches run concurrently (at most SEARCH_MAX_CONCURRENCY at once) and
 read one exported snapshot; results are returned in request order, so which search finishes
@@ -50,6 +52,8 @@ from sqlalchemy.sql.expression import Executable
 from sqlalchemy.sql.expression import Select
 
 from memseek.db import driver_rows
+from memseek.db import scoped_connection
+from memseek.db import scoped_rows
 from memseek.db import set_local
 from memseek.db import shared_snapshot
 from memseek.db import workspace_transaction
@@ -156,30 +160,47 @@ def run_compiled(conn: Connection, compiled: CompiledSearch) -> SearchResult:
 
 
 def execute_compiled(conn: Connection, compiled: CompiledSearch) -> SearchResult:
-    """Execute one compiled search in a transaction that already has its planner settings;
-    while the statement that ran reports `short`, its next fallback runs instead (with full
-    lists, `hnsw.ef_search` follows the candidate count)."""
-    rows = _execute(conn, compiled.statement, compiled.params)
-    widen = fallback_settings(compiled)  # transaction-local: applied once, before the first
+    """Execute one compiled search in a transaction that already has its planner settings."""
+
+    def run(statement: Executable, widen: Mapping[str, str]) -> Sequence[Any]:
+        _apply(conn, dict(widen))
+        return _execute(conn, statement, compiled.params)
+
+    return _with_fallbacks(compiled, run)
+
+
+Run = Callable[[Executable, Mapping[str, str]], Sequence[Any]]
+"""Runs a statement of a search with these settings beyond the search's own; its rows."""
+
+
+def _with_fallbacks(compiled: CompiledSearch, run: Run) -> SearchResult:
+    """The search's statement, then, while the statement that ran reports `short`, its next
+    fallback (with full lists, `hnsw.ef_search` follows the candidate count)."""
+    rows = run(compiled.statement, {})
+    widen = fallback_settings(compiled)
     for fallback in compiled.fallbacks:
         if not (rows and rows[0].get("short")):
             break
-        if widen:
-            _apply(conn, widen)
-            widen = {}
-        rows = _execute(conn, fallback(), compiled.params)
+        rows = run(fallback(), widen)
     return to_result(rows)
 
 
-def _execute(conn: Connection, statement: Executable, params: Mapping[str, Any]) -> Sequence[Any]:
+def _execute(
+    conn: Connection,
+    statement: Executable,
+    params: Mapping[str, Any],
+    scope: tuple[UUID, Mapping[str, str]] | None = None,
+) -> Sequence[Any]:
     """Run one search statement through the driver (`db.driver_rows`, `native_placeholders`);
     rows as dicts. The template is compiled once (`_compiled`); SQLAlchemy's per-execution
     machinery cost ~0.5 ms a statement, a third of a newest-first search's (docs/search.md,
-    "Executing a template")."""
+    "Executing a template"). With `scope` (workspace, settings) it runs in a transaction of its
+    own (`db.scoped_rows`), else in the connection's."""
     sql, values = driver_statement(conn, statement, params)
     sql, names = native_placeholders(sql)
+    args = [values[name] for name in names]
     try:
-        return driver_rows(conn, sql, [values[name] for name in names])
+        return driver_rows(conn, sql, args) if scope is None else scoped_rows(conn, *scope, sql, args)
     except sa.exc.DBAPIError as exc:
         state = getattr(exc.orig, "sqlstate", None)
         if state == OUT_OF_RANGE:
@@ -283,9 +304,15 @@ def run_searches(
 
 
 def _alone(engine: Engine, workspace_id: UUID, compiled: CompiledSearch, timeout_ms: int) -> SearchResult:
+    """A search on its own: each statement in a transaction of its own with the search's settings
+    (`db.scoped_rows`: one round trip)."""
     settings = search_settings(engine, compiled, timeout_ms)
-    with workspace_transaction(engine, workspace_id, settings) as conn:
-        return execute_compiled(conn, compiled)
+    with scoped_connection(engine) as conn:
+
+        def run(statement: Executable, widen: Mapping[str, str]) -> Sequence[Any]:
+            return _execute(conn, statement, compiled.params, (workspace_id, {**settings, **widen}))
+
+        return _with_fallbacks(compiled, run)
 
 
 def _run_in(conn: Connection, timeout_ms: int, compiled: CompiledSearch) -> SearchResult:

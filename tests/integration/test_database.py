@@ -5,11 +5,13 @@ from __future__ import annotations
 import shutil
 import tempfile
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
 from flask import Flask
+from psycopg import pq
 
 from memseek import migrate
 from memseek.app import create_app
@@ -17,6 +19,8 @@ from memseek.db import create_db_engine
 from memseek.db import database_url as resolve_url
 from memseek.db import hold_for_request
 from memseek.db import release_held
+from memseek.db import scoped_connection
+from memseek.db import scoped_rows
 from memseek.db import workspace_transaction
 from memseek.errors import StartupError
 from memseek.runtime import Runtime
@@ -167,22 +171,102 @@ def test_a_workspace_transaction_binds_its_scope_and_is_one_transaction(
     assert sent[0].startswith("/* memseek ") and "set_config" in sent[0]  # labelled like any other
 
 
+CHECK_SCOPE = (
+    "SELECT current_user AS role, current_setting('memseek.workspace_id', true) AS workspace,"
+    " current_setting('statement_timeout') AS timeout"
+)
+
+
+def _traced_messages(path: Path) -> list[tuple[str, str]]:
+    """libpq's trace of a connection: (F for frontend or B for backend, message type) in order."""
+    lines = [line.split("\t") for line in path.read_text().splitlines()]
+    return [(parts[0], parts[2]) for parts in lines if len(parts) > 2 and parts[0] in ("F", "B")]
+
+
+@pytest.mark.parametrize("held", [False, True], ids=["pooled", "held-after-autocommit-auth"])
+def test_a_scoped_statement_runs_with_its_scope_in_one_round_trip_and_leaves_nothing_set(
+    db, tenant: Tenant, held: bool, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    """`scoped_rows`: the scope statement and the statement go out together and end with one Sync
+    (one implicit transaction), no BEGIN or COMMIT; the settings end with it."""
+    if held:
+        hold_for_request(db.connect().execution_options(isolation_level="AUTOCOMMIT"))
+    trace = tmp_path / "libpq.trace"
+    try:
+        with statements_sent(db) as sent, scoped_connection(db) as conn, trace.open("w") as out:
+            pgconn = conn.connection.driver_connection.pgconn
+            pgconn.trace(out.fileno())
+            pgconn.set_trace_flags(pq.Trace.SUPPRESS_TIMESTAMPS)
+            rows = scoped_rows(conn, tenant.id, {"statement_timeout": "7s"}, CHECK_SCOPE, [])
+            pgconn.untrace()
+            after = conn.execute(sa.text(CHECK_SCOPE)).one()
+    finally:
+        release_held()
+    assert rows == [{"role": "memseek_scoped", "workspace": str(tenant.id), "timeout": "7s"}]
+    assert after.role != "memseek_scoped" and not after.workspace and after.timeout != "7s"
+    messages = _traced_messages(trace)
+    sides = [side for side, _ in messages]
+    assert sides == sorted(sides, key="FB".index)  # everything sent before the first answer
+    assert [kind for side, kind in messages if side == "F"].count("Sync") == 1
+    assert not [kind for kind in (m[1] for m in messages) if kind == "Query"]  # no BEGIN, no COMMIT
+    assert len(sent) == 3  # the scope, the statement, the check after
+    assert sent[0].startswith("/* memseek ") and "set_config" in sent[0]
+    assert str(tenant.id) not in sent[0] and "7s" not in sent[0]  # bound, never inlined
+    assert sent[1].startswith("/* memseek ")
+
+
+def _in_a_transaction(db: sa.engine.Engine, workspace_id: uuid.UUID, local: dict[str, str], sql: str) -> None:
+    with workspace_transaction(db, workspace_id, local) as conn:
+        conn.execute(sa.text(sql))
+
+
+def _scoped(db: sa.engine.Engine, workspace_id: uuid.UUID, local: dict[str, str], sql: str) -> None:
+    with scoped_connection(db) as conn:
+        scoped_rows(conn, workspace_id, local, sql, [])
+
+
+@pytest.mark.parametrize("run", [_in_a_transaction, _scoped], ids=["workspace-transaction", "scoped-rows"])
 @pytest.mark.parametrize(
     ("local", "statement"),
     [({}, "SELECT 1 / 0"), ({"statement_timeout": "soon"}, "SELECT 1")],
     ids=["statement-fails", "scope-fails"],
 )
-def test_a_failed_workspace_transaction_rolls_back_and_returns_its_connection_as_it_was(
-    db, tenant: Tenant, local: dict[str, str], statement: str
+def test_a_failed_statement_leaves_its_connection_as_it_was(
+    db, tenant: Tenant, run: Callable[..., None], local: dict[str, str], statement: str
 ) -> None:  # type: ignore[no-untyped-def]
-    with pytest.raises(sa.exc.DBAPIError), workspace_transaction(db, tenant.id, local) as conn:
-        conn.execute(sa.text(statement))
+    """Rolled back: the pool's connection has no role or workspace left and is in its own mode."""
+    with pytest.raises(sa.exc.DBAPIError):
+        run(db, tenant.id, local, statement)
     with db.connect() as conn:  # the pool's most recently used connection: the one that failed
-        role, ws = conn.execute(
-            sa.text("SELECT current_user, current_setting('memseek.workspace_id', true)")
-        ).one()
+        role, ws, _ = conn.execute(sa.text(CHECK_SCOPE)).one()
         assert role != "memseek_scoped" and not ws
         assert conn.connection.driver_connection.autocommit is False
+
+
+def test_a_lost_connection_under_a_scoped_statement_is_wrapped_and_invalidated(db, tenant: Tenant) -> None:  # type: ignore[no-untyped-def]
+    """As `driver_rows`: SQLAlchemy's OperationalError (the app's 503), never a dead pooled connection."""
+    seen = []
+    with pytest.raises(sa.exc.OperationalError), scoped_connection(db) as conn:
+        pid = conn.connection.driver_connection.info.backend_pid
+        with db.connect() as other:
+            other.execute(sa.text("SELECT pg_terminate_backend(:pid)"), {"pid": pid})
+        try:
+            scoped_rows(conn, tenant.id, {}, "SELECT 1", [])
+        except sa.exc.OperationalError as exc:
+            seen.append((exc.connection_invalidated, conn.invalidated))
+            raise
+    assert seen == [(True, True)]
+    with db.connect() as fresh:
+        assert fresh.execute(sa.text("SELECT pg_backend_pid()")).scalar() != pid
+
+
+def test_a_scoped_statement_sees_only_its_workspace(db, tenant: Tenant, other_tenant: Tenant) -> None:  # type: ignore[no-untyped-def]
+    with db.begin() as conn:
+        for ws in (tenant.id, other_tenant.id):
+            conn.execute(RAW_RECORD, {"ws": ws, "id": uuid.uuid4(), "t": "x"})
+    with scoped_connection(db) as conn:  # no workspace predicate on purpose
+        rows = scoped_rows(conn, tenant.id, {}, "SELECT workspace_id FROM records", [])
+    assert rows == [{"workspace_id": tenant.id}]
 
 
 def test_external_url_path(database_url: str, engine: sa.engine.Engine) -> None:
