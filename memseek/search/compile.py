@@ -201,6 +201,8 @@ class CompiledSearch:
     """The statements to run instead, in turn, while the last one ran reports `short` (same
     parameters; each built on first use, once per shape): a hybrid search's full-length lists,
     then a bounded keyword list's exact one, which ranks every match of the scope."""
+    learns_plan: bool = False
+    """Whether its plan may be learned per workspace (`learns_plan`, `execute.AnnPlans`)."""
 
     def bound(self) -> Select[Any]:
         """The statement with this request's values bound in (for EXPLAIN and printing)."""
@@ -249,6 +251,7 @@ def compile_search(plan: CompilablePlan, inputs: Inputs, output: Output, label: 
         list_size,
         reuses_plan(plan),
         tuple(fallbacks),
+        learns_plan(plan),
     )
 
 
@@ -268,6 +271,22 @@ def reuses_plan(plan: CompilablePlan) -> bool:
         plan.mode in ("recent", "structured")
         and len(plan.collections) == 1
         and len(plan.scope.entities or ()) == 1
+    )
+
+
+def learns_plan(plan: CompilablePlan) -> bool:
+    """Whether the statement's plan depends on the request's values only through the workspace,
+    and there only in whether its one list is read through the HNSW index: a vector search of a
+    broad scope. An entity scope is always read exactly (`_proposal_distance`); time bounds are
+    values that differ between requests of one template, and so do a hybrid search's query words.
+    `execute` then keeps a generic plan pinned to the index for a workspace PostgreSQL's own
+    plan reads through it (`execute.AnnPlans`)."""
+    scope = plan.scope
+    return (
+        plan.mode == "vector"
+        and not scope.entities
+        and scope.occurred_after is None
+        and scope.occurred_before is None
     )
 
 

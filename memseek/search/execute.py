@@ -13,9 +13,11 @@ Filtered ANN: before a vector or hybrid statement, the transaction sets `hnsw.ef
 quarter past the length of its semantic list, the candidate count or, in a hybrid search's first
 statement, the shortened list's (default 40 would cap the proposal at 40 rows) and, on pgvector >= 0.8,
 `hnsw.iterative_scan = relaxed_order` so that an HNSW scan keeps going until enough rows pass
-the scope's filters. No index is ever forced: for a selective scope the planner's exact scan
-over the B-tree-filtered rows is both correct and fastest (design §5); both paths rank the
-same canonical rows with the same statement, so results do not depend on the path.
+the scope's filters. The planner chooses the path: for a selective scope its exact scan over
+the B-tree-filtered rows is both correct and fastest (design §5); both paths rank the same
+canonical rows with the same statement, so results do not depend on the path. Only where the
+planner's own plan for a workspace read a broad vector list through HNSW does a search keep a
+generic plan pinned to the index (`AnnPlans`), and a short list from it runs again, planned.
 """
 
 from __future__ import annotations
@@ -25,7 +27,9 @@ import logging
 import math
 import re
 import threading
+import time
 from collections.abc import Callable
+from collections.abc import Hashable
 from collections.abc import Iterator
 from collections.abc import Mapping
 from collections.abc import Sequence
@@ -87,6 +91,49 @@ OUT_OF_RANGE = "22003"
 """SQLSTATE numeric_value_out_of_range: a rank formula overflowed float8."""
 QUERY_CANCELED = "57014"
 """SQLSTATE query_canceled: the statement outlived `statement_timeout` (SEARCH_TIMEOUT_MS)."""
+
+
+ANN_INDEX = "records_embedding"
+"""The HNSW index on `records.embedding` (alembic/versions/0001_initial.py)."""
+PINNED_ANN = {"plan_cache_mode": "force_generic_plan", "enable_sort": "off"}
+"""The settings a search runs with where its workspace's plan reads the list through HNSW
+(`AnnPlans`): the prepared statement keeps one generic plan instead of planning each request
+(0.8 of a 7.8 ms vector statement at 100k records), and with sorts disabled that plan reads
+the list from the index, whatever a generic estimate of the workspace's size would prefer: any
+other path to the nearest rows sorts them (PostgreSQL 18 ranks paths by disabled nodes first)."""
+ANN_PLAN_SECONDS = 300.0
+"""How long a learned plan choice holds before the next request asks PostgreSQL again."""
+
+
+class AnnPlans:
+    """Per template and workspace: whether PostgreSQL's own plan reads the semantic list through
+    the HNSW index. Learned from one EXPLAIN (one planning more, once per `ANN_PLAN_SECONDS`)
+    and kept for at most `size` templates and workspaces (the oldest go first)."""
+
+    def __init__(self, size: int = 4096, seconds: float = ANN_PLAN_SECONDS) -> None:
+        self._size = size
+        self._seconds = seconds
+        self._known: dict[Hashable, tuple[bool, float]] = {}
+        self._lock = threading.Lock()
+
+    def reads_index(self, key: Hashable, learn: Callable[[], bool]) -> bool:
+        """The choice for `key`, learned (`learn()`) when unknown or expired."""
+        with self._lock:
+            known = self._known.get(key)
+        if known is not None and known[1] > time.monotonic():
+            return known[0]
+        return self.learn(key, learn())
+
+    def learn(self, key: Hashable, reads: bool) -> bool:
+        with self._lock:
+            self._known.pop(key, None)
+            self._known[key] = (reads, time.monotonic() + self._seconds)
+            while len(self._known) > self._size:
+                del self._known[next(iter(self._known))]
+        return reads
+
+
+ANN_PLANS = AnnPlans()
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,15 +237,16 @@ def _execute(
     statement: Executable,
     params: Mapping[str, Any],
     scope: tuple[UUID, Mapping[str, str]] | None = None,
+    prefix: str = "",
 ) -> Sequence[Any]:
     """Run one search statement through the driver (`db.driver_rows`, `native_placeholders`);
     rows as dicts. The template is compiled once (`_compiled`); SQLAlchemy's per-execution
     machinery cost ~0.5 ms a statement, a third of a newest-first search's (docs/search.md,
     "Executing a template"). With `scope` (workspace, settings) it runs in a transaction of its
-    own (`db.scoped_rows`), else in the connection's."""
+    own (`db.scoped_rows`), else in the connection's; `prefix` (`EXPLAIN …`) goes before it."""
     sql, values = driver_statement(conn, statement, params)
     sql, names = native_placeholders(sql)
-    args = [values[name] for name in names]
+    sql, args = prefix + sql, [values[name] for name in names]
     try:
         return driver_rows(conn, sql, args) if scope is None else scoped_rows(conn, *scope, sql, args)
     except sa.exc.DBAPIError as exc:
@@ -305,14 +353,46 @@ def run_searches(
 
 def _alone(engine: Engine, workspace_id: UUID, compiled: CompiledSearch, timeout_ms: int) -> SearchResult:
     """A search on its own: each statement in a transaction of its own with the search's settings
-    (`db.scoped_rows`: one round trip)."""
+    (`db.scoped_rows`: one round trip). A search that `learns_plan` runs on a generic plan pinned
+    to the HNSW index where PostgreSQL's own plan for the workspace reads the list through it
+    (`AnnPlans`); a list that comes back short runs again, planned for the request."""
     settings = search_settings(engine, compiled, timeout_ms)
     with scoped_connection(engine) as conn:
 
-        def run(statement: Executable, widen: Mapping[str, str]) -> Sequence[Any]:
-            return _execute(conn, statement, compiled.params, (workspace_id, {**settings, **widen}))
+        def run_with(chosen: Mapping[str, str]) -> SearchResult:
+            def run(statement: Executable, widen: Mapping[str, str]) -> Sequence[Any]:
+                return _execute(conn, statement, compiled.params, (workspace_id, {**chosen, **widen}))
 
-        return _with_fallbacks(compiled, run)
+            return _with_fallbacks(compiled, run)
+
+        key = (engine, compiled.statement, workspace_id)
+        learn = partial(_plan_reads_ann, conn, workspace_id, settings, compiled)
+        if compiled.learns_plan and ANN_PLANS.reads_index(key, learn):
+            result = run_with({**settings, **PINNED_ANN})
+            if result.candidate_count >= compiled.list_size:
+                return result
+            ANN_PLANS.learn(key, False)  # a smaller scope than the plan's, or HNSW stopped short
+        return run_with(settings)
+
+
+def _plan_reads_ann(
+    conn: Connection, workspace_id: UUID, settings: Mapping[str, str], compiled: CompiledSearch
+) -> bool:
+    """Whether PostgreSQL's plan for this request (EXPLAIN, planned for its values) reads the
+    semantic list through the HNSW index."""
+    scope = (workspace_id, settings)
+    [row] = _execute(conn, compiled.statement, compiled.params, scope, "EXPLAIN (FORMAT JSON) ")
+    return ANN_INDEX in _index_names(row["QUERY PLAN"])
+
+
+def _index_names(node: Any) -> set[str]:
+    """Every index an EXPLAIN (FORMAT JSON) plan reads."""
+    if isinstance(node, list):
+        return set().union(*(_index_names(item) for item in node))
+    if not isinstance(node, dict):
+        return set()
+    own = {node["Index Name"]} if "Index Name" in node else set()
+    return own.union(*(_index_names(value) for value in node.values() if isinstance(value, list | dict)))
 
 
 def _run_in(conn: Connection, timeout_ms: int, compiled: CompiledSearch) -> SearchResult:

@@ -441,3 +441,24 @@ def test_only_shapes_one_plan_serves_alike_may_keep_a_generic_plan(
 ) -> None:
     two_collections = catalog(collection("main"), collection("other"))
     assert compiled(body, WS, vector=[0.0] * 384, cat=two_collections).reuses_plan is reuses
+
+
+AT = NOW.isoformat()
+
+
+@pytest.mark.parametrize(
+    ("body", "learns"),
+    [
+        pytest.param({"mode": "vector", "q": "x"}, True, id="vector"),
+        pytest.param({"mode": "vector", "q": "x", "scope": {"types": ["note"]}}, True, id="vector-types"),
+        pytest.param({"mode": "vector", "q": "x", "where": {"amount": {"gte": 3}}}, True, id="vector-where"),
+        pytest.param({"mode": "vector", "q": "x", "scope": {"entities": ["a"]}}, False, id="vector-entity"),
+        pytest.param({"mode": "vector", "q": "x", "scope": {"occurred_after": AT}}, False, id="vector-since"),
+        pytest.param({"mode": "vector", "q": "x", "scope": {"occurred_before": AT}}, False, id="vector-to"),
+        pytest.param({"mode": "hybrid", "q": "x"}, False, id="hybrid"),
+        pytest.param({"mode": "text", "q": "x"}, False, id="text"),
+        pytest.param({"mode": "recent"}, False, id="recent"),
+    ],
+)
+def test_only_a_broad_vector_search_learns_its_plan_per_workspace(body: dict[str, Any], learns: bool) -> None:
+    assert compiled(body, WS, vector=[0.0] * 384).learns_plan is learns

@@ -1,0 +1,161 @@
+"""A broad vector search keeps a generic plan pinned to the HNSW index where PostgreSQL's own plan
+for the workspace reads the list through it (`execute.AnnPlans`), and never answers differently
+for it: a list that comes back short runs again, planned for the request."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import pytest
+import sqlalchemy as sa
+from sqlalchemy.engine import Engine
+
+from memseek.db import create_db_engine
+from memseek.db import workspace_transaction
+from memseek.search import execute
+from memseek.search.compile import CompiledSearch
+from memseek.search.execute import AnnPlans
+from memseek.search.execute import SearchResult
+from memseek.search.execute import run_compiled
+from memseek.search.execute import run_searches
+from memseek.settings import Settings
+from tests.conftest import Tenant
+from tests.integration.searchdata import compiled
+from tests.integration.test_search_paths import ROWS
+from tests.integration.test_search_paths import random_corpus
+
+BROAD = {"mode": "vector", "q": "x", "k": 20}
+
+
+@pytest.fixture(scope="module")
+def corpus(engine: Engine) -> Iterator[tuple[Tenant, list[float]]]:
+    yield from random_corpus(engine, "ann-plans", 11)
+
+
+@pytest.fixture
+def ann_plans(monkeypatch: pytest.MonkeyPatch) -> AnnPlans:
+    """A fresh memory of plan choices for the test."""
+    plans = AnnPlans()
+    monkeypatch.setattr(execute, "ANN_PLANS", plans)
+    return plans
+
+
+@contextmanager
+def scopes_sent(engine: Engine) -> Iterator[list[dict[str, Any]]]:
+    """The settings of every scoped statement `engine` runs, with "explain" for an EXPLAIN after it."""
+    sent: list[dict[str, Any]] = []
+
+    def listen(conn: Any, cursor: Any, statement: str, parameters: Any, *args: Any) -> None:
+        if "set_config" in statement:
+            sent.append(dict(zip(parameters[::2], parameters[1::2], strict=True)))
+        elif statement.startswith("EXPLAIN"):
+            sent[-1]["explain"] = True
+
+    sa.event.listen(engine, "before_cursor_execute", listen)
+    try:
+        yield sent
+    finally:
+        sa.event.remove(engine, "before_cursor_execute", listen)
+
+
+def alone(engine: Engine, tenant: Tenant, search: CompiledSearch) -> SearchResult:
+    [result] = run_searches(engine, tenant.id, [search], 1, 10_000)
+    return result
+
+
+def planned(engine: Engine, tenant: Tenant, search: CompiledSearch) -> tuple[Any, ...]:
+    """The search's outcome with PostgreSQL planning it for the request (in a transaction)."""
+    with workspace_transaction(engine, tenant.id) as conn:
+        return outcome(run_compiled(conn, search))
+
+
+def outcome(result: SearchResult) -> tuple[Any, ...]:
+    hits = [(hit.id, round(hit.value or 0.0, 9)) for hit in result.hits]
+    return hits, result.low, result.high, result.candidate_count
+
+
+def known(plans: AnnPlans, engine: Engine, search: CompiledSearch, tenant: Tenant) -> bool:
+    return plans.reads_index((engine, search.statement, tenant.id), lambda: pytest.fail("learned again"))
+
+
+@pytest.fixture
+def prefers_hnsw(settings: Settings, engine: Engine) -> Iterator[Engine]:
+    """An engine whose sessions plan nearest rows through the HNSW index (any other path sorts),
+    as PostgreSQL does for a large workspace."""
+    url = engine.url.update_query_dict({"options": "-c enable_seqscan=off -c enable_sort=off"})
+    pinned = create_db_engine(settings, url.render_as_string(hide_password=False))
+    yield pinned
+    pinned.dispose()
+
+
+def test_a_workspace_read_through_hnsw_runs_a_generic_plan_pinned_to_it(
+    corpus: tuple[Tenant, list[float]], engine: Engine, prefers_hnsw: Engine, ann_plans: AnnPlans
+) -> None:
+    tenant, vector = corpus
+    search = compiled(BROAD, tenant.id, vector=vector)
+    with scopes_sent(prefers_hnsw) as sent:
+        results = [outcome(alone(prefers_hnsw, tenant, search)) for _ in range(8)]
+    with prefers_hnsw.connect() as conn:  # the pool's most recent connection: the one that ran them
+        generic = conn.execute(
+            sa.text(
+                "SELECT coalesce(sum(generic_plans), 0) FROM pg_prepared_statements"
+                " WHERE statement LIKE '%vector_candidates%' AND statement NOT LIKE 'EXPLAIN%'"
+            )
+        ).scalar()
+    assert known(ann_plans, prefers_hnsw, search, tenant) is True
+    assert sent[0]["plan_cache_mode"] == "force_custom_plan" and sent[0]["explain"]  # learned once
+    assert all(s["plan_cache_mode"] == "force_generic_plan" and s["enable_sort"] == "off" for s in sent[1:])
+    assert len(sent) == 9 and generic >= 1  # psycopg prepared it; PostgreSQL kept one plan
+    assert results == [planned(engine, tenant, search)] * 8
+    assert len(results[0][0]) == 20
+
+
+def test_a_pinned_list_that_comes_back_short_runs_again_planned_for_the_request(
+    corpus: tuple[Tenant, list[float]], engine: Engine, ann_plans: AnnPlans
+) -> None:
+    """A scope with fewer rows than the list (or an HNSW scan that stopped short) is never cut."""
+    tenant, vector = corpus
+    search = compiled({**BROAD, "params": {"candidates": 300}}, tenant.id, vector=vector)
+    ann_plans.learn((engine, search.statement, tenant.id), True)  # as if the workspace had been large
+    with scopes_sent(engine) as sent:
+        result = alone(engine, tenant, search)
+    assert [s["plan_cache_mode"] for s in sent] == ["force_generic_plan", "force_custom_plan"]
+    assert known(ann_plans, engine, search, tenant) is False
+    assert outcome(result) == planned(engine, tenant, search)
+    assert result.candidate_count == ROWS
+
+
+def test_the_choice_learned_is_the_planners_own_for_the_workspace(
+    corpus: tuple[Tenant, list[float]], engine: Engine, ann_plans: AnnPlans
+) -> None:
+    tenant, vector = corpus
+    search = compiled(BROAD, tenant.id, vector=vector)
+    with workspace_transaction(engine, tenant.id) as conn:
+        execute.prepare_transaction(conn, search)
+        plan = "\n".join(conn.execute(execute.Explain(search.statement), search.params).scalars())
+    with scopes_sent(engine) as sent:
+        result = alone(engine, tenant, search)
+        again = alone(engine, tenant, search)
+    reads = "records_embedding" in plan
+    assert known(ann_plans, engine, search, tenant) is reads
+    assert [s.get("explain", False) for s in sent] == [True, False, False]  # asked once, then remembered
+    pinned = {True: "force_generic_plan", False: "force_custom_plan"}[reads]
+    assert [s["plan_cache_mode"] for s in sent[1:]] == [pinned, pinned]
+    assert outcome(result) == outcome(again) == planned(engine, tenant, search)
+
+
+@pytest.mark.parametrize(
+    "scope",
+    [{"entities": ["e3"]}, {"occurred_after": "2020-01-01T00:00:00Z"}],
+    ids=["entity", "time-bound"],
+)
+def test_a_scope_whose_plan_depends_on_its_values_is_planned_for_each_request(
+    corpus: tuple[Tenant, list[float]], prefers_hnsw: Engine, ann_plans: AnnPlans, scope: dict[str, Any]
+) -> None:
+    tenant, vector = corpus
+    search = compiled({**BROAD, "scope": scope}, tenant.id, vector=vector)
+    with scopes_sent(prefers_hnsw) as sent:
+        alone(prefers_hnsw, tenant, search)
+    assert [s["plan_cache_mode"] for s in sent] == ["force_custom_plan"] and "explain" not in sent[0]
