@@ -125,6 +125,7 @@ class AnnPlans:
         return self.learn(key, learn())
 
     def learn(self, key: Hashable, reads: bool) -> bool:
+        """Remember `reads` for `key` (newest last, so the oldest is evicted first); returns it."""
         with self._lock:
             self._known.pop(key, None)
             self._known[key] = (reads, time.monotonic() + self._seconds)
