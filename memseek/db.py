@@ -73,8 +73,7 @@ def scoped_rows(
     as `workspace_transaction`'s would: BEGIN, scope, statement and COMMIT took four round
     trips, a third of a newest-first search (docs/search.md, "One round trip"). The connection
     must be in autocommit (`scoped_connection`), or psycopg would open a transaction first."""
-    scope = scope_settings(workspace_id, settings)
-    scope_sql, scope_args = _set_config_sql(len(scope)), [part for item in scope.items() for part in item]
+    scope_sql, scope_args = _set_config(scope_settings(workspace_id, settings))
     driver = conn.connection.driver_connection
     with _driver_errors(conn, sql, args), _cursor(conn) as setter, _cursor(conn) as cursor:
         with driver.pipeline():  # leaving it sends the Sync and reads every answer
@@ -114,12 +113,16 @@ def _set_config_sql(count: int) -> str:
     return f"SELECT {calls}"
 
 
+def _set_config(settings: Mapping[str, str]) -> tuple[str, list[str]]:
+    """The statement setting `settings` transaction-locally, and its arguments (name, value, …)."""
+    return _set_config_sql(len(settings)), [part for item in settings.items() for part in item]
+
+
 def set_local(conn: Connection, settings: Mapping[str, str]) -> None:
     """Set `settings` (name → value) transaction-locally, in one round trip, names and values
     bound parameters, in their order (the role first, where it is one)."""
     if settings:
-        args = [part for item in settings.items() for part in item]
-        driver_rows(conn, _set_config_sql(len(settings)), args)
+        driver_rows(conn, *_set_config(settings))
 
 
 def scope_settings(workspace_id: UUID | str, settings: Mapping[str, str] | None = None) -> dict[str, str]:

@@ -210,19 +210,23 @@ class CompiledSearch:
 
 
 class Explain(Executable, ClauseElement):
-    """`EXPLAIN [(ANALYZE, BUFFERS)] <statement>`; execute it with the statement's parameters."""
+    """`EXPLAIN [(ANALYZE, BUFFERS | FORMAT JSON)] <statement>`; execute it with the statement's
+    parameters."""
 
     inherit_cache = False
 
-    def __init__(self, statement: Select[Any], analyze: bool = False) -> None:
+    def __init__(self, statement: Select[Any], analyze: bool = False, as_json: bool = False) -> None:
         self.statement = statement
         self.analyze = analyze
+        self.as_json = as_json
 
 
 @compiles(Explain, "postgresql")
 def _compile_explain(element: Explain, compiler: Any, **kw: Any) -> str:
-    options = "(ANALYZE, BUFFERS) " if element.analyze else ""
-    return f"EXPLAIN {options}{compiler.process(element.statement, **kw)}"
+    options = ["ANALYZE", "BUFFERS"] if element.analyze else []
+    options += ["FORMAT JSON"] if element.as_json else []
+    listed = f"({', '.join(options)}) " if options else ""
+    return f"EXPLAIN {listed}{compiler.process(element.statement, **kw)}"
 
 
 def tag(label: str) -> str:

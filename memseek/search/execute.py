@@ -238,16 +238,15 @@ def _execute(
     statement: Executable,
     params: Mapping[str, Any],
     scope: tuple[UUID, Mapping[str, str]] | None = None,
-    prefix: str = "",
 ) -> Sequence[Any]:
     """Run one search statement through the driver (`db.driver_rows`, `native_placeholders`);
     rows as dicts. The template is compiled once (`_compiled`); SQLAlchemy's per-execution
     machinery cost ~0.5 ms a statement, a third of a newest-first search's (docs/search.md,
     "Executing a template"). With `scope` (workspace, settings) it runs in a transaction of its
-    own (`db.scoped_rows`), else in the connection's; `prefix` (`EXPLAIN …`) goes before it."""
+    own (`db.scoped_rows`), else in the connection's."""
     sql, values = driver_statement(conn, statement, params)
     sql, names = native_placeholders(sql)
-    sql, args = prefix + sql, [values[name] for name in names]
+    args = [values[name] for name in names]
     try:
         return driver_rows(conn, sql, args) if scope is None else scoped_rows(conn, *scope, sql, args)
     except sa.exc.DBAPIError as exc:
@@ -382,8 +381,14 @@ def _plan_reads_ann(
     """Whether PostgreSQL's plan for this request (EXPLAIN, planned for its values) reads the
     semantic list through the HNSW index."""
     scope = (workspace_id, settings)
-    [row] = _execute(conn, compiled.statement, compiled.params, scope, "EXPLAIN (FORMAT JSON) ")
+    [row] = _execute(conn, _json_explain(compiled.statement), compiled.params, scope)
     return ANN_INDEX in _index_names(row["QUERY PLAN"])
+
+
+@lru_cache(maxsize=TEMPLATE_CACHE)
+def _json_explain(statement: Select[Any]) -> Explain:
+    """One `EXPLAIN (FORMAT JSON)` per template, so its compiled form is cached like the template's."""
+    return Explain(statement, as_json=True)
 
 
 def _index_names(node: Any) -> set[str]:
