@@ -280,14 +280,16 @@ def reuses_plan(plan: CompilablePlan) -> bool:
 
 def learns_plan(plan: CompilablePlan) -> bool:
     """Whether the statement's plan depends on the request's values only through the workspace,
-    and there only in whether its one list is read through the HNSW index: a vector search of a
-    broad scope. An entity scope is always read exactly (`_proposal_distance`); time bounds are
-    values that differ between requests of one template, and so do a hybrid search's query words.
+    and there only in whether its semantic list is read through the HNSW index: a vector or
+    hybrid search of a broad scope. An entity scope is always read exactly (`_proposal_distance`);
+    time bounds are values that differ between requests of one template. A hybrid search's query
+    words are values too, but they choose rows, not paths: its keyword list walks the postings of
+    whatever words there are, and the query's tsquery is computed once (`_Context.tsquery`).
     `execute` then keeps a generic plan pinned to the index for a workspace PostgreSQL's own
     plan reads through it (`execute.AnnPlans`)."""
     scope = plan.scope
     return (
-        plan.mode == "vector"
+        plan.mode in ("vector", "hybrid")
         and not scope.entities
         and scope.occurred_after is None
         and scope.occurred_before is None
@@ -460,8 +462,11 @@ class _Context:
         return joined
 
     def tsquery(self) -> ColumnElement[Any]:
-        """OR over the query's lexemes (`memseek_any_lexeme`)."""
-        return self._per_language(lambda cfg, q: sa.func.memseek_any_lexeme(cfg, q, type_=TSQUERY), TSQUERY)
+        """OR over the query's lexemes (`memseek_any_lexeme`), as a subquery: PostgreSQL computes
+        it once per statement (an InitPlan), where a generic plan would call the function, which
+        it cannot inline, for every row it matches or ranks (5 ms of a hybrid statement)."""
+        built = self._per_language(lambda cfg, q: sa.func.memseek_any_lexeme(cfg, q, type_=TSQUERY), TSQUERY)
+        return sa.select(built).scalar_subquery()
 
     def matches_query(self, row: Any = records) -> ColumnElement[bool]:
         """Whether the record holds any of the query's lexemes (`tsv @@ tsquery`)."""
@@ -930,18 +935,42 @@ def _hybrid_candidates(ctx: _Context) -> CTE:
     """Semantic, keyword and newest-first lists interleaved by position, first slot wins."""
     lists = (_vector_candidates(ctx), _text_candidates(ctx), _recent_candidates(ctx))
     union = sa.union_all(
-        *(sa.select(cte.c.id, (cte.c.pos * len(lists) + i).label("slot")) for i, cte in enumerate(lists))
+        *(
+            sa.select(cte.c.id, (cte.c.pos * len(lists) + i).label("slot"), *_measured(cte, lists[:2]))
+            for i, cte in enumerate(lists)
+        )
     ).subquery("interleaved")
-    slots = sa.select(union.c.id, sa.func.min(union.c.slot).label("slot")).group_by(union.c.id)
+    slots = sa.select(
+        union.c.id,
+        sa.func.min(union.c.slot).label("slot"),
+        sa.func.min(union.c.distance).label("distance"),
+        sa.func.max(union.c.match).label("match"),
+    ).group_by(union.c.id)
     first = slots.subquery("slots")
     order = [first.c.slot, first.c.id]
-    ranked = sa.select(first.c.id, first.c.slot, sa.func.row_number().over(order_by=order).label("pos"))
+    ranked = sa.select(
+        first.c.id,
+        first.c.slot,
+        sa.func.row_number().over(order_by=order).label("pos"),
+        first.c.distance,
+        first.c.match,
+    )
     interleaved = ranked.order_by(*order).limit(ctx.plan.candidates).cte("hybrid_candidates")
     if ctx.list_size < ctx.plan.candidates:
         ctx.short.append(
             _lists_short(ctx, interleaved, lists[:2], missing_slot=(ctx.list_size + 1) * len(lists))
         )
     return interleaved
+
+
+def _measured(listed: CTE, measuring: Sequence[CTE]) -> list[ColumnElement[Any]]:
+    """A hybrid list's rows with the values the measuring lists took (`distance` of the vector
+    list, `match` of the keyword list; NULL where `listed` did not measure it). The pool reads
+    them from the interleaving instead of joining each list again (`_with_proposed_signals`)."""
+    return [
+        (listed.c[name] if listed is measured else sa.null()).label(name)  # typed by the list measuring it
+        for measured, name in zip(measuring, ("distance", "match"), strict=True)
+    ]
 
 
 def _lists_short(
@@ -1168,9 +1197,10 @@ def _pool(ctx: _Context, proposed: CTE, extra: Sequence[ColumnElement[Any]], sou
 
 
 def _with_proposed_signals(ctx: _Context, proposed: CTE, labels: Mapping[RankNode, str]) -> Any:
-    """What the pool joins from so that `similarity` and `text_match` reuse the values the vector
-    and keyword lists measured (fills `ctx.proposed`; `proposed` itself when there is nothing
-    to reuse), and a single list's pool its candidates' touches (`_touches_of`, `ctx.touched`).
+    """What the pool reads from: the proposals, joined for a single list's pool to its
+    candidates' touches (`_touches_of`, `ctx.touched`). Fills `ctx.proposed` so that `similarity`
+    and `text_match` reuse the values the vector and keyword lists measured, which a single
+    list carries and a hybrid interleaving carries for every list (`_measured`).
 
     A row a list proposed had its value measured there: the same row version (one statement,
     one snapshot), the same expression and query, so the same value, without reading the 1.5 kB
@@ -1179,11 +1209,8 @@ def _with_proposed_signals(ctx: _Context, proposed: CTE, labels: Mapping[RankNod
     source = proposed
     lists = ((Similarity, ctx.vector_list, "distance"), (TextMatch, ctx.text_list, "match"))
     for kind, listed, column in lists:
-        if listed is None or not any(isinstance(node, kind) for node in labels):
-            continue
-        ctx.proposed[kind] = listed.c[column]
-        if listed is not proposed:
-            source = source.outerjoin(listed, listed.c.id == proposed.c.id)
+        if listed is not None and any(isinstance(node, kind) for node in labels):
+            ctx.proposed[kind] = proposed.c[column]  # a single list, or the interleaving (`_measured`)
     rank = ctx.plan.rank
     if ctx.carried and rank is not None and "last_accessed" in age_fields(rank):
         touches = _touches_of(ctx, proposed)

@@ -16,8 +16,9 @@ statement, the shortened list's (default 40 would cap the proposal at 40 rows) a
 the scope's filters. The planner chooses the path: for a selective scope its exact scan over
 the B-tree-filtered rows is both correct and fastest (design §5); both paths rank the same
 canonical rows with the same statement, so results do not depend on the path. Only where the
-planner's own plan for a workspace read a broad vector list through HNSW does a search keep a
-generic plan pinned to the index (`AnnPlans`), and a short list from it runs again, planned.
+planner's own plan for a workspace read a broad semantic list (vector or hybrid) through HNSW
+does a search keep a generic plan pinned to the index (`AnnPlans`), and a short list from it
+runs again, planned.
 """
 
 from __future__ import annotations
@@ -98,7 +99,8 @@ ANN_INDEX = "records_embedding"
 PINNED_ANN = {"plan_cache_mode": "force_generic_plan", "enable_sort": "off"}
 """The settings a search runs with where its workspace's plan reads the list through HNSW
 (`AnnPlans`): the prepared statement keeps one generic plan instead of planning each request
-(0.8 of a 7.8 ms vector statement at 100k records), and with sorts disabled that plan reads
+(0.8 of a 7.8 ms vector statement at 100k records, 2.5 of a 12 ms hybrid one), and with sorts
+disabled that plan reads
 the list from the index, whatever a generic estimate of the workspace's size would prefer: any
 other path to the nearest rows sorts them (PostgreSQL 18 ranks paths by disabled nodes first)."""
 ANN_PLAN_SECONDS = 300.0
@@ -221,10 +223,13 @@ Run = Callable[[Executable, Mapping[str, str]], Sequence[Any]]
 """Runs a statement of a search with these settings beyond the search's own; its rows."""
 
 
-def _with_fallbacks(compiled: CompiledSearch, run: Run) -> SearchResult:
-    """The search's statement, then, while the statement that ran reports `short`, its next
-    fallback (with full lists, `hnsw.ef_search` follows the candidate count)."""
-    rows = run(compiled.statement, {})
+def _with_fallbacks(
+    compiled: CompiledSearch, run: Run, first: Mapping[str, str] | None = None
+) -> SearchResult:
+    """The search's statement (with the settings `first`, if any), then, while the statement that
+    ran reports `short`, its next fallback (with full lists, `hnsw.ef_search` follows the
+    candidate count)."""
+    rows = run(compiled.statement, first or {})
     widen = fallback_settings(compiled)
     for fallback in compiled.fallbacks:
         if not (rows and rows[0].get("short")):
@@ -353,26 +358,24 @@ def run_searches(
 
 def _alone(engine: Engine, workspace_id: UUID, compiled: CompiledSearch, timeout_ms: int) -> SearchResult:
     """A search on its own: each statement in a transaction of its own with the search's settings
-    (`db.scoped_rows`: one round trip). A search that `learns_plan` runs on a generic plan pinned
-    to the HNSW index where PostgreSQL's own plan for the workspace reads the list through it
-    (`AnnPlans`); a list that comes back short runs again, planned for the request."""
+    (`db.scoped_rows`: one round trip). The first statement of a search that `learns_plan` runs
+    on a generic plan pinned to the HNSW index where PostgreSQL's own plan for the workspace
+    reads the list through it (`AnnPlans`); its fallbacks, which read other lists, are planned
+    for the request, and so is the search again if its lists come back short."""
     settings = search_settings(engine, compiled, timeout_ms)
     with scoped_connection(engine) as conn:
 
-        def run_with(chosen: Mapping[str, str]) -> SearchResult:
-            def run(statement: Executable, widen: Mapping[str, str]) -> Sequence[Any]:
-                return _execute(conn, statement, compiled.params, (workspace_id, {**chosen, **widen}))
-
-            return _with_fallbacks(compiled, run)
+        def run(statement: Executable, extra: Mapping[str, str]) -> Sequence[Any]:
+            return _execute(conn, statement, compiled.params, (workspace_id, {**settings, **extra}))
 
         key = (engine, compiled.statement, workspace_id)
         learn = partial(_plan_reads_ann, conn, workspace_id, settings, compiled)
         if compiled.learns_plan and ANN_PLANS.reads_index(key, learn):
-            result = run_with({**settings, **PINNED_ANN})
+            result = _with_fallbacks(compiled, run, PINNED_ANN)
             if result.candidate_count >= compiled.list_size:
                 return result
             ANN_PLANS.learn(key, False)  # a smaller scope than the plan's, or HNSW stopped short
-        return run_with(settings)
+        return _with_fallbacks(compiled, run)
 
 
 def _plan_reads_ann(

@@ -455,10 +455,14 @@ AT = NOW.isoformat()
         pytest.param({"mode": "vector", "q": "x", "scope": {"entities": ["a"]}}, False, id="vector-entity"),
         pytest.param({"mode": "vector", "q": "x", "scope": {"occurred_after": AT}}, False, id="vector-since"),
         pytest.param({"mode": "vector", "q": "x", "scope": {"occurred_before": AT}}, False, id="vector-to"),
-        pytest.param({"mode": "hybrid", "q": "x"}, False, id="hybrid"),
+        pytest.param({"mode": "hybrid", "q": "x y"}, True, id="hybrid"),
+        pytest.param({"mode": "hybrid", "q": "x", "scope": {"entities": ["a"]}}, False, id="hybrid-entity"),
+        pytest.param({"mode": "hybrid", "q": "x", "scope": {"occurred_after": AT}}, False, id="hybrid-since"),
         pytest.param({"mode": "text", "q": "x"}, False, id="text"),
         pytest.param({"mode": "recent"}, False, id="recent"),
     ],
 )
-def test_only_a_broad_vector_search_learns_its_plan_per_workspace(body: dict[str, Any], learns: bool) -> None:
+def test_only_a_broad_vector_or_hybrid_search_learns_its_plan_per_workspace(
+    body: dict[str, Any], learns: bool
+) -> None:
     assert compiled(body, WS, vector=[0.0] * 384).learns_plan is learns

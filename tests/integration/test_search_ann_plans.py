@@ -1,6 +1,6 @@
-"""A broad vector search keeps a generic plan pinned to the HNSW index where PostgreSQL's own plan
-for the workspace reads the list through it (`execute.AnnPlans`), and never answers differently
-for it: a list that comes back short runs again, planned for the request."""
+"""A broad vector or hybrid search keeps a generic plan pinned to the HNSW index where PostgreSQL's
+own plan for the workspace reads the list through it (`execute.AnnPlans`), and never answers
+differently for it: a list that comes back short runs again, planned for the request."""
 
 from __future__ import annotations
 
@@ -27,6 +27,7 @@ from tests.integration.test_search_paths import ROWS
 from tests.integration.test_search_paths import random_corpus
 
 BROAD = {"mode": "vector", "q": "x", "k": 20}
+BROAD_HYBRID = {"mode": "hybrid", "q": "refund outage", "k": 20}
 
 
 @pytest.fixture(scope="module")
@@ -159,3 +160,34 @@ def test_a_scope_whose_plan_depends_on_its_values_is_planned_for_each_request(
     with scopes_sent(prefers_hnsw) as sent:
         alone(prefers_hnsw, tenant, search)
     assert [s["plan_cache_mode"] for s in sent] == ["force_custom_plan"] and "explain" not in sent[0]
+
+
+def test_a_hybrid_search_pins_its_first_statement_and_plans_its_fallbacks(
+    corpus: tuple[Tenant, list[float]], engine: Engine, prefers_hnsw: Engine, ann_plans: AnnPlans
+) -> None:
+    """The first statement's shortened lists come from the pinned plan; a fallback (full lists,
+    or every keyword match) reads other paths, so PostgreSQL plans it for the request."""
+    tenant, vector = corpus
+    words = ("refund outage", "budget", "x y")
+    searches = [compiled({**BROAD_HYBRID, "q": q}, tenant.id, vector=vector) for q in words]
+    assert all(search.learns_plan and search.fallbacks for search in searches)
+    assert len({search.statement for search in searches}) == 1  # the words are values of one template
+    with scopes_sent(prefers_hnsw) as sent:
+        results = [outcome(alone(prefers_hnsw, tenant, search)) for search in searches * 2]
+    with prefers_hnsw.connect() as conn:
+        generic = conn.execute(
+            sa.text(
+                "SELECT coalesce(sum(generic_plans), 0) FROM pg_prepared_statements"
+                " WHERE statement LIKE '%hybrid_candidates%' AND statement NOT LIKE 'EXPLAIN%'"
+            )
+        ).scalar()
+    assert sent[0]["plan_cache_mode"] == "force_custom_plan" and sent[0]["explain"]  # learned once
+    statements = sent[1:]
+    pinned = [s for s in statements if s["plan_cache_mode"] == "force_generic_plan"]
+    assert len(pinned) == 6 and all(s["enable_sort"] == "off" for s in pinned)  # each search's first
+    fallbacks = [s for s in statements if s not in pinned]
+    assert fallbacks
+    assert all(s["plan_cache_mode"] == "force_custom_plan" and "enable_sort" not in s for s in fallbacks)
+    assert generic >= 1
+    assert results == [planned(engine, tenant, search) for search in searches] * 2
+    assert all(len(hits) == 20 for hits, *_ in results)

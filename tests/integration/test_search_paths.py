@@ -231,12 +231,13 @@ def test_signals_reused_from_the_candidate_lists_equal_the_pools_own(
     sql = [str(search.statement) for search in (reusing, measuring)]
     rank = str(body.get("rank", ""))
     uses = {
-        "coalesce(vector_candidates.distance": body["mode"] == "hybrid" and "text_match" not in rank,
+        # A hybrid pool reads what its lists measured from the interleaving, not from each list.
+        "coalesce(hybrid_candidates.distance": body["mode"] == "hybrid" and "text_match" not in rank,
         # A single list's pool is its list: its own measure is the signal, and the column it
         # would be measured from again (embedding, tsv) is not carried.
         "- vector_candidates.distance": body["mode"] == "vector",
         "text_candidates.match AS sig_": body["mode"] == "text",
-        "coalesce(text_candidates.match": body["mode"] == "hybrid" and "similarity" not in rank,
+        "coalesce(hybrid_candidates.match": body["mode"] == "hybrid" and "similarity" not in rank,
         # The default vector and text formulas age last_accessed: one scan reads every touch.
         "AS touches ON": body["mode"] in ("vector", "text") and "rank" not in body,
     }
