@@ -77,6 +77,21 @@ def outcome(result: SearchResult) -> tuple[Any, ...]:
     return hits, result.low, result.high, result.candidate_count
 
 
+def generic_plans(engine: Engine, cte: str) -> int:
+    """How many times PostgreSQL ran a kept generic plan of the statements naming `cte`, on the
+    pool's most recent connection: the one that ran the searches."""
+    with engine.connect() as conn:
+        return int(
+            conn.execute(
+                sa.text(
+                    "SELECT coalesce(sum(generic_plans), 0) FROM pg_prepared_statements"
+                    " WHERE statement LIKE :named AND statement NOT LIKE 'EXPLAIN%'"
+                ),
+                {"named": f"%{cte}%"},
+            ).scalar_one()
+        )
+
+
 def known(plans: AnnPlans, engine: Engine, search: CompiledSearch, tenant: Tenant) -> bool:
     return plans.reads_index((engine, search.statement, tenant.id), lambda: pytest.fail("learned again"))
 
@@ -98,13 +113,7 @@ def test_a_workspace_read_through_hnsw_runs_a_generic_plan_pinned_to_it(
     search = compiled(BROAD, tenant.id, vector=vector)
     with scopes_sent(prefers_hnsw) as sent:
         results = [outcome(alone(prefers_hnsw, tenant, search)) for _ in range(8)]
-    with prefers_hnsw.connect() as conn:  # the pool's most recent connection: the one that ran them
-        generic = conn.execute(
-            sa.text(
-                "SELECT coalesce(sum(generic_plans), 0) FROM pg_prepared_statements"
-                " WHERE statement LIKE '%vector_candidates%' AND statement NOT LIKE 'EXPLAIN%'"
-            )
-        ).scalar()
+    generic = generic_plans(prefers_hnsw, "vector_candidates")
     assert known(ann_plans, prefers_hnsw, search, tenant) is True
     assert sent[0]["plan_cache_mode"] == "force_custom_plan" and sent[0]["explain"]  # learned once
     assert all(s["plan_cache_mode"] == "force_generic_plan" and s["enable_sort"] == "off" for s in sent[1:])
@@ -174,13 +183,7 @@ def test_a_hybrid_search_pins_its_first_statement_and_plans_its_fallbacks(
     assert len({search.statement for search in searches}) == 1  # the words are values of one template
     with scopes_sent(prefers_hnsw) as sent:
         results = [outcome(alone(prefers_hnsw, tenant, search)) for search in searches * 2]
-    with prefers_hnsw.connect() as conn:
-        generic = conn.execute(
-            sa.text(
-                "SELECT coalesce(sum(generic_plans), 0) FROM pg_prepared_statements"
-                " WHERE statement LIKE '%hybrid_candidates%' AND statement NOT LIKE 'EXPLAIN%'"
-            )
-        ).scalar()
+    generic = generic_plans(prefers_hnsw, "hybrid_candidates")
     assert sent[0]["plan_cache_mode"] == "force_custom_plan" and sent[0]["explain"]  # learned once
     statements = sent[1:]
     pinned = [s for s in statements if s["plan_cache_mode"] == "force_generic_plan"]
