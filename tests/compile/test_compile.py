@@ -466,3 +466,24 @@ def test_only_a_broad_vector_or_hybrid_search_learns_its_plan_per_workspace(
     body: dict[str, Any], learns: bool
 ) -> None:
     assert compiled(body, WS, vector=[0.0] * 384).learns_plan is learns
+
+
+@pytest.mark.parametrize(
+    ("body", "once"),
+    [
+        pytest.param({"mode": "hybrid", "q": "x y"}, True, id="hybrid"),
+        pytest.param({"mode": "hybrid", "q": "x", "scope": {"entities": ["a"]}}, False, id="hybrid-entity"),
+        pytest.param({"mode": "text", "q": "x y"}, False, id="text"),
+        pytest.param({"mode": "hybrid", "q": "x", "rank": ["text_match"]}, True, id="hybrid-text-match"),
+        pytest.param({"mode": "hybrid", "q": "x", "scope": {"occurred_after": AT}}, False, id="hybrid-since"),
+        pytest.param({"mode": "text", "q": "x", "rank": ["text_match"]}, False, id="text-match"),
+    ],
+)
+def test_the_querys_tsquery_is_computed_once_only_where_a_generic_plan_may_run(
+    body: dict[str, Any], once: bool
+) -> None:
+    """A generic plan would call `memseek_any_lexeme` per row; a plan made for the request folds
+    the call into a constant and estimates its matches from it."""
+    sql = str(compiled(body, WS, vector=[0.0] * 384).statement)
+    assert "memseek_any_lexeme(" in sql
+    assert ("(SELECT memseek_any_lexeme(" in sql) is once
