@@ -82,6 +82,32 @@ def scoped_rows(
         return cursor.fetchall() if cursor.description else []
 
 
+LOCAL_SAVEPOINT = "memseek_statement"
+
+
+def local_rows(
+    conn: Connection, settings: Mapping[str, str], sql: str, args: Sequence[Any]
+) -> list[dict[str, Any]]:
+    """Run `sql` as `driver_rows` does, in the caller's transaction, with `settings` that end
+    with it: a savepoint, the settings, `sql`, and a rollback to the savepoint go out together in
+    pipeline mode and are answered in one round trip.
+
+    A setting made transaction-local lasts until the transaction ends, so one search's settings
+    (a generic plan pinned to an index, a widened `hnsw.ef_search`) would carry over to the next
+    search sharing the transaction; rolling back to the savepoint restores those from before it.
+    Only for statements that write nothing: the rollback would undo their writes too."""
+    set_sql, set_args = _set_config(settings)
+    driver = conn.connection.driver_connection
+    with _driver_errors(conn, sql, args), _cursor(conn) as setter, _cursor(conn) as cursor:
+        with driver.pipeline():  # leaving it sends the Sync and reads every answer
+            driver.execute(f"SAVEPOINT {LOCAL_SAVEPOINT}")
+            setter.execute(*_labelled(conn, setter, set_sql, set_args))
+            cursor.execute(*_labelled(conn, cursor, sql, args))
+            driver.execute(f"ROLLBACK TO SAVEPOINT {LOCAL_SAVEPOINT}")
+            driver.execute(f"RELEASE SAVEPOINT {LOCAL_SAVEPOINT}")
+        return cursor.fetchall() if cursor.description else []
+
+
 def _cursor(conn: Connection) -> psycopg.RawCursor[dict[str, Any]]:
     return psycopg.RawCursor(conn.connection.driver_connection, row_factory=dict_row)
 

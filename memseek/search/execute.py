@@ -57,6 +57,7 @@ from sqlalchemy.sql.expression import Executable
 from sqlalchemy.sql.expression import Select
 
 from memseek.db import driver_rows
+from memseek.db import local_rows
 from memseek.db import scoped_connection
 from memseek.db import scoped_rows
 from memseek.db import set_local
@@ -242,18 +243,24 @@ def _execute(
     conn: Connection,
     statement: Executable,
     params: Mapping[str, Any],
-    scope: tuple[UUID, Mapping[str, str]] | None = None,
+    settings: Mapping[str, str] | None = None,
+    workspace_id: UUID | None = None,
 ) -> Sequence[Any]:
     """Run one search statement through the driver (`db.driver_rows`, `native_placeholders`);
     rows as dicts. The template is compiled once (`_compiled`); SQLAlchemy's per-execution
     machinery cost ~0.5 ms a statement, a third of a newest-first search's (docs/search.md,
-    "Executing a template"). With `scope` (workspace, settings) it runs in a transaction of its
-    own (`db.scoped_rows`), else in the connection's."""
+    "Executing a template"). With `settings`, they hold for this statement alone: in a
+    transaction of its own confined to `workspace_id` (`db.scoped_rows`), or without one inside
+    the connection's transaction (`db.local_rows`); else it runs as the transaction stands."""
     sql, values = driver_statement(conn, statement, params)
     sql, names = native_placeholders(sql)
     args = [values[name] for name in names]
     try:
-        return driver_rows(conn, sql, args) if scope is None else scoped_rows(conn, *scope, sql, args)
+        if settings is None:
+            return driver_rows(conn, sql, args)
+        if workspace_id is None:
+            return local_rows(conn, settings, sql, args)
+        return scoped_rows(conn, workspace_id, settings, sql, args)
     except sa.exc.DBAPIError as exc:
         state = getattr(exc.orig, "sqlstate", None)
         if state == OUT_OF_RANGE:
@@ -351,40 +358,52 @@ def run_searches(
         @contextmanager
         def importing() -> Iterator[Callable[[CompiledSearch], SearchResult]]:
             with workspace_transaction(engine, workspace_id, snapshot=snapshot) as conn:
-                yield partial(_run_in, conn, timeout_ms)
+                yield partial(_run_in, conn, workspace_id, timeout_ms)
 
-        return run_parallel(partial(_run_in, lead, timeout_ms), searches, max_concurrency, importing)
+        job = partial(_run_in, lead, workspace_id, timeout_ms)
+        return run_parallel(job, searches, max_concurrency, importing)
 
 
 def _alone(engine: Engine, workspace_id: UUID, compiled: CompiledSearch, timeout_ms: int) -> SearchResult:
     """A search on its own: each statement in a transaction of its own with the search's settings
-    (`db.scoped_rows`: one round trip). The first statement of a search that `learns_plan` runs
-    on a generic plan pinned to the HNSW index where PostgreSQL's own plan for the workspace
-    reads the list through it (`AnnPlans`); its fallbacks, which read other lists, are planned
-    for the request, and so is the search again if its lists come back short."""
+    (`db.scoped_rows`: one round trip)."""
     settings = search_settings(engine, compiled, timeout_ms)
     with scoped_connection(engine) as conn:
 
         def run(statement: Executable, extra: Mapping[str, str]) -> Sequence[Any]:
-            return _execute(conn, statement, compiled.params, (workspace_id, {**settings, **extra}))
+            return _execute(conn, statement, compiled.params, {**settings, **extra}, workspace_id)
 
-        key = (engine, compiled.statement, workspace_id)
-        learn = partial(_plan_reads_ann, conn, workspace_id, settings, compiled)
-        if compiled.learns_plan and ANN_PLANS.reads_index(key, learn):
-            result = _with_fallbacks(compiled, run, PINNED_ANN)
-            if result.candidate_count >= compiled.list_size:
-                return result
-            ANN_PLANS.learn(key, False)  # a smaller scope than the plan's, or HNSW stopped short
-        return _with_fallbacks(compiled, run)
+        return _searched((engine, compiled.statement, workspace_id), compiled, run)
 
 
-def _plan_reads_ann(
-    conn: Connection, workspace_id: UUID, settings: Mapping[str, str], compiled: CompiledSearch
-) -> bool:
+def _run_in(conn: Connection, workspace_id: UUID, timeout_ms: int, compiled: CompiledSearch) -> SearchResult:
+    """One of several searches in a transaction they share: each statement with the search's
+    settings for it alone (`db.local_rows`: one round trip)."""
+    settings = search_settings(conn.engine, compiled, timeout_ms)
+
+    def run(statement: Executable, extra: Mapping[str, str]) -> Sequence[Any]:
+        return _execute(conn, statement, compiled.params, {**settings, **extra})
+
+    return _searched((conn.engine, compiled.statement, workspace_id), compiled, run)
+
+
+def _searched(key: Hashable, compiled: CompiledSearch, run: Run) -> SearchResult:
+    """The search, with its fallbacks, through `run`. The first statement of a search that
+    `learns_plan` runs on a generic plan pinned to the HNSW index where PostgreSQL's own plan for
+    the workspace (`key`) reads the list through it (`AnnPlans`); its fallbacks, which read other
+    lists, are planned for the request, and so is the search again if its lists come back short."""
+    if compiled.learns_plan and ANN_PLANS.reads_index(key, partial(_plan_reads_ann, run, compiled)):
+        result = _with_fallbacks(compiled, run, PINNED_ANN)
+        if result.candidate_count >= compiled.list_size:
+            return result
+        ANN_PLANS.learn(key, False)  # a smaller scope than the plan's, or HNSW stopped short
+    return _with_fallbacks(compiled, run)
+
+
+def _plan_reads_ann(run: Run, compiled: CompiledSearch) -> bool:
     """Whether PostgreSQL's plan for this request (EXPLAIN, planned for its values) reads the
     semantic list through the HNSW index."""
-    scope = (workspace_id, settings)
-    [row] = _execute(conn, _json_explain(compiled.statement), compiled.params, scope)
+    [row] = run(_json_explain(compiled.statement), {})
     return ANN_INDEX in _index_names(row["QUERY PLAN"])
 
 
@@ -402,12 +421,6 @@ def _index_names(node: Any) -> set[str]:
         return set()
     own = {node["Index Name"]} if "Index Name" in node else set()
     return own.union(*(_index_names(value) for value in node.values() if isinstance(value, list | dict)))
-
-
-def _run_in(conn: Connection, timeout_ms: int, compiled: CompiledSearch) -> SearchResult:
-    """One of several searches in a transaction they share: its own settings, then its statement."""
-    _apply(conn, search_settings(conn.engine, compiled, timeout_ms))
-    return execute_compiled(conn, compiled)
 
 
 def run_parallel(

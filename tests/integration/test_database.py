@@ -18,6 +18,7 @@ from memseek.app import create_app
 from memseek.db import create_db_engine
 from memseek.db import database_url as resolve_url
 from memseek.db import hold_for_request
+from memseek.db import local_rows
 from memseek.db import release_held
 from memseek.db import scoped_connection
 from memseek.db import scoped_rows
@@ -215,6 +216,36 @@ def test_a_scoped_statement_runs_with_its_scope_in_one_round_trip_and_leaves_not
     assert sent[1].startswith("/* memseek ")
 
 
+def test_local_rows_settings_end_with_their_statement_inside_the_transaction(
+    db, tenant: Tenant, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    """`local_rows`: the settings hold for the statement and end with it, in one round trip,
+    while the transaction and the scope it set before go on."""
+    check = CHECK_SCOPE + ", current_setting('enable_sort') AS sort"
+    trace = tmp_path / "libpq.trace"
+    with workspace_transaction(db, tenant.id) as conn, trace.open("w") as out:
+        pgconn = conn.connection.driver_connection.pgconn
+        pgconn.trace(out.fileno())
+        pgconn.set_trace_flags(pq.Trace.SUPPRESS_TIMESTAMPS)
+        rows = local_rows(conn, {"statement_timeout": "7s", "enable_sort": "off"}, check, [])
+        pgconn.untrace()
+        after = conn.execute(sa.text(check)).one()
+        again = local_rows(conn, {"statement_timeout": "8s"}, check, [])
+    scoped = {"role": "memseek_scoped", "workspace": str(tenant.id)}
+    assert rows == [{**scoped, "timeout": "7s", "sort": "off"}]
+    assert after._asdict() == {**scoped, "timeout": after.timeout, "sort": "on"} and after.timeout != "7s"
+    assert again == [{**scoped, "timeout": "8s", "sort": "on"}]
+    messages = _traced_messages(trace)
+    sides = [side for side, _ in messages]
+    assert sides == sorted(sides, key="FB".index)  # everything sent before the first answer
+    assert [kind for side, kind in messages if side == "F"].count("Sync") == 1
+
+
+def _local(db: sa.engine.Engine, workspace_id: uuid.UUID, local: dict[str, str], sql: str) -> None:
+    with workspace_transaction(db, workspace_id) as conn:
+        local_rows(conn, local, sql, [])
+
+
 def _in_a_transaction(db: sa.engine.Engine, workspace_id: uuid.UUID, local: dict[str, str], sql: str) -> None:
     with workspace_transaction(db, workspace_id, local) as conn:
         conn.execute(sa.text(sql))
@@ -225,7 +256,9 @@ def _scoped(db: sa.engine.Engine, workspace_id: uuid.UUID, local: dict[str, str]
         scoped_rows(conn, workspace_id, local, sql, [])
 
 
-@pytest.mark.parametrize("run", [_in_a_transaction, _scoped], ids=["workspace-transaction", "scoped-rows"])
+@pytest.mark.parametrize(
+    "run", [_in_a_transaction, _scoped, _local], ids=["workspace-transaction", "scoped-rows", "local-rows"]
+)
 @pytest.mark.parametrize(
     ("local", "statement"),
     [({}, "SELECT 1 / 0"), ({"statement_timeout": "soon"}, "SELECT 1")],

@@ -194,3 +194,24 @@ def test_a_hybrid_search_pins_its_first_statement_and_plans_its_fallbacks(
     assert generic >= 1
     assert results == [planned(engine, tenant, search) for search in searches] * 2
     assert all(len(hits) == 20 for hits, *_ in results)
+
+
+def test_searches_sharing_a_transaction_pin_their_first_statements_too(
+    corpus: tuple[Tenant, list[float]], engine: Engine, prefers_hnsw: Engine, ann_plans: AnnPlans
+) -> None:
+    """A fused request's sources share one snapshot's transactions; each statement's settings are
+    its own (`db.local_rows`), so a pinned one's end with it."""
+    tenant, vector = corpus
+    searches = [compiled(BROAD_HYBRID, tenant.id, vector=vector), compiled(BROAD, tenant.id, vector=vector)]
+    with scopes_sent(prefers_hnsw) as sent:
+        # one at a time: both in the lead's transaction, one after the other
+        runs = [run_searches(prefers_hnsw, tenant.id, searches, 1, 10_000) for _ in range(2)]
+    assert [known(ann_plans, prefers_hnsw, search, tenant) for search in searches] == [True, True]
+    stated = [s for s in sent if "plan_cache_mode" in s]
+    pinned = [s for s in stated if s["plan_cache_mode"] == "force_generic_plan"]
+    assert len(pinned) == 4 and all(s["enable_sort"] == "off" for s in pinned)  # both searches, twice
+    planned_here = [s for s in stated if s not in pinned]
+    assert len([s for s in planned_here if s.get("explain")]) == 2  # each learned once
+    assert all("enable_sort" not in s for s in planned_here)
+    expected = [planned(engine, tenant, search) for search in searches]
+    assert [[outcome(result) for result in run] for run in runs] == [expected, expected]
