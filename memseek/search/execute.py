@@ -98,12 +98,12 @@ QUERY_CANCELED = "57014"
 ANN_INDEX = "records_embedding"
 """The HNSW index on `records.embedding` (alembic/versions/0001_initial.py)."""
 PINNED_ANN = {"plan_cache_mode": "force_generic_plan", "enable_sort": "off"}
-"""The settings a search runs with where its workspace's plan reads the list through HNSW
-(`AnnPlans`): the prepared statement keeps one generic plan instead of planning each request
-(0.8 of a 7.8 ms vector statement at 100k records, 2.5 of a 12 ms hybrid one), and with sorts
-disabled that plan reads
-the list from the index, whatever a generic estimate of the workspace's size would prefer: any
-other path to the nearest rows sorts them (PostgreSQL 18 ranks paths by disabled nodes first)."""
+"""The settings a search's first statement runs with where its workspace's plan reads the list
+through HNSW (`AnnPlans`): the prepared statement keeps one generic plan instead of planning each
+request (0.8 of a 7.8 ms vector statement at 100k records, 2.5 of a 12 ms hybrid one), and with
+sorts disabled that plan reads the list from the index, whatever a generic estimate of the
+workspace's size would prefer: any other path to the nearest rows sorts them (PostgreSQL 18
+ranks paths by disabled nodes first)."""
 ANN_PLAN_SECONDS = 300.0
 """How long a learned plan choice holds before the next request asks PostgreSQL again."""
 
