@@ -73,13 +73,7 @@ def scoped_rows(
     as `workspace_transaction`'s would: BEGIN, scope, statement and COMMIT took four round
     trips, a third of a newest-first search (docs/search.md, "One round trip"). The connection
     must be in autocommit (`scoped_connection`), or psycopg would open a transaction first."""
-    scope_sql, scope_args = _set_config(scope_settings(workspace_id, settings))
-    driver = conn.connection.driver_connection
-    with _driver_errors(conn, sql, args), _cursor(conn) as setter, _cursor(conn) as cursor:
-        with driver.pipeline():  # leaving it sends the Sync and reads every answer
-            setter.execute(*_labelled(conn, setter, scope_sql, scope_args))
-            cursor.execute(*_labelled(conn, cursor, sql, args))
-        return cursor.fetchall() if cursor.description else []
+    return _with_settings(conn, scope_settings(workspace_id, settings), sql, args)
 
 
 LOCAL_SAVEPOINT = "memseek_statement"
@@ -96,15 +90,32 @@ def local_rows(
     (a generic plan pinned to an index, a widened `hnsw.ef_search`) would carry over to the next
     search sharing the transaction; rolling back to the savepoint restores those from before it.
     Only for statements that write nothing: the rollback would undo their writes too."""
+    savepoint = (f"SAVEPOINT {LOCAL_SAVEPOINT}",)
+    restore = (f"ROLLBACK TO SAVEPOINT {LOCAL_SAVEPOINT}", f"RELEASE SAVEPOINT {LOCAL_SAVEPOINT}")
+    return _with_settings(conn, settings, sql, args, savepoint, restore)
+
+
+def _with_settings(
+    conn: Connection,
+    settings: Mapping[str, str],
+    sql: str,
+    args: Sequence[Any],
+    before: Sequence[str] = (),
+    after: Sequence[str] = (),
+) -> list[dict[str, Any]]:
+    """`sql`'s rows, run after the statement setting `settings` (`_set_config`), with the fixed
+    statements `before` and `after` around both: all sent in pipeline mode, ended by one Sync,
+    and answered in one round trip."""
     set_sql, set_args = _set_config(settings)
     driver = conn.connection.driver_connection
     with _driver_errors(conn, sql, args), _cursor(conn) as setter, _cursor(conn) as cursor:
         with driver.pipeline():  # leaving it sends the Sync and reads every answer
-            driver.execute(f"SAVEPOINT {LOCAL_SAVEPOINT}")
+            for fixed in before:
+                driver.execute(fixed)
             setter.execute(*_labelled(conn, setter, set_sql, set_args))
             cursor.execute(*_labelled(conn, cursor, sql, args))
-            driver.execute(f"ROLLBACK TO SAVEPOINT {LOCAL_SAVEPOINT}")
-            driver.execute(f"RELEASE SAVEPOINT {LOCAL_SAVEPOINT}")
+            for fixed in after:
+                driver.execute(fixed)
         return cursor.fetchall() if cursor.description else []
 
 

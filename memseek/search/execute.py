@@ -369,22 +369,27 @@ def _alone(engine: Engine, workspace_id: UUID, compiled: CompiledSearch, timeout
     (`db.scoped_rows`: one round trip)."""
     settings = search_settings(engine, compiled, timeout_ms)
     with scoped_connection(engine) as conn:
-
-        def run(statement: Executable, extra: Mapping[str, str]) -> Sequence[Any]:
-            return _execute(conn, statement, compiled.params, {**settings, **extra}, workspace_id)
-
+        run = _runner(conn, compiled, settings, workspace_id)
         return _searched((engine, compiled.statement, workspace_id), compiled, run)
 
 
 def _run_in(conn: Connection, workspace_id: UUID, timeout_ms: int, compiled: CompiledSearch) -> SearchResult:
     """One of several searches in a transaction they share: each statement with the search's
     settings for it alone (`db.local_rows`: one round trip)."""
-    settings = search_settings(conn.engine, compiled, timeout_ms)
+    run = _runner(conn, compiled, search_settings(conn.engine, compiled, timeout_ms))
+    return _searched((conn.engine, compiled.statement, workspace_id), compiled, run)
+
+
+def _runner(
+    conn: Connection, compiled: CompiledSearch, settings: Mapping[str, str], workspace_id: UUID | None = None
+) -> Run:
+    """Runs each statement of `compiled` with `settings` and the statement's own for it alone
+    (`_execute`): in a transaction of its own in `workspace_id`, else in the connection's."""
 
     def run(statement: Executable, extra: Mapping[str, str]) -> Sequence[Any]:
-        return _execute(conn, statement, compiled.params, {**settings, **extra})
+        return _execute(conn, statement, compiled.params, {**settings, **extra}, workspace_id)
 
-    return _searched((conn.engine, compiled.statement, workspace_id), compiled, run)
+    return run
 
 
 def _searched(key: Hashable, compiled: CompiledSearch, run: Run) -> SearchResult:
