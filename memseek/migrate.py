@@ -9,6 +9,19 @@ from alembic import command
 from memseek.paths import resource
 
 
+def sql_script(name: str) -> str:
+    """The text of the shipped SQL script `name` (a revision runs it)."""
+    return (resource("sql") / name).read_text()
+
+
+def function_definition(script: str, function: str) -> str:
+    """The CREATE statement of `function` exactly as the SQL script `script` has it, for a
+    downgrade to restore."""
+    create = f"CREATE OR REPLACE FUNCTION {function}("
+    blocks = sql_script(script).split("\n\n")
+    return next(block[block.index(create) :] for block in blocks if create in block)
+
+
 def _run(engine: Engine, action: str, revision: str) -> None:
     with engine.begin() as conn:
         config = Config()

@@ -108,14 +108,15 @@ processing_queue = sa.Table(
 record_postings = sa.Table(
     "record_postings",
     metadata,
-    sa.Column("workspace_id", UUID(as_uuid=True), primary_key=True),
-    sa.Column("record_id", UUID(as_uuid=True), primary_key=True),
-    sa.Column("lexeme", sa.Text, primary_key=True),
+    sa.Column("workspace_id", UUID(as_uuid=True), nullable=False),
+    sa.Column("record_id", UUID(as_uuid=True), nullable=False),
+    sa.Column("lexeme", sa.Text(collation="C"), nullable=False),
     sa.Column("impact", sa.REAL, nullable=False),
     sa.Index("record_postings_top", "workspace_id", "lexeme", sa.text("impact DESC"), "record_id"),
 )
 """One row per (record, lexeme of its tsv), maintained by triggers on records (sql/0003_postings.sql,
-sql/0005_write_speed.sql: no foreign key of its own, records' holds):
+sql/0005_write_speed.sql: no foreign key of its own, records' holds; sql/0012_postings_key.sql: no
+primary key, one index):
 bounded keyword candidates take the best postings of each query lexeme."""
 
 record_touches = sa.Table(

@@ -10,26 +10,18 @@ order, and the per-posting foreign key to `workspaces` gives way to a TRUNCATE t
 (sql/0005_write_speed.sql says why that is enough).
 """
 
-from pathlib import Path
-
 from alembic import op
+from memseek.migrate import function_definition
+from memseek.migrate import sql_script
 
 revision = "0005"
 down_revision = "0004"
 branch_labels = None
 depends_on = None
 
-SQL = Path(__file__).resolve().parents[2] / "sql"
-
 
 def upgrade() -> None:
-    op.execute((SQL / "0005_write_speed.sql").read_text())
-
-
-def _definition_0003(function: str) -> str:
-    """The CREATE statement of `function` exactly as sql/0003_postings.sql has it."""
-    blocks = (SQL / "0003_postings.sql").read_text().split("\n\n")
-    return next(block for block in blocks if block.startswith(f"CREATE OR REPLACE FUNCTION {function}("))
+    op.execute(sql_script("0005_write_speed.sql"))
 
 
 def downgrade() -> None:
@@ -38,5 +30,5 @@ def downgrade() -> None:
     op.create_foreign_key(
         "record_postings_workspace_id_fkey", "record_postings", "workspaces", ["workspace_id"], ["id"]
     )
-    op.execute(_definition_0003("memseek_postings_insert"))
+    op.execute(function_definition("0003_postings.sql", "memseek_postings_insert"))
     op.execute("ALTER FUNCTION memseek_postings_of(tsvector) STRICT")

@@ -401,8 +401,10 @@ def postings(engine: Engine, record: Any) -> dict[str, float]:
 
 def test_postings_follow_the_records_table(engine: Engine, db: Engine, tenant: Tenant) -> None:
     with db.begin() as conn:
-        (record,) = insert(conn, tenant.id, Rec(text="refund refund refund outage"))
-    first = postings(db, record)
+        record, neighbour = insert(
+            conn, tenant.id, Rec(text="refund refund refund outage"), Rec(text="refund")
+        )
+    first, theirs = postings(db, record), postings(db, neighbour)
     assert set(first) == {"refund", "outag"} and first["refund"] > first["outag"]
     with db.begin() as conn:
         conn.execute(sa.text("UPDATE records SET last_accessed = now() WHERE id = :id"), {"id": record})
@@ -415,6 +417,23 @@ def test_postings_follow_the_records_table(engine: Engine, db: Engine, tenant: T
     with db.begin() as conn:
         conn.execute(sa.text("DELETE FROM records WHERE id = :id"), {"id": record})
     assert postings(db, record) == {}
+    assert postings(db, neighbour) == theirs == {"refund": theirs["refund"]}  # same lexeme, kept
+
+
+def test_postings_have_one_index_over_bytewise_lexemes(db: Engine) -> None:
+    """sql/0012_postings_key.sql: no primary key beside the top index, lexemes in collation "C"."""
+    with db.connect() as conn:
+        indexes = conn.execute(
+            sa.text("SELECT indexname FROM pg_indexes WHERE tablename = 'record_postings'")
+        )
+        collation = conn.execute(
+            sa.text(
+                "SELECT collname FROM pg_attribute JOIN pg_collation c ON c.oid = attcollation "
+                "WHERE attrelid = 'record_postings'::regclass AND attname = 'lexeme'"
+            )
+        )
+        assert indexes.scalars().all() == ["record_postings_top"]
+        assert collation.scalar_one() == "C"
 
 
 @pytest.mark.parametrize("mode", ["text", "hybrid"])
