@@ -17,6 +17,7 @@ import textwrap
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from collections.abc import Iterator
 from collections.abc import Mapping
 from contextlib import contextmanager
@@ -267,16 +268,43 @@ def http_call(
         return exc.code, json.loads(exc.read().decode())
 
 
+class PortTaken(AssertionError):
+    """`memseek serve` could not bind its port: something took it after `free_port` chose it."""
+
+
 def wait_healthy(port: int, proc: subprocess.Popen[str], seconds: float = 180) -> None:
     """Wait until `memseek serve` on `port` answers `GET /health` with 200."""
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise AssertionError(f"serve exited: {proc.stderr.read() if proc.stderr else ''}")
+            stderr = proc.stderr.read() if proc.stderr else ""
+            failure = PortTaken if "address already in use" in stderr.lower() else AssertionError
+            raise failure(f"serve exited: {stderr}")
         try:
             if http_call(port, "GET", "/health")[0] == 200:
                 return
         except OSError:  # not listening yet
             pass
+        except ValueError:  # not JSON: another test's server holds the port, serve is failing to bind
+            pass
         time.sleep(0.2)
     raise AssertionError("serve never became healthy")
+
+
+def serve_on_free_port(
+    start: Callable[[int], subprocess.Popen[str]], attempts: int = 3
+) -> tuple[int, subprocess.Popen[str]]:
+    """`start(port)` on a free port until healthy; on another port when the first was taken
+    between `free_port` choosing it and serve binding it (the other test worker starts servers
+    too)."""
+    for attempt in range(1, attempts + 1):
+        port = free_port()
+        proc = start(port)
+        try:
+            wait_healthy(port, proc)
+        except PortTaken:
+            if attempt == attempts:
+                raise
+            continue
+        return port, proc
+    raise AssertionError("attempts must be at least 1")

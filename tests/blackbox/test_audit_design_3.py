@@ -54,10 +54,10 @@ from tests.helpers import memseek
 from tests.helpers import ok
 from tests.helpers import post_records
 from tests.helpers import runtime_for
+from tests.helpers import serve_on_free_port
 from tests.helpers import start_memseek
 from tests.helpers import touches_written
 from tests.helpers import view_query
-from tests.helpers import wait_healthy
 from tests.helpers import with_models
 from tests.helpers import write_files
 from tests.helpers import written
@@ -490,16 +490,11 @@ def test_a_foreign_draft_cannot_be_approved_or_rejected(bw: Client, bw_other: Cl
 @pytest.fixture
 def served_port(bw_url: str, bw_catalog: Any, bw_db: Engine) -> Iterator[int]:
     """`memseek serve` over the `bw` database and catalog (no worker)."""
-    port = free_port()
-    proc = start_memseek(
-        cli_env(DATABASE_URL=bw_url, MEMSEEK_CATALOG=str(bw_catalog)),
-        "serve",
-        "--port",
-        str(port),
-        "--no-worker",
+    env = cli_env(DATABASE_URL=bw_url, MEMSEEK_CATALOG=str(bw_catalog))
+    port, proc = serve_on_free_port(
+        lambda port: start_memseek(env, "serve", "--port", str(port), "--no-worker")
     )
     try:
-        wait_healthy(port, proc)
         yield port
     finally:
         proc.terminate()

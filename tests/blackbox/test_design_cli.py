@@ -30,13 +30,12 @@ from tests.conftest import client_for
 from tests.helpers import cli_env
 from tests.helpers import error
 from tests.helpers import fetch
-from tests.helpers import free_port
 from tests.helpers import http_call
 from tests.helpers import memseek
+from tests.helpers import serve_on_free_port
 from tests.helpers import start_memseek
 from tests.helpers import statements_sent
 from tests.helpers import touches_written
-from tests.helpers import wait_healthy
 from tests.helpers import with_settings
 from tests.helpers import written_ids
 
@@ -236,10 +235,9 @@ def serve() -> Iterator[Any]:
     started: list[Served] = []
 
     def start(env: dict[str, str], *args: str) -> Served:
-        port = free_port()
-        served = Served(port, start_memseek(env, "serve", "--port", str(port), *args), [])
+        port, proc = serve_on_free_port(lambda port: start_memseek(env, "serve", "--port", str(port), *args))
+        served = Served(port, proc, [])
         started.append(served)
-        wait_healthy(port, served.proc)
         return served
 
     yield start

@@ -15,6 +15,7 @@ from tests.helpers import free_port
 from tests.helpers import http_call
 from tests.helpers import last_line
 from tests.helpers import memseek
+from tests.helpers import serve_on_free_port
 from tests.helpers import start_memseek
 from tests.helpers import wait_healthy
 
@@ -89,13 +90,9 @@ def test_admin_errors_are_one_line(env: dict[str, str], server: object, args: tu
 
 
 def test_second_start_prints_no_new_key(env: dict[str, str], server: object) -> None:
-    port = free_port()
-    proc = start_memseek(env, "serve", "--port", str(port), "--no-worker")
-    try:
-        wait_healthy(port, proc)
-    finally:
-        proc.terminate()
-        out, _ = proc.communicate(timeout=20)
+    _, proc = serve_on_free_port(lambda port: start_memseek(env, "serve", "--port", str(port), "--no-worker"))
+    proc.terminate()
+    out, _ = proc.communicate(timeout=20)
     assert "msk_" not in out
 
 
