@@ -11,8 +11,10 @@ import argparse
 import logging
 import os
 import sys
+import threading
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from memseek import auth
 from memseek import migrate
@@ -24,6 +26,11 @@ from memseek.errors import NotFound
 from memseek.errors import StartupError
 from memseek.errors import Unauthorized
 from memseek.settings import Settings
+
+if TYPE_CHECKING:  # the runtime is imported by the commands that build one
+    from memseek.runtime import Runtime
+
+log = logging.getLogger(__name__)
 
 
 def _engine(settings: Settings):  # type: ignore[no-untyped-def]
@@ -45,6 +52,8 @@ def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
             print("Created workspace 'default'. Its API key (shown once):", flush=True)
             print(key, flush=True)
     app = create_app(shared=runtime)
+    # requests are served meanwhile; a load failure is the first embedding's to report
+    threading.Thread(target=_load_models, args=(runtime,), name="memseek-model-load", daemon=True).start()
     if settings.run_worker and not args.no_worker:
         from memseek.write.worker import start_background_worker
 
@@ -52,6 +61,13 @@ def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
     print(f"Memseek listening on http://{args.host}:{args.port}", file=sys.stderr, flush=True)
     waitress.serve(app, host=args.host, port=args.port, threads=args.threads, ident="memseek")
     return 0
+
+
+def _load_models(runtime: Runtime) -> None:
+    try:
+        runtime.models.load_local()
+    except Exception:
+        log.warning("loading the local model at start failed; it is loaded on first use", exc_info=True)
 
 
 def cmd_worker(args: argparse.Namespace, settings: Settings) -> int:

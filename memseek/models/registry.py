@@ -79,6 +79,17 @@ class ModelRegistry:
         provider: Embedder = self._provider(alias, "embedding")
         return provider
 
+    def load_local(self) -> None:
+        """Load every local embedding model the catalog declares now, not on first use:
+        reading and verifying the model files takes ~0.4 s, which the first search or processed
+        batch after a start would otherwise wait for (`memseek serve` calls this in the
+        background)."""
+        for alias, decl in self.decls.items():
+            if (decl.kind, decl.provider) == ("embedding", "local"):
+                embedder = self.embedder(alias)
+                assert isinstance(embedder, LocalEmbedder)
+                embedder.load()
+
     def chat(self, alias: str) -> ChatModel:
         """The chat provider of `alias`."""
         provider: ChatModel = self._provider(alias, "chat")

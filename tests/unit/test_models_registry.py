@@ -9,6 +9,7 @@ import pytest
 from memseek.models import ModelUnavailable
 from memseek.models.config import ModelDecl
 from memseek.models.local import LocalEmbedder
+from memseek.models.local import _loaded as loaded_models
 from memseek.models.registry import ModelRegistry
 from tests.openai_server import OpenAIServer
 from tests.openai_server import hashed_embedding
@@ -74,3 +75,13 @@ def test_building_never_needs_configuration() -> None:
     with pytest.raises(ModelUnavailable, match="OPENAI_BASE_URL is not set"):
         remote.embed(["x"])
     assert dict(registry.decls) == DECLS
+
+
+def test_load_local_loads_each_local_embedding_model() -> None:
+    """`memseek serve` loads the local model at start, and the remote aliases beside it are no
+    obstacle. Three intra-op threads: a model no other test loads, so the load is this call's."""
+    local = ModelDecl(kind="embedding", provider="local", model="all-MiniLM-L6-v2", threads=3)
+    registry = ModelRegistry({**DECLS, "default": local}, environ={})
+    assert 3 not in loaded_models
+    registry.load_local()
+    assert 3 in loaded_models
