@@ -159,17 +159,18 @@ _JSONB_VERSION = b"\x01"
 _RAW = "bytea"
 """The COPY type of a value encoded here: psycopg sends bytes as they are, and the server reads
 them with the stage column's own binary input (jsonb's, pgvector's)."""
-_COPY_TYPES = tuple(
-    {
-        **dict.fromkeys(("n", "collection_version", "depth"), "int4"),
-        **dict.fromkeys(("id", "link_node_id"), "uuid"),
-        **dict.fromkeys(("content", "scores", "annotations", "fields", "embedding"), _RAW),
-        "derived_from": "uuid[]",
-        "occurred_at": "timestamptz",
-        "is_current": "bool",
-    }.get(name, "text")
-    for name in SOURCE
-)
+_NOT_TEXT = {
+    "n": "int4",
+    "collection_version": "int4",
+    "depth": "int4",
+    "id": "uuid",
+    "link_node_id": "uuid",
+    "derived_from": "uuid[]",
+    "occurred_at": "timestamptz",
+    "is_current": "bool",
+    "embedding": _RAW,
+}
+_COPY_TYPES = tuple(_RAW if kind is JSONB else _NOT_TEXT.get(name, "text") for name, kind in SOURCE.items())
 """Each stage column's type in the binary COPY, in `SOURCE` order (`_copy_values` writes them)."""
 
 
