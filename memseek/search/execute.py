@@ -369,15 +369,14 @@ def _alone(engine: Engine, workspace_id: UUID, compiled: CompiledSearch, timeout
     (`db.scoped_rows`: one round trip)."""
     settings = search_settings(engine, compiled, timeout_ms)
     with scoped_connection(engine) as conn:
-        run = _runner(conn, compiled, settings, workspace_id)
-        return _searched((engine, compiled.statement, workspace_id), compiled, run)
+        return _searched(engine, workspace_id, compiled, _runner(conn, compiled, settings, workspace_id))
 
 
 def _run_in(conn: Connection, workspace_id: UUID, timeout_ms: int, compiled: CompiledSearch) -> SearchResult:
     """One of several searches in a transaction they share: each statement with the search's
     settings for it alone (`db.local_rows`: one round trip)."""
     run = _runner(conn, compiled, search_settings(conn.engine, compiled, timeout_ms))
-    return _searched((conn.engine, compiled.statement, workspace_id), compiled, run)
+    return _searched(conn.engine, workspace_id, compiled, run)
 
 
 def _runner(
@@ -392,11 +391,12 @@ def _runner(
     return run
 
 
-def _searched(key: Hashable, compiled: CompiledSearch, run: Run) -> SearchResult:
+def _searched(engine: Engine, workspace_id: UUID, compiled: CompiledSearch, run: Run) -> SearchResult:
     """The search, with its fallbacks, through `run`. The first statement of a search that
     `learns_plan` runs on a generic plan pinned to the HNSW index where PostgreSQL's own plan for
-    the workspace (`key`) reads the list through it (`AnnPlans`); its fallbacks, which read other
-    lists, are planned for the request, and so is the search again if its lists come back short."""
+    the workspace reads the list through it (`AnnPlans`); its fallbacks, which read other lists,
+    are planned for the request, and so is the search again if its lists come back short."""
+    key = (engine, compiled.statement, workspace_id)
     if compiled.learns_plan and ANN_PLANS.reads_index(key, partial(_plan_reads_ann, run, compiled)):
         result = _with_fallbacks(compiled, run, PINNED_ANN)
         if result.candidate_count >= compiled.list_size:
