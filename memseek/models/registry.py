@@ -86,9 +86,8 @@ class ModelRegistry:
         background)."""
         for alias, decl in self.decls.items():
             if (decl.kind, decl.provider) == ("embedding", "local"):
-                embedder = self.embedder(alias)
-                assert isinstance(embedder, LocalEmbedder)
-                embedder.load()
+                local: LocalEmbedder = self._provider(alias, "embedding")  # _FACTORIES' local provider
+                local.load()
 
     def chat(self, alias: str) -> ChatModel:
         """The chat provider of `alias`."""

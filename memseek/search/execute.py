@@ -205,9 +205,10 @@ def _apply(conn: Connection, wanted: dict[str, str]) -> dict[str, str]:
 
 
 def run_compiled(conn: Connection, compiled: CompiledSearch) -> SearchResult:
-    """Apply the planner settings, then execute one compiled search, in the caller's transaction."""
-    prepare_transaction(conn, compiled)
-    return execute_compiled(conn, compiled)
+    """Execute one compiled search in the caller's transaction as a combined search's share runs
+    (`_runner`: each statement with the planner settings for it alone), without the timeout and
+    the learned plan choice of a request."""
+    return _with_fallbacks(compiled, _runner(conn, compiled, planner_settings(conn.engine, compiled)))
 
 
 def execute_compiled(conn: Connection, compiled: CompiledSearch) -> SearchResult:

@@ -8,14 +8,18 @@ list is the exact one."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from collections.abc import Mapping
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
 import pytest
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
+from sqlalchemy.sql.expression import Executable
 
 from memseek.db import workspace_transaction
+from memseek.search import execute
 from memseek.search.execute import prepare_transaction
 from memseek.search.execute import run_compiled
 from tests.conftest import Tenant
@@ -144,8 +148,18 @@ def test_ef_search_follows_a_hybrid_first_tries_list(
 def test_a_short_first_try_widens_ef_search_before_its_fallback(
     corpus: tuple[Tenant, list[float]], engine: Engine, body: dict[str, Any], ef: str
 ) -> None:
+    """The `hnsw.ef_search` the search's last statement ran with: each statement's settings hold
+    for it alone (`execute._runner`), so they are recorded as each statement is run."""
     tenant, vector = corpus
     search = compiled({"mode": "hybrid", **body}, tenant.id, vector=vector)
+    settings = execute.planner_settings(engine, search)
+    ran_with: list[str] = []
     with workspace_transaction(engine, tenant.id) as conn:
-        run_compiled(conn, search)
-        assert conn.execute(sa.text("SHOW hnsw.ef_search")).scalar() == ef
+        runner = execute._runner(conn, search, settings)
+
+        def run(statement: Executable, extra: Mapping[str, str]) -> Sequence[Any]:
+            ran_with.append({**settings, **extra}["hnsw.ef_search"])
+            return runner(statement, extra)
+
+        execute._with_fallbacks(search, run)
+    assert ran_with[-1] == ef
