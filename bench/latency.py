@@ -199,12 +199,14 @@ def _hits(body: Any) -> int:
 
 
 def measure_mode(
-    service: Service, mode: str, items: list[Probe], opts: LatencyOptions, bare: BareRuns | None = None
+    service: Service, mode: str, items: list[Probe], opts: LatencyOptions, bare: BareRuns
 ) -> dict[str, Any]:
     """Warm up, then time `opts.queries` requests of `mode` (server and client milliseconds).
-    `bare` statements that use this mode's probes run beside each request, first on every other
-    probe, so both see the same cache state (neither warms the other's probe first every time);
-    those that rank every match (`SCANS`) run once every request of the run is done (`run`)."""
+    `bare` statements that use this mode's probes run beside each request on the same probe, the
+    order rotating from probe to probe, so that each of them and the request runs first, second,
+    ... equally often: whichever runs a probe first finds none of its pages in the CPU's caches
+    (docs/benchmarks.md, session of 2026-12-03 16:36). Those that rank every match (`SCANS`) run
+    once every request of the run is done (`run`)."""
     calls = [service_request(mode, p, opts.k) for p in items]
     try:
         check(service.client.post(*calls[0]), f"{mode} ({calls[0][0]})")
@@ -214,12 +216,14 @@ def measure_mode(
         return {"mode": mode, "error": str(exc)[:500]}
     responses: list[Response] = []
     failed: list[int] = []
+    beside = bare.beside(mode)
     for index, (path, body) in enumerate(calls):
-        if bare and index % 2:
-            bare.run(mode, items[index], index >= opts.warmup)
+        ahead, after = _around(beside, index)
+        for name in ahead:
+            bare.once(name, items[index], index >= opts.warmup)
         response = service.client.post(path, body)
-        if bare and not index % 2:
-            bare.run(mode, items[index], index >= opts.warmup)
+        for name in after:
+            bare.once(name, items[index], index >= opts.warmup)
         if not response.ok():
             failed.append(response.status)
         elif index >= opts.warmup:
@@ -244,6 +248,20 @@ def measure_mode(
         "mean_hits": float(np.mean([_hits(r.body) for r in responses])),
         "errors": len(failed),
     }
+
+
+REQUEST = ""
+"""The request's own place in `_around`'s cycle (no bare statement has an empty name)."""
+
+
+def _around(beside: list[str], turn: int) -> tuple[list[str], list[str]]:
+    """The statements to run before and after the request of probe number `turn`: the request
+    and `beside` in one cycle, started `turn` places further each probe."""
+    cycle = [*beside, REQUEST]
+    start = turn % len(cycle)
+    order = cycle[start:] + cycle[:start]
+    at = order.index(REQUEST)
+    return order[:at], order[at + 1 :]
 
 
 def _probes_of(raw_name: str) -> str:
@@ -275,18 +293,15 @@ class BareRuns:
         self.conn, self.opts, self.workspace = conn, opts, workspace
         self.samples: dict[str, list[tuple[float, int]]] = {name: [] for name in names}
 
-    def run(self, mode: str, probe: Probe, timed: bool) -> None:
-        """Every statement that uses `mode`'s probes and reads a bounded part of the table, once,
-        on `probe`."""
-        for name in self.samples:
-            if _probes_of(name) == mode and name not in SCANS:
-                self._once(name, probe, timed)
+    def beside(self, mode: str) -> list[str]:
+        """The statements that use `mode`'s probes and read a bounded part of the table."""
+        return [name for name in self.samples if _probes_of(name) == mode and name not in SCANS]
 
     def run_alone(self, name: str, items: list[Probe]) -> None:
         for index, probe in enumerate(items):
-            self._once(name, probe, index >= self.opts.warmup)
+            self.once(name, probe, index >= self.opts.warmup)
 
-    def _once(self, name: str, probe: Probe, timed: bool) -> None:
+    def once(self, name: str, probe: Probe, timed: bool) -> None:
         params = raw_params(probe, self.opts.k, self.workspace)
         settings = RAW_SETTINGS.get(name, lambda _: {})(params)
         for setting, value in settings.items():  # session-wide until reset below

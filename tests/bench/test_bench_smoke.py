@@ -21,6 +21,7 @@ from bench.corpus import CorpusSpec
 from bench.corpus import generate
 from bench.datasets import normalise_evidence
 from bench.datasets import session_time
+from bench.latency import _around
 from bench.metrics import evaluate
 
 
@@ -96,6 +97,29 @@ def test_ingest_suite(tmp_path: Path) -> None:
     assert all(row["per_second"] > 0 for row in paths.values())
     assert paths["service POST /records, vectors supplied"]["records"] == 300
     assert paths["bare engine: COPY"]["vs_bare_copy"] == 1.0
+
+
+@pytest.mark.parametrize(
+    ("beside", "orders"),
+    [
+        pytest.param([], [["request"]], id="alone"),
+        pytest.param(["recent"], [["recent", "request"], ["request", "recent"]], id="one-alternates"),
+        pytest.param(
+            ["vector", "vector_pool"],
+            [
+                ["vector", "vector_pool", "request"],
+                ["vector_pool", "request", "vector"],
+                ["request", "vector", "vector_pool"],
+            ],
+            id="two-rotate",
+        ),
+    ],
+)
+def test_bare_statements_and_the_request_take_turns_first(beside: list[str], orders: list[list[str]]) -> None:
+    """Over one cycle of probes each bare statement and the request run first, second, ... once."""
+    for turn in range(2 * len(orders)):
+        ahead, after = _around(beside, turn)
+        assert [*ahead, "request", *after] == orders[turn % len(orders)]
 
 
 def test_latency_suite(tmp_path: Path) -> None:
