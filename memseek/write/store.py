@@ -29,6 +29,7 @@ import psycopg
 import sqlalchemy as sa
 from pgvector.sqlalchemy import Vector
 from psycopg import sql
+from sqlalchemy.dialects import postgresql
 from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.dialects.postgresql import REGCONFIG
@@ -159,18 +160,19 @@ _JSONB_VERSION = b"\x01"
 _RAW = "bytea"
 """The COPY type of a value encoded here: psycopg sends bytes as they are, and the server reads
 them with the stage column's own binary input (jsonb's, pgvector's)."""
-_NOT_TEXT = {
-    "n": "int4",
-    "collection_version": "int4",
-    "depth": "int4",
-    "id": "uuid",
-    "link_node_id": "uuid",
-    "derived_from": "uuid[]",
-    "occurred_at": "timestamptz",
-    "is_current": "bool",
-    "embedding": _RAW,
-}
-_COPY_TYPES = tuple(_RAW if kind is JSONB else _NOT_TEXT.get(name, "text") for name, kind in SOURCE.items())
+_ENCODED_HERE = (JSONB, Vector)
+
+
+def _copy_type(kind: Any) -> str:
+    """A `SOURCE` column's type in the binary COPY: `_RAW` for what `_copy_values` encodes itself,
+    else the type's PostgreSQL name, whose binary dumper psycopg picks."""
+    column_type = sa.types.to_instance(kind)
+    if isinstance(column_type, _ENCODED_HERE):
+        return _RAW
+    return str(column_type.compile(dialect=postgresql.dialect())).lower()
+
+
+_COPY_TYPES = tuple(_copy_type(kind) for kind in SOURCE.values())
 """Each stage column's type in the binary COPY, in `SOURCE` order (`_copy_values` writes them)."""
 
 
