@@ -63,6 +63,13 @@ def build_parser() -> argparse.ArgumentParser:
         default=2_000,
         help="records written without vectors, embedded by the service (default 2,000)",
     )
+    ing.add_argument(
+        "--import-records",
+        type=int,
+        default=10_000,
+        help="records of the bulk-path phase, written by `memseek import` (default 10,000; 0 skips it)",
+    )
+    ing.add_argument("--import-jobs", type=int, default=2, help="`memseek import --jobs` (default 2)")
     ing.add_argument("--seed", type=int, default=7)
     ing.add_argument(
         "--distinct-texts",
@@ -118,7 +125,14 @@ def _suite(
     """(result name, run, render) for the chosen suite."""
     service = _service_options(args)
     if args.suite == "ingest":
-        opts = ingest.IngestOptions(args.records, args.embed_records, args.seed, args.distinct_texts)
+        opts = ingest.IngestOptions(
+            args.records,
+            args.embed_records,
+            args.seed,
+            args.distinct_texts,
+            import_records=args.import_records,
+            import_jobs=args.import_jobs,
+        )
         return "ingest", lambda: ingest.run(opts, service), ingest.render
     if args.suite == "latency":
         lopts = latency.LatencyOptions(

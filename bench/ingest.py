@@ -9,13 +9,26 @@ One run measures, on one fresh database:
 3. the service embedding itself (embedding included): `--embed-records` new records without
    vectors, from the first POST until the in-process worker has made every one `ready`;
 4. the raw model (`LocalEmbedder`, one thread) on those same texts sorted by length, at batch 64
-   and at the service's default batch (8), before the service starts so nothing competes with it.
+   and at the service's default batch (8), before the service starts so nothing competes with it;
+5. the bulk path: `--import-records` more records (another seed and entities of their own: new
+   texts, new lanes, as a bare table with one current row per lane can take them) with vectors,
+   as a JSON Lines file written by `memseek import --jobs 2` (a subprocess, timed end to end:
+   start-up, the check pass, the write pass), beside bare COPY of the same rows from one session
+   and from two, each into its own table holding the first phase's rows; in two halves, the
+   second in the reverse order.
 """
 
 from __future__ import annotations
 
+import json
+import re
+import tempfile
+import time
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -26,10 +39,12 @@ from bench.corpus import Corpus
 from bench.corpus import CorpusSpec
 from bench.corpus import generate
 from bench.engine import BARE_PATHS
+from bench.engine import BarePath
 from bench.engine import bare_rows
 from bench.engine import raw_connection
 from bench.load import processing_counts
 from bench.load import wait_processed
+from bench.load import with_vector
 from bench.load import write_records
 from bench.metrics import percentiles
 from bench.report import database_versions
@@ -56,6 +71,8 @@ class IngestOptions:
     seed: int = 7
     distinct_texts: int = 100_000
     batch: int = 1000
+    import_records: int = 10_000
+    import_jobs: int = 2
 
 
 def corpus_vectors(corpus: Corpus, cache: VectorCache) -> list[np.ndarray | None]:
@@ -124,6 +141,95 @@ def interleaved_loads(
     return batch_ms
 
 
+def _renamed(corpus: Corpus, prefix: str = "bulk-") -> Corpus:
+    """`corpus` about entities of its own: none of its lanes is one the first phase wrote."""
+    records = tuple(replace(r, entity=prefix + r.entity) for r in corpus.records)
+    return replace(corpus, records=records, entities=tuple(prefix + e for e in corpus.entities))
+
+
+IMPORTED = re.compile(r"imported (\d+) records in ([0-9.]+) s")
+BULK_COPY = {
+    sessions: BarePath("COPY", f"bench_bulk_copy_{sessions}", copy=True, direct=True) for sessions in (1, 2)
+}
+"""Bare COPY straight into a table shaped like `records`, from one session and from two."""
+
+
+def _bare_copy(path: BarePath, conns: Sequence[psycopg.Connection], rows: Sequence[Any], batch: int) -> float:
+    """Seconds for `rows` in batches of `batch`, dealt in turn to `conns`, one thread each."""
+    starts = range(0, len(rows), batch)
+    started = time.perf_counter()
+    with ThreadPoolExecutor(len(conns)) as pool:
+        jobs = [
+            pool.submit(
+                lambda c, mine: [path.write(c, rows[s : s + batch]) for s in mine],
+                conn,
+                starts[n :: len(conns)],
+            )
+            for n, conn in enumerate(conns)
+        ]
+        for job in jobs:
+            job.result()
+    return time.perf_counter() - started
+
+
+def _import(service: Service, bodies: Sequence[dict[str, Any]], jobs: int) -> tuple[float, float]:
+    """(seconds end to end, seconds of the write pass) of `memseek import` of `bodies`."""
+    with tempfile.TemporaryDirectory(prefix="memseek-import-") as folder:
+        source = Path(folder) / "records.jsonl"
+        source.write_text("".join(json.dumps(body) + "\n" for body in bodies), encoding="utf-8")
+        started = time.perf_counter()
+        done = service.command("import", str(source), "--jobs", str(jobs))
+        seconds = time.perf_counter() - started
+    written = IMPORTED.search(done.stdout)
+    if written is None or int(written.group(1)) != len(bodies):
+        raise RuntimeError(f"memseek import wrote other than {len(bodies)} records: {done.stdout}")
+    return seconds, float(written.group(2))
+
+
+def bulk_loads(
+    service: Service,
+    conn: psycopg.Connection,
+    first: Sequence[Any],
+    corpus: Corpus,
+    vectors: Sequence[np.ndarray | None],
+    options: IngestOptions,
+) -> list[dict[str, Any]]:
+    """Step 5 of the module docstring: rows of records/s, each with its ratio to bare COPY from
+    one session in the same phase."""
+    bodies = [with_vector(r.record_in(), v) for r, v in zip(corpus.records, vectors, strict=True)]
+    bare = bare_rows(corpus, vectors, service.workspace_id)
+    sessions = {n: [raw_connection(libpq_url(service.database_url)) for _ in range(n)] for n in BULK_COPY}
+    for path in BULK_COPY.values():
+        path.create(conn)
+        _bare_copy(path, [conn], first, options.batch)  # the first phase's rows, untimed
+    seconds = {"import": 0.0, "write pass": 0.0, 1: 0.0, 2: 0.0}
+    half = len(bodies) // 2
+    for part, order in ((slice(0, half), (1, 2, "import")), (slice(half, None), ("import", 2, 1))):
+        for step in order:
+            if step == "import":
+                whole, write = _import(service, bodies[part], options.import_jobs)
+                seconds["import"] += whole
+                seconds["write pass"] += write
+            else:
+                seconds[step] += _bare_copy(BULK_COPY[step], sessions[step], bare[part], options.batch)
+        print(f"  bulk path: {part.stop or len(bodies)}/{len(bodies)} records", flush=True)
+    for path in BULK_COPY.values():
+        path.drop(conn)
+    for conns in sessions.values():
+        for session in conns:
+            session.close()
+    names = {
+        "import": f"memseek import --jobs {options.import_jobs}, vectors supplied (end to end)",
+        "write pass": f"memseek import --jobs {options.import_jobs}: its write pass",
+        1: "bare engine: COPY, 1 session",
+        2: "bare engine: COPY, 2 sessions",
+    }
+    rows = [_rate_row(names[step], len(bodies), seconds[step]) for step in names]
+    for row in rows:
+        row["vs_bare_copy_1_session"] = row["per_second"] / rows[2]["per_second"]
+    return rows
+
+
 def run(options: IngestOptions, service_options: ServiceOptions) -> dict[str, Any]:
     """Measure every write path of the module docstring; returns the JSON result."""
     spec = CorpusSpec(options.records, seed=options.seed, distinct_texts=options.distinct_texts)
@@ -142,6 +248,13 @@ def run(options: IngestOptions, service_options: ServiceOptions) -> dict[str, An
         with raw_connection(libpq_url(service.database_url)) as conn:
             versions = database_versions(conn)
             batch_ms = interleaved_loads(service, conn, corpus, vectors, options.batch)
+            bulk = []
+            if options.import_records:
+                more = _renamed(
+                    generate(replace(spec, records=options.import_records, seed=options.seed + 2000))
+                )
+                first = bare_rows(corpus, vectors, service.workspace_id)
+                bulk = bulk_loads(service, conn, first, more, corpus_vectors(more, cache), options)
         settle = wait_processed(service)
         # the service's figure runs until every record is `ready` (supplied vectors are written ready;
         # the settle time, normally ~0, counts anyway); the bare paths have no processing state
@@ -181,6 +294,7 @@ def run(options: IngestOptions, service_options: ServiceOptions) -> dict[str, An
         "database": versions,
         "tuning": tuning,
         "rows": rows,
+        "bulk_rows": bulk,
         "embedding_included_vs_raw_model": vs_model,
         "settle_seconds_after_vector_load": settle,
         "processing_states": states,
@@ -190,7 +304,7 @@ def run(options: IngestOptions, service_options: ServiceOptions) -> dict[str, An
 
 
 def render(result: dict[str, Any]) -> str:
-    headers = [
+    headers_main = [
         "path",
         "records",
         "seconds",
@@ -217,4 +331,12 @@ def render(result: dict[str, Any]) -> str:
         f"\nembedding included ÷ {path}: {ratio:.2f}"
         for path, ratio in result["embedding_included_vs_raw_model"].items()
     )
-    return table(headers, body, digits=2) + "\n" + ratios
+    bulk = [
+        [r["path"], r["records"], r["seconds"], r["per_second"], r["vs_bare_copy_1_session"]]
+        for r in result.get("bulk_rows", [])
+    ]
+    bulk_table = ""
+    if bulk:
+        headers = ["bulk path (its own phase)", "records", "seconds", "records/s", "× bare COPY, 1 session"]
+        bulk_table = "\n\n" + table(headers, bulk, digits=2)
+    return table(headers_main, body, digits=2) + "\n" + ratios + bulk_table

@@ -78,10 +78,18 @@ class Service:
     workspace_id: uuid.UUID
     tuning: dict[str, str]
     log: list[str]
+    env: dict[str, str]
+    """The environment the service runs with, for other `memseek` commands on its database."""
 
     def connect(self) -> psycopg.Connection:
         """A direct connection to the service's database (superuser; bypasses row-level security)."""
         return psycopg.connect(libpq_url(self.database_url), autocommit=True)
+
+    def command(self, *args: str) -> subprocess.CompletedProcess[str]:
+        """Run `memseek ARGS` on the service's database and catalog; raises if it fails."""
+        return subprocess.run(
+            [sys.executable, "-m", "memseek", *args], env=self.env, capture_output=True, text=True, check=True
+        )
 
     def rss_bytes(self) -> int:
         """Resident memory of the service process (Python, Flask, model), without PostgreSQL."""
@@ -155,7 +163,8 @@ def _reader(stream: Any, sink: list[str], key_seen: threading.Event) -> None:
             key_seen.set()
 
 
-def _launch(db_url: str, home: Path, port: int, options: ServiceOptions) -> subprocess.Popen[str]:
+def _environment(db_url: str, home: Path, options: ServiceOptions) -> dict[str, str]:
+    """What `memseek` runs with: the database, its home and the bench catalog."""
     env = {
         **os.environ,
         "DATABASE_URL": db_url,
@@ -165,6 +174,10 @@ def _launch(db_url: str, home: Path, port: int, options: ServiceOptions) -> subp
         "PYTHONUNBUFFERED": "1",
     }
     env.pop("MEMSEEK_PACKAGE", None)
+    return env
+
+
+def _launch(env: dict[str, str], port: int, options: ServiceOptions) -> subprocess.Popen[str]:
     command = [
         sys.executable,
         "-m",
@@ -240,12 +253,13 @@ def running_service(options: ServiceOptions) -> Iterator[Service]:
         with database as (db_url, tuning):
             known = _existing_key(db_url) if options.reuse else None
             port = _free_port()
-            process = _launch(db_url, home, port, options)
+            env = _environment(db_url, home, options)
+            process = _launch(env, port, options)
             log: list[str] = []
             try:
                 key = _wait_ready(process, log, port, known)
                 url = f"http://127.0.0.1:{port}"
-                yield Service(Client(url, key), url, db_url, process, _workspace(db_url), tuning, log)
+                yield Service(Client(url, key), url, db_url, process, _workspace(db_url), tuning, log, env)
             finally:
                 _stop(process)
     finally:

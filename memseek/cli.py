@@ -8,6 +8,7 @@ standard output, so scripts can capture it with `tail -n 1`.
 from __future__ import annotations
 
 import argparse
+import io
 import logging
 import os
 import sys
@@ -15,6 +16,7 @@ import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
+from typing import BinaryIO
 
 from memseek import auth
 from memseek import migrate
@@ -136,6 +138,43 @@ def cmd_mcp(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+def _import_source(name: str) -> BinaryIO:
+    """The file to import, open for both passes (standard input is read once, into memory)."""
+    if name == "-":
+        return io.BytesIO(sys.stdin.buffer.read())
+    try:
+        return Path(name).open("rb")  # noqa: SIM115 -- the caller's `with` closes it
+    except OSError as exc:
+        raise ConfigError(f"cannot read {name}: {exc.strerror}") from None
+
+
+def cmd_import(args: argparse.Namespace, settings: Settings) -> int:
+    from memseek.runtime import build_runtime
+    from memseek.write import bulk
+
+    args.jobs = bulk.DEFAULT_JOBS if args.jobs is None else args.jobs
+    args.batch = bulk.MAX_RECORDS if args.batch is None else args.batch
+    if not 1 <= args.jobs <= bulk.MAX_JOBS:
+        raise ConfigError(f"--jobs must be from 1 to {bulk.MAX_JOBS}")
+    if not 1 <= args.batch <= bulk.MAX_RECORDS:
+        raise ConfigError(f"--batch must be from 1 to {bulk.MAX_RECORDS}")
+    runtime = build_runtime(settings)
+    with runtime.engine.connect() as conn:
+        workspace = auth.workspace_id(conn, args.workspace)
+    if workspace is None:
+        raise NotFound(f"no workspace named {args.workspace!r}")
+    with _import_source(args.file) as source:
+        records = bulk.check_file(runtime, source, args.batch)
+        print(f"{records} records checked", flush=True)
+        source.seek(0)
+        done = bulk.write_file(runtime, workspace, source, jobs=args.jobs, batch=args.batch)
+    print(
+        f"imported {done.records} records in {done.seconds:.1f} s ({done.per_second:.0f} records/s); "
+        f"{done.pending} pending processing"
+    )
+    return 0
+
+
 def cmd_catalog_check(args: argparse.Namespace, settings: Settings) -> int:
     from memseek.catalog.load import load_catalog
 
@@ -212,6 +251,15 @@ def build_parser() -> argparse.ArgumentParser:
 
     mcp = sub.add_parser("mcp", help="serve the agent tools over MCP on stdio (key from MEMSEEK_API_KEY)")
     mcp.set_defaults(handler=cmd_mcp)
+
+    imp = sub.add_parser(
+        "import", help="write records from a JSON Lines file (one POST /records record per line), in parallel"
+    )
+    imp.add_argument("file", help="the JSON Lines file, or - for standard input")
+    imp.add_argument("--workspace", default="default", help="workspace the records are written to")
+    imp.add_argument("--jobs", type=int, help="parallel writers, an entity's records all in one (default 2)")
+    imp.add_argument("--batch", type=int, help="records per transaction (default and most: 1,000)")
+    imp.set_defaults(handler=cmd_import)
 
     cat = sub.add_parser("catalog", help="catalog tools").add_subparsers(dest="action", required=True)
     check = cat.add_parser("check", help="validate a catalog directory without a database")

@@ -91,12 +91,18 @@ def test_tsvector_parsing_counts_positions() -> None:
 
 
 def test_ingest_suite(tmp_path: Path) -> None:
-    result = run_suite(tmp_path, "ingest", "--records", "300", "--embed-records", "40")
+    result = run_suite(
+        tmp_path, "ingest", "--records", "300", "--embed-records", "40", "--import-records", "120"
+    )
     paths = {row["path"]: row for row in result["rows"]}
     assert len(paths) == 10  # raw model at two batch sizes, six bare-engine paths
     assert all(row["per_second"] > 0 for row in paths.values())
     assert paths["service POST /records, vectors supplied"]["records"] == 300
     assert paths["bare engine: COPY"]["vs_bare_copy"] == 1.0
+    bulk = {row["path"]: row for row in result["bulk_rows"]}
+    assert [row["records"] for row in bulk.values()] == [120] * 4  # the import (whole, write pass), COPY ×2
+    assert bulk["bare engine: COPY, 1 session"]["vs_bare_copy_1_session"] == 1.0
+    assert all(row["per_second"] > 0 for row in bulk.values())
 
 
 @pytest.mark.parametrize(

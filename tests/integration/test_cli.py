@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import time
 from collections.abc import Iterator
@@ -80,12 +81,42 @@ def test_workspace_and_key_commands(env: dict[str, str], server: Server) -> None
         pytest.param(("workspace", "create", "default"), id="duplicate-workspace"),
         pytest.param(("key", "create", "no-such-workspace"), id="unknown-workspace"),
         pytest.param(("key", "revoke", "msk_zzzzzzzz"), id="unknown-prefix"),
+        pytest.param(("import", "/no/such/file.jsonl"), id="import-missing-file"),
+        pytest.param(("import", "-", "--jobs", "0"), id="import-no-jobs"),
+        pytest.param(("import", "-", "--batch", "1001"), id="import-batch-too-large"),
+        pytest.param(("import", "-", "--workspace", "nowhere"), id="import-unknown-workspace"),
     ],
 )
 def test_admin_errors_are_one_line(env: dict[str, str], server: object, args: tuple[str, ...]) -> None:
     result = memseek(env, *args)
     assert result.returncode != 0
     assert result.stderr.startswith("memseek: error:")
+    assert "Traceback" not in result.stderr
+
+
+def _event(n: int) -> str:
+    record = {"collection": "customer_events", "entity": f"c{n % 3}", "type": "event", "text": f"event {n}"}
+    return json.dumps(record)
+
+
+def test_import_writes_a_file_in_batches(env: dict[str, str], server: object, tmp_path: Path) -> None:
+    source = tmp_path / "events.jsonl"
+    source.write_text("\n".join(_event(n) for n in range(7)) + "\n", encoding="utf-8")
+    result = memseek(env, "import", str(source), "--jobs", "2", "--batch", "3")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[0] == "7 records checked"
+    assert result.stdout.splitlines()[1].startswith("imported 7 records in ")
+    assert result.stdout.splitlines()[1].endswith("; 7 pending processing")  # embedded by the worker
+
+
+def test_import_lists_every_problem_by_line_and_writes_nothing(env: dict[str, str], server: object) -> None:
+    lines = [_event(1), '{"collection": "customer_events"', _event(2), json.dumps({"collection": "x"})]
+    result = memseek(env, "import", "-", stdin="\n".join(lines))
+    assert result.returncode == 2
+    assert result.stderr.startswith("memseek: error: ") and "nothing was written" in result.stderr
+    located = [line.split(":")[0].strip() for line in result.stderr.splitlines()[1:]]
+    assert located[0] == "line.2" and len(located) > 1
+    assert all(loc.startswith("line.4.") for loc in located[1:])
     assert "Traceback" not in result.stderr
 
 

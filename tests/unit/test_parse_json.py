@@ -1,4 +1,4 @@
-"""`api.common.parse_json` answers exactly as `json.loads`: same value, same types, same errors."""
+"""`jsontext.parse_json` answers exactly as `json.loads`: same value, same types, same errors."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from memseek.api.common import parse_json
+from memseek.jsontext import parse_json
 
 SAME_AS_JSON = [
     pytest.param(b'{"records": [{"text": "a", "embedding": [0.1, -2.5e-3, 1e-7]}]}', id="batch"),
