@@ -13,6 +13,7 @@ import logging
 import os
 import sys
 import threading
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -164,8 +165,9 @@ def cmd_import(args: argparse.Namespace, settings: Settings) -> int:
     if workspace is None:
         raise NotFound(f"no workspace named {args.workspace!r}")
     with _import_source(args.file) as source:
+        started = time.perf_counter()
         records = bulk.check_file(runtime, source, args.batch)
-        print(f"{records} records checked", flush=True)
+        print(f"{records} records checked in {time.perf_counter() - started:.1f} s", flush=True)
         source.seek(0)
         done = bulk.write_file(runtime, workspace, source, jobs=args.jobs, batch=args.batch)
     print(
