@@ -30,6 +30,7 @@ from collections.abc import Iterable
 from collections.abc import Iterator
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
 from dataclasses import field
 from typing import Any
@@ -166,6 +167,16 @@ class _Run:
             self.failure = self.failure or error
         self.stop.set()
 
+    @contextmanager
+    def halting(self) -> Iterator[None]:
+        """Any other error, in the reader or a stream, stops the others too (so none waits on a
+        queue forever) and is raised where it happened."""
+        try:
+            yield
+        except BaseException:
+            self.stop.set()
+            raise
+
     def put(self, stream: Batches, item: list[Line] | None) -> bool:
         """Queue `item` for a stream, waiting while its queue is full; False once stopped."""
         while not self.stop.is_set():
@@ -195,14 +206,15 @@ def _refused(error: MemseekError, lines: Sequence[Line]) -> MemseekError:
 def _write_stream(runtime: Runtime, workspace_id: UUID, stream: Batches, run: _Run) -> None:
     """One stream's writer: its batches in order, each one transaction, until the reader is done
     or some stream failed."""
-    while (lines := run.take(stream)) is not None:
-        try:
-            with workspace_transaction(runtime.engine, workspace_id) as conn:
-                written = write_records(conn, runtime, workspace_id, [line.item for line in lines])
-        except MemseekError as error:
-            run.failed(_refused(error, lines))
-            return
-        run.wrote(len(written), sum(w.processing == "pending" for w in written))
+    with run.halting():
+        while (lines := run.take(stream)) is not None:
+            try:
+                with workspace_transaction(runtime.engine, workspace_id) as conn:
+                    written = write_records(conn, runtime, workspace_id, [line.item for line in lines])
+            except MemseekError as error:
+                run.failed(_refused(error, lines))
+                return
+            run.wrote(len(written), sum(w.processing == "pending" for w in written))
 
 
 def _deal(lines: Iterable[Line | Detail], streams: Sequence[Batches], batch: int, run: _Run) -> None:
@@ -238,7 +250,8 @@ def write_file(
     started = time.perf_counter()
     with ThreadPoolExecutor(jobs, thread_name_prefix="memseek-import") as pool:
         writers = [pool.submit(_write_stream, runtime, workspace_id, s, run) for s in streams]
-        _deal(read_lines(source), streams, batch, run)
+        with run.halting():
+            _deal(read_lines(source), streams, batch, run)
         for writer in writers:
             writer.result()
     if run.failure is not None:

@@ -144,3 +144,18 @@ def test_importing_again_with_idempotency_keys_writes_nothing_twice(
 def test_records_without_vectors_are_reported_pending(write_runtime: Runtime, tenant: Tenant) -> None:
     items = [record_in("w_local", text=f"note {n}") for n in range(3)] + [record_in(text="plain")]
     assert imported(write_runtime, tenant, jsonl(*items)).pending == 3
+
+
+@pytest.mark.parametrize(
+    ("changed_line", "raised"),
+    [
+        pytest.param("not json", RequestInvalid, id="not-json"),  # the import's own error
+        pytest.param("[1, 2]", TypeError, id="not-an-object"),  # any other error stops every stream too
+    ],
+)
+def test_a_file_changed_after_its_check_stops_the_import(
+    write_runtime: Runtime, tenant: Tenant, changed_line: str, raised: type[Exception]
+) -> None:
+    source = jsonl(*[record_in(entity=e) for e in ENTITIES * 3], changed_line)
+    with pytest.raises(raised):
+        bulk.write_file(write_runtime, tenant.id, source, jobs=2, batch=2)
