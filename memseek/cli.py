@@ -153,11 +153,11 @@ def cmd_import(args: argparse.Namespace, settings: Settings) -> int:
     from memseek.runtime import build_runtime
     from memseek.write import bulk
 
-    args.jobs = bulk.DEFAULT_JOBS if args.jobs is None else args.jobs
-    args.batch = bulk.MAX_RECORDS if args.batch is None else args.batch
-    if not 1 <= args.jobs <= bulk.MAX_JOBS:
+    jobs = bulk.DEFAULT_JOBS if args.jobs is None else args.jobs
+    batch = bulk.MAX_RECORDS if args.batch is None else args.batch
+    if not 1 <= jobs <= bulk.MAX_JOBS:
         raise ConfigError(f"--jobs must be from 1 to {bulk.MAX_JOBS}")
-    if not 1 <= args.batch <= bulk.MAX_RECORDS:
+    if not 1 <= batch <= bulk.MAX_RECORDS:
         raise ConfigError(f"--batch must be from 1 to {bulk.MAX_RECORDS}")
     runtime = build_runtime(settings)
     with runtime.engine.connect() as conn:
@@ -166,10 +166,10 @@ def cmd_import(args: argparse.Namespace, settings: Settings) -> int:
         raise NotFound(f"no workspace named {args.workspace!r}")
     with _import_source(args.file) as source:
         started = time.perf_counter()
-        records = bulk.check_file(runtime, source, args.batch)
+        records = bulk.check_file(runtime, source, batch)
         print(f"{records} records checked in {time.perf_counter() - started:.1f} s", flush=True)
         source.seek(0)
-        done = bulk.write_file(runtime, workspace, source, jobs=args.jobs, batch=args.batch)
+        done = bulk.write_file(runtime, workspace, source, jobs=jobs, batch=batch)
     print(
         f"imported {done.records} records in {done.seconds:.1f} s ({done.per_second:.0f} records/s); "
         f"{done.pending} pending processing"
