@@ -7,7 +7,7 @@ Each non-blank line is one record as `POST /records` takes it (`RecordIn`, with 
 1. check: every line is parsed and checked without the database (`check_all`, the rules a
    request's 422 lists); any problem stops the import before anything is written, and every
    problem is listed by line number;
-2. write: the lines are dealt to `jobs` streams by their entity (a stable hash), so each entity's
+2. write: the lines are dealt to `jobs` streams by their entity (`Dealer`), so each entity's
    records, and so every lane, are written in file order. Each stream writes batches of up to
    `batch` records, each batch one transaction of `write_records` (every check, lane locks,
    supersession, the COPY stage). Streams share no lane, so their batches never wait on each
@@ -25,7 +25,6 @@ from __future__ import annotations
 import queue
 import threading
 import time
-import zlib
 from collections.abc import Iterable
 from collections.abc import Iterator
 from collections.abc import Sequence
@@ -141,10 +140,23 @@ def check_file(runtime: Runtime, source: BinaryIO, batch: int = MAX_RECORDS) -> 
     return records
 
 
-def stream_of(item: Any, jobs: int) -> int:
-    """The stream writing a record: by a stable hash of its entity, so an entity's records (and
-    each of its lanes) are written by one stream in file order."""
-    return zlib.crc32(str(item["entity"]).encode()) % jobs
+@dataclass
+class Dealer:
+    """Which stream writes each record: an entity goes, when it first appears, to the stream with
+    the fewest records dealt so far, and stays there, so an entity's records (and each of its
+    lanes) are written by one stream in file order while the streams' loads stay even (entities'
+    sizes are skewed: a hash split 10,000 benchmark records 65/35 between two streams)."""
+
+    dealt: list[int]
+    of_entity: dict[str, int] = field(default_factory=dict)
+
+    def stream(self, item: Any) -> int:
+        entity = str(item["entity"])
+        stream = self.of_entity.get(entity)
+        if stream is None:
+            stream = self.of_entity[entity] = min(range(len(self.dealt)), key=self.dealt.__getitem__)
+        self.dealt[stream] += 1
+        return stream
 
 
 @dataclass
@@ -221,11 +233,12 @@ def _deal(lines: Iterable[Line | Detail], streams: Sequence[Batches], batch: int
     """The reader: each line to its stream's next batch, full batches queued, then each stream's
     rest and its end; stops early when a stream failed."""
     dealt: list[list[Line]] = [[] for _ in streams]
+    dealer = Dealer([0] * len(streams))
     for line in lines:
         if isinstance(line, Detail):  # the check pass found none: the file changed since
             run.failed(RequestInvalid("the file changed after it was checked", [line]))
             return
-        stream = stream_of(line.item, len(streams))
+        stream = dealer.stream(line.item)
         dealt[stream].append(line)
         if len(dealt[stream]) == batch:
             if not run.put(streams[stream], dealt[stream]):

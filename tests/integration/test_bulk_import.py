@@ -78,10 +78,20 @@ def test_parallel_streams_keep_each_entitys_file_order_and_every_lane(
             assert current == lane[-1:]
 
 
-def test_stream_of_gives_an_entity_one_stream() -> None:
-    streams = {bulk.stream_of({"entity": e}, 3) for e in ("acme",) * 5}
-    assert len(streams) == 1
-    assert {bulk.stream_of({"entity": e}, 3) for e in (f"e{n}" for n in range(60))} == {0, 1, 2}
+@pytest.mark.parametrize(
+    ("entities", "streams", "expected"),
+    [
+        pytest.param("aaaa", 2, [0, 0, 0, 0], id="one-entity-one-stream"),
+        pytest.param("aaaabcd", 2, [0, 0, 0, 0, 1, 1, 1], id="new-entities-to-the-lighter-stream"),
+        pytest.param("abcabc", 3, [0, 1, 2, 0, 1, 2], id="each-new-entity-its-own-stream"),
+        pytest.param("aabbcdcd", 2, [0, 0, 1, 1, 0, 1, 0, 1], id="ties-to-the-first"),
+    ],
+)
+def test_dealer_keeps_an_entity_in_one_stream_and_the_streams_even(
+    entities: str, streams: int, expected: list[int]
+) -> None:
+    dealer = bulk.Dealer([0] * streams)
+    assert [dealer.stream({"entity": e}) for e in entities] == expected
 
 
 @pytest.mark.parametrize(
