@@ -105,13 +105,13 @@ def interleaved_loads(
     conn: psycopg.Connection,
     corpus: Corpus,
     vectors: Sequence[np.ndarray | None],
+    bare: Sequence[Any],
     batch: int,
 ) -> dict[str, list[float]]:
     """Batch by batch, the service and every bare path write the same records, each into its own
     table, in an order that rotates per batch: every path sees the same table sizes and the same
     machine load (the cores are shared), so their ratios hold even when the load drifts."""
     bodies = [r.record_in() for r in corpus.records]
-    bare = bare_rows(corpus, vectors, service.workspace_id)
     for path in BARE_PATHS:
         path.create(conn)
 
@@ -158,18 +158,15 @@ BULK_COPY = {
 def _bare_copy(path: BarePath, conns: Sequence[psycopg.Connection], rows: Sequence[Any], batch: int) -> float:
     """Seconds for `rows` in batches of `batch`, dealt in turn to `conns`, one thread each."""
     starts = range(0, len(rows), batch)
+
+    def session(n: int) -> None:
+        for start in starts[n :: len(conns)]:
+            path.write(conns[n], rows[start : start + batch])
+
     started = time.perf_counter()
     with ThreadPoolExecutor(len(conns)) as pool:
-        jobs = [
-            pool.submit(
-                lambda c, mine: [path.write(c, rows[s : s + batch]) for s in mine],
-                conn,
-                starts[n :: len(conns)],
-            )
-            for n, conn in enumerate(conns)
-        ]
-        for job in jobs:
-            job.result()
+        for done in [pool.submit(session, n) for n in range(len(conns))]:
+            done.result()
     return time.perf_counter() - started
 
 
@@ -251,14 +248,14 @@ def run(options: IngestOptions, service_options: ServiceOptions) -> dict[str, An
     with running_service(service_options) as service:
         with raw_connection(libpq_url(service.database_url)) as conn:
             versions = database_versions(conn)
-            batch_ms = interleaved_loads(service, conn, corpus, vectors, options.batch)
+            bare = bare_rows(corpus, vectors, service.workspace_id)  # `corpus` as the bare tables take it
+            batch_ms = interleaved_loads(service, conn, corpus, vectors, bare, options.batch)
             bulk = []
             if options.import_records:
                 more = _renamed(
                     generate(replace(spec, records=options.import_records, seed=options.seed + 2000))
                 )
-                first = bare_rows(corpus, vectors, service.workspace_id)
-                bulk = bulk_loads(service, conn, first, more, corpus_vectors(more, cache), options)
+                bulk = bulk_loads(service, conn, bare, more, corpus_vectors(more, cache), options)
         settle = wait_processed(service)
         # the service's figure runs until every record is `ready` (supplied vectors are written ready;
         # the settle time, normally ~0, counts anyway); the bare paths have no processing state

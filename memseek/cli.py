@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 from typing import BinaryIO
+from uuid import UUID
 
 from memseek import auth
 from memseek import migrate
@@ -122,6 +123,15 @@ def cmd_key_revoke(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+def _workspace_named(runtime: Runtime, name: str) -> UUID:
+    """The id of the workspace `name`; NotFound when there is none."""
+    with runtime.engine.connect() as conn:
+        workspace = auth.workspace_id(conn, name)
+    if workspace is None:
+        raise NotFound(f"no workspace named {name!r}")
+    return workspace
+
+
 def cmd_mcp(args: argparse.Namespace, settings: Settings) -> int:
     from memseek.mcp import serve_stdio
     from memseek.runtime import build_runtime
@@ -160,10 +170,7 @@ def cmd_import(args: argparse.Namespace, settings: Settings) -> int:
     if not 1 <= batch <= bulk.MAX_RECORDS:
         raise ConfigError(f"--batch must be from 1 to {bulk.MAX_RECORDS}")
     runtime = build_runtime(settings)
-    with runtime.engine.connect() as conn:
-        workspace = auth.workspace_id(conn, args.workspace)
-    if workspace is None:
-        raise NotFound(f"no workspace named {args.workspace!r}")
+    workspace = _workspace_named(runtime, args.workspace)
     with _import_source(args.file) as source:
         started = time.perf_counter()
         records = bulk.check_file(runtime, source, batch)
@@ -199,10 +206,7 @@ def cmd_explain(args: argparse.Namespace, settings: Settings) -> int:
     except ValueError as exc:
         raise ConfigError(f"the input is not valid JSON: {exc}") from None
     runtime = build_runtime(settings)
-    with runtime.engine.connect() as conn:
-        workspace = auth.workspace_id(conn, args.workspace)
-    if workspace is None:
-        raise NotFound(f"no workspace named {args.workspace!r}")
+    workspace = _workspace_named(runtime, args.workspace)
     if args.view is not None:
         print(explain_view(runtime, workspace, args.view, body, analyze=args.analyze))
     else:
