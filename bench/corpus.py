@@ -390,7 +390,7 @@ class SynthRecord:
     topic: str = ""
 
     def record_in(self) -> dict[str, Any]:
-        """The `RecordIn` body for `POST /records` (design §3), without an embedding."""
+        """The `RecordIn` body for `POST /records` (docs/writing.md), without an embedding."""
         return record_body(
             self.collection,
             self.entity,

@@ -2,7 +2,7 @@
 
 Both become lists of `Doc` (what is written as a record) and `Query` (what is asked, with its
 relevant doc ids), so the quality suite treats them alike. The files are read in place at run
-time and never copied (see `../shared/data/README.md`).
+time and never copied (the data folder's own README describes the files).
 """
 
 from __future__ import annotations

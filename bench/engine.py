@@ -99,11 +99,10 @@ def read_into_cache(conn: psycopg.Connection) -> int:
     """Read the main fork of every table, TOAST table and index of the public schema once,
     through the server (`pg_read_binary_file`, superuser), and return the bytes read.
 
-    This host pages out file pages it finds cold (DAMON `pageout` is active on the VM), so a
-    server started on a kept database read its working set from disk during the first requests
-    of each mode: the 30 warm-up requests did not reach steady state. Read first, every request
-    and every bare statement starts from the same warm OS page cache, as on a long-running
-    server, whose shared buffers the host never pages out."""
+    A virtual machine may page out file pages it finds cold, so a server started on a kept
+    database would read its working set from disk during the first requests of each mode, and
+    the warm-up requests would not reach steady state. Read first, every request and every bare
+    statement starts from the same warm OS page cache, as on a long-running server."""
     rows = conn.execute(
         "SELECT pg_relation_filepath(c.oid), pg_relation_size(c.oid) FROM pg_class c "
         "JOIN pg_namespace n ON n.oid = c.relnamespace "

@@ -12,7 +12,7 @@ node in each direction and prints median and p95 per direction, with the number 
 returned; then graph_boost's walk (both directions, depth 2, limit 100) and an orphan report
 (limit 50, a tenth as many runs). `--warmup` untimed runs come first for each: the driver
 prepares a statement after 5 runs on a connection and PostgreSQL plans it generically after 5
-more, which is where a running service spends its time (a cold walk adds 4-10 ms of planning).
+more, which is where a running service spends its time (a cold walk pays its planning).
 Walks run the way the service runs them: in a workspace transaction (role `memseek_scoped`,
 row-level security on), each in its own transaction from the pool.
 """

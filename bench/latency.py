@@ -205,8 +205,8 @@ def measure_mode(
     `bare` statements that use this mode's probes run beside each request on the same probe, the
     order rotating from probe to probe, so that each of them and the request runs first, second,
     ... equally often: whichever runs a probe first finds none of its pages in the CPU's caches
-    (docs/benchmarks.md, session of 2026-12-03 16:36). Those that rank every match (`SCANS`) run
-    once every request of the run is done (`run`)."""
+    and is slower, so a fixed order would bias the ratio. Those that rank every match (`SCANS`)
+    run once every request of the run is done (`run`)."""
     calls = [service_request(mode, p, opts.k) for p in items]
     try:
         check(service.client.post(*calls[0]), f"{mode} ({calls[0][0]})")
@@ -270,14 +270,11 @@ def _probes_of(raw_name: str) -> str:
 
 
 SCANS = frozenset({"text", "hybrid"})
-"""Bare statements that rank every match of the query (~1 s each at 1M records). Each reads
-more of the table than the service's whole working set, so before any request it would evict
-that set: at 1M records, hybrid p50 / p95 was 36–38 / 49–56 ms with only the bounded bare
-statements beside it, against 75.5 / 252 ms in a run with these beside text and hybrid, and
-33.3 / 68.0 when text's ran after text's requests, just before hybrid's (docs/benchmarks.md,
-sessions of 2026-12-01 19:04 and 21:19). They run last, after every request of the run (the
-modes, the fused sources and throughput), on caches the requests warmed: a conservative ratio
-for the service."""
+"""Bare statements that rank every match of the query. Each reads more of the table than the
+service's whole working set, so before any request it would evict that set and the request
+would be measured on cold caches (at 1M records, several times its p95). They run
+last, after every request of the run (the modes, the fused sources and throughput), on caches
+the requests warmed: a conservative ratio for the service."""
 
 
 PLACEMENTS = {False: "beside its mode's requests", True: "after every request of the run"}

@@ -263,5 +263,7 @@ def running_service(options: ServiceOptions) -> Iterator[Service]:
             finally:
                 _stop(process)
     finally:
+        if options.keep and not options.reuse and not external:
+            print(f"  kept MEMSEEK_HOME {home} (measure it again with --reuse {home})", flush=True)
         if not options.keep and not options.reuse:
             shutil.rmtree(home, ignore_errors=True)

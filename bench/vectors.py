@@ -34,8 +34,9 @@ class VectorCache:
     def __init__(self, path: Path | None = None, embedder: LocalEmbedder | None = None) -> None:
         self.path = path or RESULTS_DIR / "cache" / f"vectors-{MODEL_ID}.sqlite"
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        # One ONNX thread per core: nothing else runs while the cache fills (33 → 62 texts/s on
-        # 2 cores), and the raw-model baselines build their own one-thread embedder.
+        # One ONNX thread per core: nothing else runs while the cache fills (about twice the
+        # texts/s of one thread on 2 cores), and the raw-model baselines build their own
+        # one-thread embedder.
         self.embedder = embedder or LocalEmbedder(batch_size=64, threads=os.cpu_count() or 1)
         self.db = sqlite3.connect(self.path, timeout=120)
         self.db.execute("CREATE TABLE IF NOT EXISTS vectors (key BLOB PRIMARY KEY, vec BLOB NOT NULL)")
