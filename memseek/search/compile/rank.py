@@ -1,7 +1,8 @@
 """The rank expression in SQL: one compile rule per node class (`compile_rank`), one rule per
 record signal (`signal_column`), and the stages that materialise each `normalize` window.
 
-Every rank node class this package reads is imported here, and only here."""
+The rank grammar's node classes are imported here only (`query` names the `RankNode` type of a
+plan's formula)."""
 
 from __future__ import annotations
 
