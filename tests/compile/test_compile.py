@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql
+from typing_extensions import get_protocol_members
 
 from memseek.catalog.catalog import Catalog
 from memseek.search import compile as comp
@@ -385,7 +386,7 @@ def test_shape_key_covers_every_attribute_compilation_reads() -> None:
         "k": 7,
         "candidates": 150,
     }
-    assert set(changes) == set(comp.CompilablePlan.__annotations__) - {"q"}
+    assert set(changes) == get_protocol_members(comp.CompilablePlan) - {"q"}
     for name, value in changes.items():
         assert comp.shape_key(replace(plan, **{name: value}), inputs, TEXT_OUTPUT, "test") != base, name
     assert comp.shape_key(replace(plan, q="other"), inputs, TEXT_OUTPUT, "test") == base

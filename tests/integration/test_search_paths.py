@@ -17,11 +17,17 @@ from sqlalchemy.engine import Engine
 from memseek.db import scope_settings
 from memseek.db import set_local
 from memseek.db import workspace_transaction
-from memseek.search import compile as compile_module
+from memseek.schema import records
 from memseek.search.compile import CompiledSearch
 from memseek.search.compile import Explain
 from memseek.search.compile import Inputs
 from memseek.search.compile import build_statement
+from memseek.search.compile import candidates
+from memseek.search.compile import pool
+from memseek.search.compile.candidates import Proposal
+from memseek.search.compile.keywords import Keywords
+from memseek.search.compile.query import Query
+from memseek.search.compile.rank import Reading
 from memseek.search.execute import execute_compiled
 from memseek.search.execute import prepare_transaction
 from memseek.search.execute import run_compiled
@@ -35,6 +41,18 @@ from tests.integration.searchdata import hours_ago
 from tests.integration.searchdata import insert
 from tests.integration.searchdata import plans
 from tests.integration.searchdata import unit
+
+
+def measure_in_pool(patch: pytest.MonkeyPatch) -> None:
+    """Statements built under `patch` read `records` again in the pool and measure every signal
+    there: no list carries columns, and no measured value or touch scan is reused."""
+
+    def measured_in_pool(query: Query, keywords: Keywords | None, proposal: Proposal) -> Reading:
+        return Reading(query, keywords, records, proposal.cte)
+
+    patch.setattr(candidates, "carried_columns", lambda plan: ())
+    patch.setattr(pool, "reading", measured_in_pool)
+
 
 WORDS = [
     "budget",
@@ -225,8 +243,7 @@ def test_signals_reused_from_the_candidate_lists_equal_the_pools_own(
     inputs = Inputs(tenant.id, NOW, vector, "test-model")
     reusing = compiled(body, tenant.id, vector=vector)
     with monkeypatch.context() as patch:
-        patch.setattr(compile_module, "_with_proposed_signals", lambda ctx, proposed, labels: proposed)
-        patch.setattr(compile_module, "_carried_columns", lambda plan: ())  # measure on `records`
+        measure_in_pool(patch)
         measuring = replace(reusing, statement=build_statement(plan, inputs, TEXT_OUTPUT, "test"))
     sql = [str(search.statement) for search in (reusing, measuring)]
     rank = str(body.get("rank", ""))
@@ -515,9 +532,7 @@ def test_a_pool_of_carried_columns_equals_one_that_reads_records_again(
     (plan,) = plans(body)
     carried = compiled(body, tenant.id, vector=vector)
     with monkeypatch.context() as patch:
-        patch.setattr(compile_module, "_carried_columns", lambda plan: ())
-        # and measures every signal, each touch looked up by its own key
-        patch.setattr(compile_module, "_with_proposed_signals", lambda ctx, proposed, labels: proposed)
+        measure_in_pool(patch)  # and measures every signal, each touch looked up by its own key
         inputs = Inputs(tenant.id, NOW, vector, "test-model")
         reading = replace(carried, statement=build_statement(plan, inputs, TEXT_OUTPUT, "test"))
     joins = [str(search.statement).count("JOIN records ON") for search in (carried, reading)]
