@@ -16,8 +16,8 @@ import pytest
 from flask import Flask
 from sqlalchemy.engine import Engine
 
+from memseek.boot import build_runtime
 from memseek.runtime import Runtime
-from memseek.runtime import build_runtime
 from memseek.search import embed
 from memseek.settings import Settings
 from tests.blackbox.design_support import CATALOG
@@ -113,9 +113,11 @@ def bw_catalog(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def bw_runtime(bw_url: str, bw_engine: Engine, bw_catalog: Path) -> Runtime:
+def bw_runtime(bw_url: str, bw_engine: Engine, bw_catalog: Path) -> Iterator[Runtime]:
     settings = Settings(database_url=bw_url, memseek_catalog=bw_catalog, run_worker=False)
-    return build_runtime(settings, engine=bw_engine)
+    runtime = build_runtime(settings, engine=bw_engine)
+    yield runtime
+    runtime.close()
 
 
 @pytest.fixture(scope="session")
