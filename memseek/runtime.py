@@ -39,6 +39,9 @@ class Touches(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class Runtime:
+    """What the services of one process use, built once at start-up. Frozen, so that a service
+    cannot swap a resource under the others (tests derive variants with `dataclasses.replace`)."""
+
     settings: Settings
     engine: Engine
     catalog: Catalog

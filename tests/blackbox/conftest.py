@@ -18,7 +18,6 @@ from sqlalchemy.engine import Engine
 
 from memseek.boot import build_runtime
 from memseek.runtime import Runtime
-from memseek.search import embed
 from memseek.settings import Settings
 from tests.blackbox.design_support import CATALOG
 from tests.blackbox.support import EMBED_ENV
@@ -65,9 +64,10 @@ def sx_app(sx_runtime: Runtime) -> Flask:
 
 
 @pytest.fixture
-def server(sx_server: OpenAIServer) -> Iterator[OpenAIServer]:
-    """The session's server with no recorded requests and nothing scripted."""
-    embed.CACHE.clear()
+def server(sx_server: OpenAIServer, sx_runtime: Runtime) -> Iterator[OpenAIServer]:
+    """The session's server with no recorded requests and nothing scripted, and the `sx_` app
+    with no query vector cached."""
+    sx_runtime.models.query_vectors.clear()
     yield sx_server
     sx_server.reset()
 
