@@ -31,11 +31,11 @@ from bench.latency import make_probes
 from bench.latency import service_request
 from bench.metrics import percentiles
 from bench.vectors import VectorCache
+from memseek.boot import build_runtime
 from memseek.db import embedded_url
 from memseek.db import scope_settings
 from memseek.db import set_local
 from memseek.runtime import Runtime
-from memseek.runtime import build_runtime
 from memseek.search.compile import CompiledSearch
 from memseek.search.compile import Explain
 from memseek.search.execute import execute_compiled

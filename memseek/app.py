@@ -16,9 +16,17 @@ from flask import request
 from pydantic import ValidationError
 from werkzeug.exceptions import HTTPException
 
-from memseek import api
+from memseek.api import health
+from memseek.api import mcp
+from memseek.api import openapi
+from memseek.api import rank
+from memseek.api import records
+from memseek.api import search
+from memseek.api import view_query
+from memseek.api import views
 from memseek.api.common import runtime
 from memseek.auth import authenticate
+from memseek.boot import build_runtime
 from memseek.db import STATEMENT_LABEL
 from memseek.db import hold_for_request
 from memseek.db import release_held
@@ -28,7 +36,6 @@ from memseek.errors import PayloadTooLarge
 from memseek.errors import details_from_pydantic
 from memseek.errors import error_body
 from memseek.runtime import Runtime
-from memseek.runtime import build_runtime
 from memseek.settings import Settings
 
 log = logging.getLogger("memseek")
@@ -38,10 +45,12 @@ _RULE_VARIABLE = re.compile(r"<(?:[^:>]+:)?([^>]+)>")
 ROUTE_VARIABLES = {"raw_id": "id"}
 """Route variables named differently in the code than in the documented paths."""
 HTTP_CODES = {404: "not_found", 405: "method_not_allowed", 413: PayloadTooLarge.code}
+BLUEPRINTS = (health.bp, openapi.bp, views.bp, view_query.bp, rank.bp, records.bp, search.bp, mcp.bp)
 
 
 def create_app(settings: Settings | None = None, *, shared: Runtime | None = None) -> Flask:
-    """Build the WSGI app. Pass `shared` to reuse a runtime (tests, `memseek serve`)."""
+    """Build the WSGI app. Pass `shared` to reuse a runtime (tests, `memseek serve`); its builder
+    closes it. An app that builds its own runtime leaves it open for the life of the process."""
     rt = shared or build_runtime(settings or Settings.from_env())
     app = Flask("memseek", static_folder=None)  # every route is an API route
     app.config["MAX_CONTENT_LENGTH"] = rt.settings.max_request_bytes
@@ -50,7 +59,8 @@ def create_app(settings: Settings | None = None, *, shared: Runtime | None = Non
     app.before_request(_authenticate)
     app.teardown_request(_release_connection)
     _register_error_handlers(app)
-    api.register(app)
+    for blueprint in BLUEPRINTS:
+        app.register_blueprint(blueprint)
     return app
 
 

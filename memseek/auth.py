@@ -96,7 +96,7 @@ def authenticate(conn: Connection, header: str | None) -> UUID:
     scheme, _, key = header.partition(" ")
     if scheme.lower() != "bearer" or not key.strip():
         raise Unauthorized("Authorization must be 'Bearer <key>'")
-    found = conn.execute(_LOOKUP, {"digest": digest(key.strip())}).scalar()
+    found: UUID | None = conn.execute(_LOOKUP, {"digest": digest(key.strip())}).scalar()
     if found is None:
         raise Unauthorized("unknown or revoked API key")
     return found

@@ -15,6 +15,7 @@ import sys
 import threading
 import time
 from collections.abc import Sequence
+from contextlib import closing
 from pathlib import Path
 from typing import TYPE_CHECKING
 from typing import BinaryIO
@@ -31,8 +32,10 @@ from memseek.errors import StartupError
 from memseek.errors import Unauthorized
 from memseek.settings import Settings
 
-if TYPE_CHECKING:  # the runtime is imported by the commands that build one
+if TYPE_CHECKING:  # the commands that build a runtime import what they run (start-up stays quick)
     from memseek.runtime import Runtime
+    from memseek.write.bulk import Imported
+    from memseek.write.worker import BackgroundWorker
 
 log = logging.getLogger(__name__)
 
@@ -47,24 +50,34 @@ def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
     import waitress
 
     from memseek.app import create_app
-    from memseek.runtime import build_runtime
+    from memseek.boot import build_runtime
 
-    runtime = build_runtime(settings)
+    with closing(build_runtime(settings)) as runtime:
+        _default_workspace(runtime)
+        app = create_app(shared=runtime)
+        # requests are served meanwhile; a load failure is the first embedding's to report
+        threading.Thread(target=_load_models, args=(runtime,), name="memseek-model-load", daemon=True).start()
+        worker = _in_process_worker(runtime) if settings.run_worker and not args.no_worker else None
+        print(f"Memseek listening on http://{args.host}:{args.port}", file=sys.stderr, flush=True)
+        waitress.serve(app, host=args.host, port=args.port, threads=args.threads, ident="memseek")
+        if worker is not None:  # its threads use the engine the runtime closes next
+            worker.stop()
+    return 0
+
+
+def _default_workspace(runtime: Runtime) -> None:
+    """Create the workspace `default` on first start, and print its key once."""
     with runtime.engine.begin() as conn:
         if auth.workspace_id(conn, "default") is None:
             _, key = auth.create_workspace(conn, "default")
             print("Created workspace 'default'. Its API key (shown once):", flush=True)
             print(key, flush=True)
-    app = create_app(shared=runtime)
-    # requests are served meanwhile; a load failure is the first embedding's to report
-    threading.Thread(target=_load_models, args=(runtime,), name="memseek-model-load", daemon=True).start()
-    if settings.run_worker and not args.no_worker:
-        from memseek.write.worker import start_background_worker
 
-        start_background_worker(runtime)
-    print(f"Memseek listening on http://{args.host}:{args.port}", file=sys.stderr, flush=True)
-    waitress.serve(app, host=args.host, port=args.port, threads=args.threads, ident="memseek")
-    return 0
+
+def _in_process_worker(runtime: Runtime) -> BackgroundWorker:
+    from memseek.write.worker import start_background_worker
+
+    return start_background_worker(runtime)
 
 
 def _load_models(runtime: Runtime) -> None:
@@ -75,13 +88,13 @@ def _load_models(runtime: Runtime) -> None:
 
 
 def cmd_worker(args: argparse.Namespace, settings: Settings) -> int:
-    from memseek.runtime import build_runtime
+    from memseek.boot import build_runtime
     from memseek.write.worker import RetryPolicy
     from memseek.write.worker import run_worker
 
-    runtime = build_runtime(settings)
     policy = RetryPolicy(max_attempts=args.max_attempts)
-    processed = run_worker(runtime, batch=args.batch, once=args.once, policy=policy)
+    with closing(build_runtime(settings)) as runtime:
+        processed = run_worker(runtime, batch=args.batch, once=args.once, policy=policy)
     if args.once:
         print(f"processed {processed} records")
     return 0
@@ -133,19 +146,19 @@ def _workspace_named(runtime: Runtime, name: str) -> UUID:
 
 
 def cmd_mcp(args: argparse.Namespace, settings: Settings) -> int:
-    from memseek.mcp import serve_stdio
-    from memseek.runtime import build_runtime
+    from memseek.api.mcp import serve_stdio
+    from memseek.boot import build_runtime
 
     key = os.environ.get("MEMSEEK_API_KEY", "").strip()
     if not key:
         raise ConfigError("set MEMSEEK_API_KEY to the workspace key the MCP server runs as")
-    runtime = build_runtime(settings)
-    with runtime.engine.connect() as conn:
-        try:
-            workspace = auth.authenticate(conn, f"Bearer {key}")
-        except Unauthorized:
-            raise ConfigError("MEMSEEK_API_KEY is not a live key of any workspace") from None
-    serve_stdio(runtime, workspace)
+    with closing(build_runtime(settings)) as runtime:
+        with runtime.engine.connect() as conn:
+            try:
+                workspace = auth.authenticate(conn, f"Bearer {key}")
+            except Unauthorized:
+                raise ConfigError("MEMSEEK_API_KEY is not a live key of any workspace") from None
+        serve_stdio(runtime, workspace)
     return 0
 
 
@@ -160,23 +173,18 @@ def _import_source(name: str) -> BinaryIO:
 
 
 def cmd_import(args: argparse.Namespace, settings: Settings) -> int:
-    from memseek.runtime import build_runtime
+    from memseek.boot import build_runtime
     from memseek.write import bulk
+    from memseek.write.models import MAX_RECORDS
 
     jobs = bulk.DEFAULT_JOBS if args.jobs is None else args.jobs
-    batch = bulk.MAX_RECORDS if args.batch is None else args.batch
+    batch = MAX_RECORDS if args.batch is None else args.batch
     if not 1 <= jobs <= bulk.MAX_JOBS:
         raise ConfigError(f"--jobs must be from 1 to {bulk.MAX_JOBS}")
-    if not 1 <= batch <= bulk.MAX_RECORDS:
-        raise ConfigError(f"--batch must be from 1 to {bulk.MAX_RECORDS}")
-    runtime = build_runtime(settings)
-    workspace = _workspace_named(runtime, args.workspace)
-    with _import_source(args.file) as source:
-        started = time.perf_counter()
-        records = bulk.check_file(runtime, source, batch)
-        print(f"{records} records checked in {time.perf_counter() - started:.1f} s", flush=True)
-        source.seek(0)
-        done = bulk.write_file(runtime, workspace, source, jobs=jobs, batch=batch)
+    if not 1 <= batch <= MAX_RECORDS:
+        raise ConfigError(f"--batch must be from 1 to {MAX_RECORDS}")
+    with closing(build_runtime(settings)) as runtime:
+        done = _import_file(runtime, args, jobs, batch)
     print(
         f"imported {done.records} records in {done.seconds:.1f} s ({done.per_second:.0f} records/s); "
         f"{done.pending} pending processing"
@@ -184,10 +192,24 @@ def cmd_import(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+def _import_file(runtime: Runtime, args: argparse.Namespace, jobs: int, batch: int) -> Imported:
+    """Check the whole file, then write it (nothing is written from a file with a bad line)."""
+    from memseek.write import bulk
+
+    workspace = _workspace_named(runtime, args.workspace)
+    with _import_source(args.file) as source:
+        started = time.perf_counter()
+        records = bulk.check_file(runtime, source, batch)
+        print(f"{records} records checked in {time.perf_counter() - started:.1f} s", flush=True)
+        source.seek(0)
+        return bulk.write_file(runtime, workspace, source, jobs=jobs, batch=batch)
+
+
 def cmd_catalog_check(args: argparse.Namespace, settings: Settings) -> int:
     from memseek.catalog.load import load_catalog
+    from memseek.search.view_checks import VIEW_CHECKS
 
-    catalog = load_catalog(Path(args.dir), package=settings.memseek_package)
+    catalog = load_catalog(Path(args.dir), package=settings.memseek_package, view_checks=VIEW_CHECKS)
     print(f"catalog {args.dir} is valid ({catalog.hash})")
     return 0
 
@@ -195,7 +217,7 @@ def cmd_catalog_check(args: argparse.Namespace, settings: Settings) -> int:
 def cmd_explain(args: argparse.Namespace, settings: Settings) -> int:
     import json
 
-    from memseek.runtime import build_runtime
+    from memseek.boot import build_runtime
     from memseek.search.request import parse_search
     from memseek.search.service import explain_search
     from memseek.search.views import explain_view
@@ -205,13 +227,13 @@ def cmd_explain(args: argparse.Namespace, settings: Settings) -> int:
         body = json.loads(raw)
     except ValueError as exc:
         raise ConfigError(f"the input is not valid JSON: {exc}") from None
-    runtime = build_runtime(settings)
-    workspace = _workspace_named(runtime, args.workspace)
-    if args.view is not None:
-        print(explain_view(runtime, workspace, args.view, body, analyze=args.analyze))
-    else:
-        spec = parse_search(body, max_query_chars=settings.max_query_chars)
-        print(explain_search(runtime, workspace, spec, analyze=args.analyze))
+    with closing(build_runtime(settings)) as runtime:
+        workspace = _workspace_named(runtime, args.workspace)
+        if args.view is not None:
+            print(explain_view(runtime, workspace, args.view, body, analyze=args.analyze))
+        else:
+            spec = parse_search(body, max_query_chars=settings.max_query_chars)
+            print(explain_search(runtime, workspace, spec, analyze=args.analyze))
     return 0
 
 

@@ -23,6 +23,9 @@ from uuid import UUID
 
 import psycopg
 import sqlalchemy as sa
+from pgvector import Vector
+from pgvector.psycopg.vector import VectorBinaryDumper
+from pgvector.psycopg.vector import VectorDumper
 from psycopg.rows import dict_row
 from sqlalchemy.engine import Connection
 from sqlalchemy.engine import Engine
@@ -213,6 +216,16 @@ def _label_statement(
     return f"/* memseek {STATEMENT_LABEL.get()} */ {statement}", parameters
 
 
+def _register_adapters(dbapi_connection: psycopg.Connection[Any], connection_record: Any) -> None:
+    """`connect` hook: the connection sends a `pgvector.Vector` parameter (the query vector) in
+    pgvector's binary form, and quotes it as pgvector's text where a statement is printed with
+    its values inlined (`memseek explain`). Registered per connection, not on psycopg's
+    process-wide adapters, so importing memseek changes nothing for other psycopg users."""
+    adapters = dbapi_connection.adapters
+    adapters.register_dumper(Vector, VectorDumper)
+    adapters.register_dumper(Vector, VectorBinaryDumper)  # registered last: the one used to execute
+
+
 def create_db_engine(settings: Settings, url: str | None = None) -> Engine:
     """The engine for `url` (default: the configured database)."""
     url = url or database_url(settings)
@@ -225,6 +238,7 @@ def create_db_engine(settings: Settings, url: str | None = None) -> Engine:
         connect_args={"connect_timeout": 10, "application_name": "memseek"},
     )
     sa.event.listen(engine, "before_cursor_execute", _label_statement, retval=True)
+    sa.event.listen(engine, "connect", _register_adapters)
     return engine
 
 

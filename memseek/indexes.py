@@ -49,6 +49,7 @@ fields accordingly).
 from __future__ import annotations
 
 import hashlib
+from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
@@ -180,7 +181,7 @@ def sort_indexes(catalog: Catalog) -> list[sa.Index]:
     ]
 
 
-def _statistics(conn: Connection, name: str, expression: sa.ColumnElement[object]) -> tuple[str, bool]:
+def _statistics(conn: Connection, name: str, expression: sa.ColumnElement[Any]) -> tuple[str, bool]:
     """Create expression statistics `name` on `records` unless they exist: (name, created)."""
     exists = (
         sa.select(sa.func.count())
@@ -192,7 +193,8 @@ def _statistics(conn: Connection, name: str, expression: sa.ColumnElement[object
     kwargs = {"render_postcompile": True, "literal_binds": True, "include_table": False}
     rendered = expression.compile(dialect=conn.dialect, compile_kwargs=kwargs)
     quoted = conn.dialect.identifier_preparer.quote(name)
-    conn.execute(sa.DDL(f"CREATE STATISTICS {quoted} ON (({rendered})) FROM records"))
+    ddl = sa.DDL(f"CREATE STATISTICS {quoted} ON (({rendered})) FROM records")  # type: ignore[no-untyped-call]
+    conn.execute(ddl)
     return name, True
 
 

@@ -1,50 +1,64 @@
-"""Everything a running Memseek needs, built once: settings, engine, catalog, models."""
+"""The running service's resources as one frozen value: settings, engine, catalog, models, touches.
+
+`memseek.boot.build_runtime` builds it (for the app factory and the CLI) and the services receive
+it; this module only names what they may use, so no service imports the code that starts the
+process. Every field's type comes from a layer below the services (or is a protocol here): the
+services import this module, so it must import none of them.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from dataclasses import field
+from typing import Protocol
 from uuid import UUID
 
 from sqlalchemy.engine import Engine
 
-from memseek import migrate
 from memseek.catalog.catalog import Catalog
-from memseek.catalog.load import load_catalog
-from memseek.catalog.store import register_definitions
-from memseek.db import check_reachable
-from memseek.db import create_db_engine
-from memseek.indexes import ensure_field_indexes
 from memseek.models.registry import ModelRegistry
 from memseek.settings import Settings
-from memseek.write.touch import TouchQueue
+
+
+class Touches(Protocol):
+    """Touch-on-read's background writer (`memseek.write.touch.TouchQueue`)."""
+
+    def add(self, workspace_id: UUID, ids: Sequence[UUID]) -> None:
+        """Queue `ids` of a workspace to be touched; returns at once."""
+        ...
+
+    def settle(self, workspace_id: UUID, timeout: float = ...) -> bool:
+        """Wait until no touch of this workspace is queued or being written; False on timeout."""
+        ...
+
+    def flush(self, timeout: float | None = None) -> bool:
+        """Wait until everything queued is written; False on timeout."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)
 class Runtime:
+    """What the services of one process use, built once at start-up. Frozen, so that a service
+    cannot swap a resource under the others (tests derive variants with `dataclasses.replace`)."""
+
     settings: Settings
     engine: Engine
     catalog: Catalog
     models: ModelRegistry
-    touches: TouchQueue
+    """The catalog's model aliases; also holds this runtime's recent query vectors."""
+    touches: Touches
     """Touch-on-read of this process's searches, written in the background (`memseek.write.touch`)."""
     large_workspaces: set[UUID] = field(default_factory=set)
     """Workspaces a search found holding at least `RARITY_SCALE` records: their keyword searches
     skip counting them (`memseek.search.compile.rarity_bounds`). Records are never deleted, so
     an entry never goes stale; one id per large workspace this process has searched."""
 
-
-def build_runtime(settings: Settings, *, engine: Engine | None = None, upgrade: bool = True) -> Runtime:
-    """Connect, migrate (unless told not to), load and register the catalog."""
-    catalog = load_catalog(settings.memseek_catalog, package=settings.memseek_package)
-    engine = engine or create_db_engine(settings)
-    check_reachable(engine)
-    if upgrade:
-        migrate.upgrade(engine)
-    with engine.begin() as conn:
-        register_definitions(conn, catalog)
-        ensure_field_indexes(conn, catalog)
-    # Providers are built lazily and read their environment variables per call (never here).
-    models = ModelRegistry(catalog.models)
-    touches = TouchQueue(engine)
-    return Runtime(settings=settings, engine=engine, catalog=catalog, models=models, touches=touches)
+    def close(self) -> None:
+        """Release what the runtime holds, at shutdown: the queued touches are written first
+        (they need the engine), cached query vectors dropped, then the pool's connections closed.
+        The engine stays usable (SQLAlchemy opens a new pool on next use), so closing a runtime
+        that shares its engine with others cannot break them."""
+        self.touches.flush()
+        self.models.close()
+        self.engine.dispose()

@@ -156,7 +156,8 @@ def inline(value: str | int) -> sa.ColumnElement[Any]:
 
 def field_text(table: Any, name: str) -> sa.ColumnElement[str]:
     """`table.fields ->> 'name'`: the materialised value of declared field `name` as text."""
-    return table.c.fields.op("->>", return_type=sa.Text)(inline(name))
+    value: sa.ColumnElement[str] = table.c.fields.op("->>", return_type=sa.Text)(inline(name))
+    return value
 
 
 def record_columns(names: Iterable[str]) -> list[sa.ColumnElement[Any]]:

@@ -25,9 +25,9 @@ from sqlalchemy.engine import Engine
 
 from memseek import auth
 from memseek import migrate
+from memseek.boot import build_runtime
 from memseek.db import create_db_engine
 from memseek.runtime import Runtime
-from memseek.runtime import build_runtime
 from memseek.settings import Settings
 from tests.helpers import app_for
 from tests.openai_server import OpenAIServer
@@ -90,8 +90,10 @@ def engine(settings: Settings) -> Iterator[Engine]:
 
 
 @pytest.fixture(scope="session")
-def runtime(settings: Settings, engine: Engine) -> Runtime:
-    return build_runtime(settings, engine=engine)
+def runtime(settings: Settings, engine: Engine) -> Iterator[Runtime]:
+    runtime = build_runtime(settings, engine=engine)
+    yield runtime
+    runtime.close()
 
 
 @pytest.fixture(scope="session")

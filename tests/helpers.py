@@ -33,10 +33,10 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.engine import Engine
 
 from memseek.app import create_app
+from memseek.boot import build_runtime
 from memseek.models.registry import ModelRegistry
 from memseek.paths import reference_catalog
 from memseek.runtime import Runtime
-from memseek.runtime import build_runtime
 
 if TYPE_CHECKING:  # conftest imports this module: a runtime import would be circular
     from tests.conftest import Client

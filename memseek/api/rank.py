@@ -16,14 +16,14 @@ from memseek.api.common import runtime
 from memseek.api.openapi import Operation
 from memseek.api.openapi import document
 from memseek.catalog.catalog import Catalog
-from memseek.search.rank import MAX_LEVELS
-from memseek.search.rank import MAX_NODES
-from memseek.search.rank import OPERATORS
-from memseek.search.rank import QUERY_SIGNALS
-from memseek.search.rank import RankedMode
-from memseek.search.rank import RankNode
-from memseek.search.rank import rank_hash
-from memseek.search.rank import to_tree
+from memseek.catalog.rank import MAX_LEVELS
+from memseek.catalog.rank import MAX_NODES
+from memseek.catalog.rank import OPERATORS
+from memseek.catalog.rank import QUERY_SIGNALS
+from memseek.catalog.rank import RankedMode
+from memseek.catalog.rank import RankNode
+from memseek.catalog.rank import rank_hash
+from memseek.catalog.rank import to_tree
 from memseek.search.resolve import MODE_NEEDS
 
 bp = Blueprint("rank", __name__)

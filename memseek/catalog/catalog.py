@@ -8,20 +8,22 @@ its pinned versions are the active ones, otherwise `active: true` decides.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from collections.abc import Sequence
 from dataclasses import dataclass
 from dataclasses import field
 from typing import Any
 
 from memseek.catalog.base import Capability
 from memseek.catalog.conf import Enrichment
+from memseek.catalog.conf import LlmScore
 from memseek.catalog.conf import SearchProfile
 from memseek.catalog.models import Collection
 from memseek.catalog.models import Package
 from memseek.catalog.models import View
+from memseek.catalog.rank import RankDefault
+from memseek.catalog.rank import RankedMode
+from memseek.catalog.rank import RankNode
 from memseek.models.config import ModelDecl
-from memseek.search.rank import RankDefault
-from memseek.search.rank import RankedMode
-from memseek.search.rank import RankNode
 
 
 class UnknownDefinition(LookupError):
@@ -140,3 +142,10 @@ class Catalog:
         if self.rank_default is None:
             raise UnknownDefinition("the catalog has no rank default")
         return self.rank_default.variants[mode]
+
+
+def known_scores(versions: Sequence[Collection], catalog: Catalog) -> frozenset[str]:
+    """Score names the records of `versions` can carry: declared scores and llm_score enrichments."""
+    names = {name for c in versions for name in c.scores}
+    names |= {e for c in versions for e in c.enrichments if isinstance(catalog.enrichments.get(e), LlmScore)}
+    return frozenset(names)

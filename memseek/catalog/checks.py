@@ -1,14 +1,17 @@
 """Cross-checks over a whole catalog: identities, references, view templates and packages.
 
 Each check takes the validated definitions and returns `Problem`s; nothing stops at the first.
-Search views are checked the way they run: the template is filled once with a valid sample
-value per parameter, parsed as a strict search request and resolved against the catalog.
+A search view is checked the way it runs, which only the search layer knows: whoever loads a
+catalog hands `check_catalog` the checks of the view kinds it does not check itself
+(`ViewChecks`; the service and `memseek catalog check` pass the search layer's `VIEW_CHECKS`),
+so the definitions never import the code that reads them.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable
+from collections.abc import Mapping
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
@@ -16,38 +19,38 @@ from typing import Any
 
 from memseek.catalog.catalog import Catalog
 from memseek.catalog.catalog import Footprint
+from memseek.catalog.catalog import known_scores
 from memseek.catalog.conf import ClientEnrichment
 from memseek.catalog.graph_contract import graph_contract
+from memseek.catalog.models import GRAPH_KINDS
 from memseek.catalog.models import Collection
 from memseek.catalog.models import Package
 from memseek.catalog.models import View
 from memseek.catalog.problems import Found
 from memseek.catalog.problems import Problem
-from memseek.catalog.problems import check_pruned
 from memseek.catalog.problems import format_loc
-from memseek.catalog.template import fill_template
-from memseek.catalog.template import placeholder_problems
-from memseek.catalog.template import sample_sets
-from memseek.errors import Loc
-from memseek.errors import RequestInvalid
+from memseek.catalog.rank import Score
+from memseek.catalog.rank import iter_nodes
 from memseek.schema import EMBEDDING_DIM
-from memseek.search.rank import Score
-from memseek.search.rank import iter_nodes
-from memseek.search.request import SearchSpec
-from memseek.search.request import parse_search
-from memseek.search.resolve import RequestPlan
-from memseek.search.resolve import known_scores
-from memseek.search.resolve import resolve
-from memseek.search.resolve import score_name_problems
 
 if TYPE_CHECKING:
     from memseek.catalog.load import Entry
 
 VERSIONED = ("collection", "view", "package")
 
+ViewCheck = Callable[[View, Catalog], tuple[Found, Footprint | None]]
+"""Checks one view version against the whole catalog: its problems (paths relative to the view)
+and, when it has none, what it reads."""
+ViewChecks = Mapping[str, ViewCheck]
+"""View kind → its check, for the kinds the catalog does not check itself (search views)."""
 
-def check_catalog(entries: Sequence[Entry], package: str | None) -> tuple[Catalog, list[Problem]]:
-    """The catalog assembled from `entries`, and every problem the cross-checks find."""
+
+def check_catalog(
+    entries: Sequence[Entry], package: str | None, view_checks: ViewChecks
+) -> tuple[Catalog, list[Problem]]:
+    """The catalog assembled from `entries`, and every problem the cross-checks find; views of
+    the kinds in `view_checks` are checked by them (a kind no check covers is not checked)."""
+    checks = {**GRAPH_VIEW_CHECKS, **view_checks}
     problems = identity_problems(entries)
     views, contract_problems = _views(entries)
     problems += contract_problems
@@ -61,7 +64,7 @@ def check_catalog(entries: Sequence[Entry], package: str | None) -> tuple[Catalo
         identity = (entry.kind, entry.name, entry.version)
         if identity not in checked:  # a duplicate is reported once, as a duplicate
             checked.add(identity)
-            problems += _check_entry(entry, catalog, footprints)
+            problems += _check_entry(entry, catalog, footprints, checks)
     return replace(catalog, footprints=footprints), problems
 
 
@@ -142,19 +145,27 @@ def _select_package(catalog: Catalog, package: str | None) -> tuple[Package | No
 
 
 def _check_entry(
-    entry: Entry, catalog: Catalog, footprints: dict[tuple[str, int], Footprint]
+    entry: Entry, catalog: Catalog, footprints: dict[tuple[str, int], Footprint], checks: ViewChecks
 ) -> list[Problem]:
     if entry.kind == "view":
-        view = catalog.view(entry.name, entry.version)
-        # A view the package does not expose is checked as it reads without the package: the
-        # graph views it may name are those `active: true`, not the package's pins.
-        outside = catalog.package is not None and not catalog.is_active(view)
-        details, footprint = view_problems(view, replace(catalog, package=None) if outside else catalog)
-        if footprint is not None:
-            footprints[(view.name, view.version)] = footprint
-        return [entry.problem(loc, msg) for loc, msg in details]
+        return _check_view(entry, catalog, footprints, checks)
     check = ENTRY_CHECKS.get(entry.kind)
     return [entry.problem(loc, msg) for loc, msg in check(entry.model, catalog)] if check else []
+
+
+def _check_view(
+    entry: Entry, catalog: Catalog, footprints: dict[tuple[str, int], Footprint], checks: ViewChecks
+) -> list[Problem]:
+    """Check one view version by its kind's check; record what it reads when it has no problem."""
+    view = catalog.view(entry.name, entry.version)
+    # A view the package does not expose is checked as it reads without the package: the
+    # graph views it may name are those `active: true`, not the package's pins.
+    outside = catalog.package is not None and not catalog.is_active(view)
+    check = checks.get(view.kind, _unchecked)
+    details, footprint = check(view, replace(catalog, package=None) if outside else catalog)
+    if footprint is not None:
+        footprints[(view.name, view.version)] = footprint
+    return [entry.problem(loc, msg) for loc, msg in details]
 
 
 def collection_problems(collection: Collection, catalog: Catalog) -> Found:
@@ -231,61 +242,9 @@ def _link_problems(collection: Collection, catalog: Catalog) -> Found:
     return found
 
 
-def view_problems(view: View, catalog: Catalog) -> tuple[Found, Footprint | None]:
-    """Every problem of one view version, and what it reads when it has none."""
-    if view.kind == "search":
-        return _search_view_problems(view, catalog)
-    return _graph_view_problems(view, catalog)
-
-
-def _search_view_problems(view: View, catalog: Catalog) -> tuple[Found, Footprint | None]:
-    samples = sample_sets(view.parameters)
-
-    def attempt(query: Any) -> tuple[tuple[SearchSpec, RequestPlan] | None, Found]:
-        """Placeholders first; then the query filled, parsed and resolved as it runs (with the
-        first sample set that passes; the first set's problems when none does)."""
-        placeholders = placeholder_problems(query, view.parameters)
-        if placeholders:
-            return None, [(d.loc, d.msg) for d in placeholders]
-        if catalog.rank_default is None:  # its own problem is already reported; searches need it
-            return None, []
-        problems: list[Found] = []
-        for values in samples:
-            try:
-                spec = parse_search(fill_template(query, values))
-                return (spec, resolve(spec, catalog, None)), []
-            except RequestInvalid as exc:
-                problems.append([(d.loc, d.msg) for d in exc.details])
-        return None, problems[0]
-
-    checked, problems = check_pruned(view.query, attempt, _keeps_its_kind)
-    found: Found = [(("query",) + loc, msg) for loc, msg in problems]
-    if checked is None:
-        return found, None
-    spec, plan = checked
-    found += [(("query",) + d.loc, d.msg) for d in score_name_problems(spec, plan, catalog)]
-    found += [
-        (("required_capabilities", i), f"search profile {profile!r} cannot do {capability}")
-        for i, capability in enumerate(view.required_capabilities)
-        for profile in plan.profiles
-        if capability not in catalog.capabilities(profile)
-    ]
-    # Design §1: a collection's capabilities decide which modes may read it; vector needs embedding.
-    read = {(c.name, c.version): c for search in plan.searches for c in search.collections}
-    found += [
-        (("required_capabilities", i), f"{name} v{version} declares no embedding: it cannot do vector")
-        for i, capability in enumerate(view.required_capabilities)
-        if capability == "vector"
-        for (name, version), c in sorted(read.items())
-        if c.embedding is None
-    ]
-    return found, Footprint(tuple(sorted({name for name, _ in read})), plan.profiles)
-
-
-def _keeps_its_kind(locs: list[Loc]) -> bool:
-    """A query checked again without its `sources` would be read as a single search, whose
-    `mode` is missing and whose `fuse` is unknown: problems the author does not have."""
-    return ("sources",) not in locs
+def _unchecked(view: View, catalog: Catalog) -> tuple[Found, Footprint | None]:
+    """A view of a kind no check was handed for: nothing known about it, nothing recorded."""
+    return [], None
 
 
 def _graph_view_problems(view: View, catalog: Catalog) -> tuple[Found, Footprint | None]:
@@ -313,6 +272,10 @@ def _graph_view_problems(view: View, catalog: Catalog) -> tuple[Found, Footprint
         tuple(sorted({c.name for c in read})), tuple(sorted({c.search_profile for c in read}))
     )
     return found, footprint if not found else None
+
+
+GRAPH_VIEW_CHECKS: ViewChecks = {kind: _graph_view_problems for kind in GRAPH_KINDS}
+"""The view kinds the catalog checks itself: a graph view reads declared fields, no search."""
 
 
 def package_problems(package: Package, catalog: Catalog) -> Found:
@@ -353,11 +316,11 @@ def rank_default_problems(rank_default: Any, catalog: Catalog) -> Found:
     ]
 
 
-def _all_versions(catalog: Catalog) -> Iterable[Collection]:
+def _all_versions(catalog: Catalog) -> list[Collection]:
     return [c for versions in catalog.collections.values() for c in versions]
 
 
-ENTRY_CHECKS = {
+ENTRY_CHECKS: dict[str, Callable[[Any, Catalog], Found]] = {
     "collection": collection_problems,
     "package": package_problems,
     "enrichment": enrichment_problems,

@@ -1,7 +1,7 @@
 """The catalog's conf files as strict, frozen models: search profiles and enrichments.
 
 Model aliases (`conf/models.yaml`) use `memseek.models.config.ModelDecl`; the rank default
-(`conf/rank_default.yaml`) uses `memseek.search.rank.RankDefault`.
+(`conf/rank_default.yaml`) uses `memseek.catalog.rank.RankDefault`.
 
 How a catalog's conf files combine with the shipped ones (`conf/*.yaml` of the project):
 `search_profiles.yaml`, `models.yaml` and `enrichments.yaml` MERGE over the shipped files — an

@@ -33,6 +33,7 @@ from pydantic import ValidationError
 
 from memseek.catalog.base import NAME_PATTERN
 from memseek.catalog.catalog import Catalog
+from memseek.catalog.checks import ViewChecks
 from memseek.catalog.checks import check_catalog
 from memseek.catalog.conf import ClientEnrichment
 from memseek.catalog.conf import LlmLabel
@@ -47,10 +48,10 @@ from memseek.catalog.problems import CatalogError
 from memseek.catalog.problems import Found
 from memseek.catalog.problems import Problem
 from memseek.catalog.problems import check_pruned
+from memseek.catalog.rank import RankDefault
 from memseek.errors import Loc
 from memseek.models.config import ModelDecl
 from memseek.paths import resource
-from memseek.search.rank import RankDefault
 
 _UNREADABLE: Any = object()
 PROFILE_BACKENDS: dict[str, type[BaseModel]] = {"pg": PgProfile, "turbopuffer": TurbopufferProfile}
@@ -72,7 +73,7 @@ class _YamlLoader(yaml.SafeLoader):
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         seen: set[Any] = set()
         for key_node, _ in node.value:
-            key = self.construct_object(key_node, deep=True)  # type: ignore[no-untyped-call]
+            key = self.construct_object(key_node, deep=True)
             if not isinstance(key, Hashable):  # `{{name}}` unquoted in a flow mapping is a mapping
                 raise yaml.constructor.ConstructorError(
                     None,
@@ -120,7 +121,8 @@ class _ConfFile:
 
 def _validate_by(field: str, classes: dict[str, type[BaseModel]]) -> Callable[[Any], Any]:
     def validate(raw: Any) -> Any:
-        cls = classes.get(raw.get(field)) if isinstance(raw, dict) else None
+        kind = raw.get(field) if isinstance(raw, dict) else None
+        cls = classes.get(kind) if isinstance(kind, str) else None
         if cls is None:
             raise ValueError(f"{field} must be one of: {', '.join(classes)}")
         return cls.model_validate(raw)
@@ -142,15 +144,18 @@ FOLDERS: dict[str, tuple[str, str, type[BaseModel]]] = {
 }
 
 
-def load_catalog(path: Path, package: str | None = None) -> Catalog:
+def load_catalog(path: Path, package: str | None = None, *, view_checks: ViewChecks) -> Catalog:
     """Load and validate the catalog in `path`; `package` selects a deployment package.
 
-    Raises `CatalogError` listing every problem when anything is wrong.
+    `view_checks` checks the views of kinds the catalog cannot check alone (search views run
+    searches): required, so that no caller loads a catalog less checked than the service does
+    by forgetting them; `{}` loads the definitions alone. Raises `CatalogError` listing every
+    problem when anything is wrong.
     """
     reader = Reader(Path(path))
     entries = reader.read_all()
     problems = list(reader.problems)
-    catalog, check_problems = check_catalog(entries, package)
+    catalog, check_problems = check_catalog(entries, package, view_checks)
     problems += check_problems
     if problems:
         problems.sort(key=lambda problem: problem.file)  # stable: by file, then as found

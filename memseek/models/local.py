@@ -110,7 +110,7 @@ def _pooled(hidden: np.ndarray, mask: np.ndarray) -> np.ndarray:
     summed = (hidden * weights).sum(axis=1)
     mean = summed / np.maximum(weights.sum(axis=1), 1e-9)
     norms = np.linalg.norm(mean, axis=1, keepdims=True)
-    return (mean / np.maximum(norms, 1e-12)).astype(np.float32)
+    return np.asarray(mean / np.maximum(norms, 1e-12), dtype=np.float32)
 
 
 class LocalEmbedder:

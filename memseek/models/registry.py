@@ -8,7 +8,8 @@ judged = registry.chat("cheap").complete_json(system_prompt, user_prompt)
 
 Providers are built on first use and cached per alias; the local ONNX model is loaded once per
 process whatever the number of aliases or registries. Building never reads the network or the
-environment: an unconfigured HTTP provider fails (ModelUnavailable, 503) when it is called.
+environment: an unconfigured HTTP provider fails (ModelUnavailable, 503) when it is called. A
+registry also keeps its recent query embeddings (`query_vectors`), dropped by `close`.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from memseek.models.config import ModelDecl
 from memseek.models.local import LocalEmbedder
 from memseek.models.openai import OpenAIChat
 from memseek.models.openai import OpenAIEmbedder
+from memseek.models.query_cache import QueryVectorCache
 
 
 class Embedder(Protocol):
@@ -73,6 +75,12 @@ class ModelRegistry:
         self._environ = environ
         self._lock = threading.Lock()
         self._providers: dict[str, Any] = {}
+        self.query_vectors = QueryVectorCache()
+        """Recent query embeddings of this registry's providers (`memseek.search.embed`)."""
+
+    def close(self) -> None:
+        """Drop the cached query vectors (the runtime is shutting down)."""
+        self.query_vectors.clear()
 
     def embedder(self, alias: str) -> Embedder:
         """The embedding provider of `alias`."""

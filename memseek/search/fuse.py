@@ -24,20 +24,20 @@ from functools import singledispatch
 from typing import Any
 from uuid import UUID
 
+from memseek.catalog.rank import AgeHours
+from memseek.catalog.rank import Const
+from memseek.catalog.rank import Decay
+from memseek.catalog.rank import Max
+from memseek.catalog.rank import Normalize
+from memseek.catalog.rank import Product
+from memseek.catalog.rank import RankNode
+from memseek.catalog.rank import Saturate
+from memseek.catalog.rank import Score
+from memseek.catalog.rank import Similarity
+from memseek.catalog.rank import Sum
+from memseek.catalog.rank import TextMatch
 from memseek.errors import Detail
 from memseek.errors import RequestInvalid
-from memseek.search.rank import AgeHours
-from memseek.search.rank import Const
-from memseek.search.rank import Decay
-from memseek.search.rank import Max
-from memseek.search.rank import Normalize
-from memseek.search.rank import Product
-from memseek.search.rank import RankNode
-from memseek.search.rank import Saturate
-from memseek.search.rank import Score
-from memseek.search.rank import Similarity
-from memseek.search.rank import Sum
-from memseek.search.rank import TextMatch
 
 EXP_LIMIT = 700.0
 """Bound on the exponent of `exp` in saturate/decay: exp(±700) stays inside float8, so a

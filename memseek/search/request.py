@@ -37,17 +37,21 @@ from pydantic import ValidationError
 from pydantic import ValidationInfo
 from pydantic import field_validator
 from pydantic import model_validator
+from pydantic.config import JsonDict
 from pydantic_core import PydanticCustomError
 
 from memseek.catalog.base import not_blank
+from memseek.catalog.rank import QUERY_SIGNALS
+from memseek.catalog.rank import Mode
+from memseek.catalog.rank import RankNode
+from memseek.catalog.rank import RankTree
+from memseek.catalog.rank import check_rank_for_mode
+from memseek.catalog.rank import iter_nodes
+from memseek.catalog.rank import raise_details
 from memseek.errors import Detail
+from memseek.errors import Loc
 from memseek.errors import RequestInvalid
 from memseek.errors import details_from_pydantic
-from memseek.search.rank import Mode
-from memseek.search.rank import RankTree
-from memseek.search.rank import check_boost
-from memseek.search.rank import check_rank_for_mode
-from memseek.search.rank import raise_details
 from memseek.storable import unstorable_values
 
 MAX_QUERY_CHARS = 8192
@@ -90,20 +94,22 @@ def _length(min_items: int, max_items: int, value: Any) -> Any:
     return value
 
 
-def _list(item: Any, max_items: int, min_items: int = 0, unique: bool = False) -> Any:
-    """A JSON array held as a tuple.
+def _list(max_items: int, min_items: int = 0, unique: bool = False) -> list[Any]:
+    """The rules of a JSON array held as a tuple: `Annotated[tuple[item, ...], *_list(...)]`.
 
     Lengths are checked on the raw input: pydantic's own tuple bounds count only the items that
     validated, which adds a misleading "too short" next to the real item errors.
     """
-    bounds = {"minItems": min_items, "maxItems": max_items} | ({"uniqueItems": True} if unique else {})
+    bounds: JsonDict = {"minItems": min_items, "maxItems": max_items}
+    if unique:
+        bounds["uniqueItems"] = True
     metadata: list[Any] = [
         BeforeValidator(partial(_length, min_items, max_items)),
         Field(json_schema_extra=bounds),
     ]
     if unique:
         metadata.append(AfterValidator(_unique))
-    return Annotated[(tuple[item, ...], *metadata)]  # type: ignore[return-value]
+    return metadata
 
 
 def _number(value: Any) -> int | float | None:
@@ -192,12 +198,12 @@ Keyed = Annotated[
     PlainValidator(_keyed, json_schema_input_type=bool | Literal["any"]),
     PlainSerializer(_serialize),
 ]
-Names = _list(Text, MAX_LIST, unique=True)
-OutputNames = _list(Text, MAX_OUTPUT_NAMES, unique=True)
-Versions = _list(Positive, MAX_LIST, min_items=1, unique=True)
-Values = _list(Scalar, MAX_LIST, min_items=1)
-StringValues = _list(StrictStr, MAX_LIST, min_items=1)
-Includes = _list(Include, len(get_args(Include)), unique=True)
+Names = Annotated[tuple[Text, ...], *_list(MAX_LIST, unique=True)]
+OutputNames = Annotated[tuple[Text, ...], *_list(MAX_OUTPUT_NAMES, unique=True)]
+Versions = Annotated[tuple[Positive, ...], *_list(MAX_LIST, min_items=1, unique=True)]
+Values = Annotated[tuple[Scalar, ...], *_list(MAX_LIST, min_items=1)]
+StringValues = Annotated[tuple[StrictStr, ...], *_list(MAX_LIST, min_items=1)]
+Includes = Annotated[tuple[Include, ...], *_list(len(get_args(Include)), unique=True)]
 Number = Annotated[float, Field(strict=True, allow_inf_nan=False)]
 
 
@@ -276,7 +282,7 @@ class OrderBy(Strict):
     direction: Literal["asc", "desc"] = Field("asc", description="Sort direction; missing values sort last.")
 
 
-OrderByList = _list(OrderBy, MAX_ORDER_KEYS, min_items=1)
+OrderByList = Annotated[tuple[OrderBy, ...], *_list(MAX_ORDER_KEYS, min_items=1)]
 
 
 def _xml_name(value: str) -> str:
@@ -455,7 +461,7 @@ class Source(_Query):
         return self
 
 
-SourceList = _list(Source, MAX_SOURCES, min_items=1)
+SourceList = Annotated[tuple[Source, ...], *_list(MAX_SOURCES, min_items=1)]
 
 
 class CombinedSearch(_Text, _Output):
@@ -484,6 +490,16 @@ class CombinedSearch(_Text, _Output):
             for i, name in enumerate(names)
             if name in names[:i]
         ]
+
+
+def check_boost(node: RankNode, loc: Loc = ("boost",)) -> list[Detail]:
+    """Problems using this formula as a post-merge boost: it may not read query-specific signals,
+    which are computed per source and mean nothing once the sources are merged."""
+    return [
+        Detail(at, f"boost may not use the query-specific signal {n.op}; use scores, ages and constants")
+        for at, n in iter_nodes(node, loc)
+        if type(n) in QUERY_SIGNALS
+    ]
 
 
 SearchSpec = SingleSearch | CombinedSearch

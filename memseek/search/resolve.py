@@ -22,17 +22,17 @@ from memseek.catalog.base import Capability
 from memseek.catalog.base import FieldType
 from memseek.catalog.catalog import Catalog
 from memseek.catalog.catalog import UnknownDefinition
-from memseek.catalog.conf import LlmScore
+from memseek.catalog.catalog import known_scores
 from memseek.catalog.fields import type_error
 from memseek.catalog.models import Collection
 from memseek.catalog.models import FieldDecl
 from memseek.catalog.models import View
+from memseek.catalog.rank import RankNode
+from memseek.catalog.rank import Score
+from memseek.catalog.rank import iter_nodes
 from memseek.errors import Detail
 from memseek.errors import Loc
 from memseek.errors import RequestInvalid
-from memseek.search.rank import RankNode
-from memseek.search.rank import Score
-from memseek.search.rank import iter_nodes
 from memseek.search.request import CombinedSearch
 from memseek.search.request import Condition
 from memseek.search.request import Fence
@@ -204,7 +204,7 @@ def _resolve_search(
 def _rank(query: SingleSearch | Source, catalog: Catalog) -> RankNode | None:
     if query.mode == "structured":
         return None
-    return query.rank if query.rank is not None else catalog.default_rank(query.mode)  # type: ignore[arg-type]
+    return query.rank if query.rank is not None else catalog.default_rank(query.mode)
 
 
 def _collection_versions(
@@ -398,13 +398,6 @@ def _bound_problem(op: str, value: Any, field_type: FieldType) -> str | None:
         wanted = "an ISO 8601 timestamp with a timezone" if field_type == "datetime" else "a number"
         return f"the {field_type} field is compared with {wanted}"
     return None
-
-
-def known_scores(versions: Sequence[Collection], catalog: Catalog) -> frozenset[str]:
-    """Score names the records of `versions` can carry: declared scores and llm_score enrichments."""
-    names = {name for c in versions for name in c.scores}
-    names |= {e for c in versions for e in c.enrichments if isinstance(catalog.enrichments.get(e), LlmScore)}
-    return frozenset(names)
 
 
 def score_name_problems(

@@ -30,9 +30,12 @@ from memseek.catalog.catalog import Catalog
 from memseek.catalog.conf import LlmScore
 from memseek.catalog.fields import MISSING
 from memseek.catalog.fields import read_field
+from memseek.catalog.rank import AgeField
+from memseek.catalog.rank import age_fields
 from memseek.db import workspace_transaction
 from memseek.errors import BackendUnavailable
 from memseek.errors import ResponseTooLarge
+from memseek.models.query_cache import QueryVector
 from memseek.runtime import Runtime
 from memseek.search import fuse
 from memseek.search.boost import apply_graph_boost
@@ -41,7 +44,6 @@ from memseek.search.compile import CompiledSearch
 from memseek.search.compile import Inputs
 from memseek.search.compile import Output
 from memseek.search.compile import compile_search
-from memseek.search.embed import QueryVector
 from memseek.search.embed import embed_query
 from memseek.search.execute import SearchResult
 from memseek.search.execute import explained
@@ -53,8 +55,6 @@ from memseek.search.execute import run_searches
 from memseek.search.fuse import Hit
 from memseek.search.fuse import RankedList
 from memseek.search.graph import proximity
-from memseek.search.rank import AgeField
-from memseek.search.rank import age_fields
 from memseek.search.render import RenderRow
 from memseek.search.render import json_text
 from memseek.search.render import render_block

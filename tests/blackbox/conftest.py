@@ -16,9 +16,8 @@ import pytest
 from flask import Flask
 from sqlalchemy.engine import Engine
 
+from memseek.boot import build_runtime
 from memseek.runtime import Runtime
-from memseek.runtime import build_runtime
-from memseek.search import embed
 from memseek.settings import Settings
 from tests.blackbox.design_support import CATALOG
 from tests.blackbox.support import EMBED_ENV
@@ -65,9 +64,10 @@ def sx_app(sx_runtime: Runtime) -> Flask:
 
 
 @pytest.fixture
-def server(sx_server: OpenAIServer) -> Iterator[OpenAIServer]:
-    """The session's server with no recorded requests and nothing scripted."""
-    embed.CACHE.clear()
+def server(sx_server: OpenAIServer, sx_runtime: Runtime) -> Iterator[OpenAIServer]:
+    """The session's server with no recorded requests and nothing scripted, and the `sx_` app
+    with no query vector cached."""
+    sx_runtime.models.query_vectors.clear()
     yield sx_server
     sx_server.reset()
 
@@ -113,9 +113,11 @@ def bw_catalog(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def bw_runtime(bw_url: str, bw_engine: Engine, bw_catalog: Path) -> Runtime:
+def bw_runtime(bw_url: str, bw_engine: Engine, bw_catalog: Path) -> Iterator[Runtime]:
     settings = Settings(database_url=bw_url, memseek_catalog=bw_catalog, run_worker=False)
-    return build_runtime(settings, engine=bw_engine)
+    runtime = build_runtime(settings, engine=bw_engine)
+    yield runtime
+    runtime.close()
 
 
 @pytest.fixture(scope="session")

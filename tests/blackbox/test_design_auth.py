@@ -172,10 +172,13 @@ def test_health_needs_no_key_and_reports_database_and_catalog_hash(
 
 def test_the_catalog_hash_changes_with_the_catalog(bw_runtime: Runtime) -> None:
     from memseek.catalog.load import load_catalog
+    from memseek.search.view_checks import VIEW_CHECKS
 
-    with_package = load_catalog(bw_runtime.settings.memseek_catalog, package="support_agent")
+    with_package = load_catalog(
+        bw_runtime.settings.memseek_catalog, package="support_agent", view_checks=VIEW_CHECKS
+    )
     assert with_package.hash != bw_runtime.catalog.hash
-    again = load_catalog(bw_runtime.settings.memseek_catalog)
+    again = load_catalog(bw_runtime.settings.memseek_catalog, view_checks=VIEW_CHECKS)
     assert again.hash == bw_runtime.catalog.hash
 
 

@@ -17,6 +17,7 @@ from memseek.cli import main
 from memseek.errors import StartupError
 from memseek.paths import reference_catalog
 from memseek.runtime import Runtime
+from memseek.search.view_checks import VIEW_CHECKS
 from memseek.settings import Settings
 from tests.blackbox.design_support import CATALOG
 from tests.blackbox.design_support import DESIGN_COLLECTION
@@ -590,7 +591,7 @@ def test_an_invalid_catalog_refuses_to_start(bw_url: str, tmp_path: Path) -> Non
 
 
 def test_the_reference_catalog_holds_the_spec_examples() -> None:
-    catalog = load_catalog(reference_catalog())
+    catalog = load_catalog(reference_catalog(), view_checks=VIEW_CHECKS)
     customer = catalog.view("customer_context")
     assert customer.query is not None and customer.query["mode"] == "hybrid"
     assert customer.query["scope"]["collections"] == ["customer_events"]

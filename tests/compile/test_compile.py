@@ -19,11 +19,11 @@ from sqlalchemy.dialects import postgresql
 from typing_extensions import get_protocol_members
 
 from memseek.catalog.catalog import Catalog
+from memseek.catalog.rank import OPERATORS
+from memseek.catalog.rank import Const
+from memseek.catalog.rank import Signal
+from memseek.catalog.rank import parse_rank
 from memseek.search import compile as comp
-from memseek.search.rank import OPERATORS
-from memseek.search.rank import Const
-from memseek.search.rank import Signal
-from memseek.search.rank import parse_rank
 from memseek.search.request import CONDITION_OPERATORS
 from memseek.search.request import Condition
 from memseek.search.request import OrderBy

@@ -31,13 +31,13 @@ from memseek.catalog.conf import ClientEnrichment
 from memseek.catalog.conf import PgProfile
 from memseek.catalog.models import Collection
 from memseek.catalog.models import View
+from memseek.catalog.rank import load_rank_default
 from memseek.models.config import ModelDecl
 from memseek.paths import resource
 from memseek.search.compile import CompiledSearch
 from memseek.search.compile import Inputs
 from memseek.search.compile import Output
 from memseek.search.compile import compile_search
-from memseek.search.rank import load_rank_default
 from memseek.search.request import parse_search
 from memseek.search.resolve import RequestPlan
 from memseek.search.resolve import SearchPlan

@@ -25,6 +25,7 @@ from sqlalchemy.engine import Engine
 from memseek.catalog.catalog import Catalog
 from memseek.catalog.conf import PgProfile
 from memseek.catalog.models import Collection
+from memseek.catalog.rank import load_rank_default
 from memseek.models.config import ModelDecl
 from memseek.models.registry import ModelRegistry
 from memseek.paths import resource
@@ -35,7 +36,6 @@ from memseek.search.compile import CompiledSearch
 from memseek.search.compile import Inputs
 from memseek.search.compile import Output
 from memseek.search.compile import compile_search
-from memseek.search.rank import load_rank_default
 from memseek.search.request import parse_search
 from memseek.search.resolve import SearchPlan
 from memseek.search.resolve import resolve

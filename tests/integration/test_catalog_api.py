@@ -11,12 +11,13 @@ from sqlalchemy.engine import Engine
 from memseek.api.views import describe_view
 from memseek.catalog.load import load_catalog
 from memseek.catalog.problems import CatalogError
+from memseek.catalog.rank import OPERATORS
+from memseek.catalog.rank import rank_hash
+from memseek.catalog.rank import to_tree
 from memseek.catalog.store import register_definitions
 from memseek.runtime import Runtime
 from memseek.schema import definitions
-from memseek.search.rank import OPERATORS
-from memseek.search.rank import rank_hash
-from memseek.search.rank import to_tree
+from memseek.search.view_checks import VIEW_CHECKS
 from memseek.search.views import public_hash
 from memseek.settings import Settings
 from tests.conftest import Client
@@ -109,7 +110,7 @@ def test_active_is_package_aware(tmp_path: Path) -> None:
         },
     )
     for package, active in ((None, {1}), ("app", {2})):
-        catalog = load_catalog(root, package=package)
+        catalog = load_catalog(root, package=package, view_checks=VIEW_CHECKS)
         described = [describe_view(catalog, v, Settings()) for v in catalog.views["ask"]]
         assert {d["version"] for d in described if d["active"]} == active
 
@@ -175,7 +176,7 @@ def conn(engine: Engine):  # type: ignore[no-untyped-def]
 
 
 def test_definitions_are_stored_once_and_immutable(conn: sa.Connection, tmp_path: Path) -> None:
-    catalog = load_catalog(MINIMAL_CATALOG)
+    catalog = load_catalog(MINIMAL_CATALOG, view_checks=VIEW_CHECKS)
     register_definitions(conn, catalog)
     register_definitions(conn, catalog)  # the same content again is fine
     stored = conn.execute(
@@ -191,7 +192,7 @@ def test_definitions_are_stored_once_and_immutable(conn: sa.Connection, tmp_path
     assert "active" not in stored.body and stored.body["query"]["mode"] == "hybrid"
     views = (MINIMAL_CATALOG / "views" / "views.yaml").read_text()
     text_mode = views.replace("mode: hybrid", "mode: text")
-    changed = load_catalog(build_catalog(tmp_path, {"views/views.yaml": text_mode}))
+    changed = load_catalog(build_catalog(tmp_path, {"views/views.yaml": text_mode}), view_checks=VIEW_CHECKS)
     with pytest.raises(CatalogError) as caught:
         register_definitions(conn, changed)
     (problem,) = caught.value.problems
@@ -202,7 +203,7 @@ def test_definitions_are_stored_once_and_immutable(conn: sa.Connection, tmp_path
 
 
 def test_switching_active_and_new_versions_register(conn: sa.Connection, tmp_path: Path) -> None:
-    register_definitions(conn, load_catalog(MINIMAL_CATALOG))
+    register_definitions(conn, load_catalog(MINIMAL_CATALOG, view_checks=VIEW_CHECKS))
     views = (MINIMAL_CATALOG / "views" / "views.yaml").read_text()
     root = build_catalog(
         tmp_path,
@@ -213,7 +214,7 @@ def test_switching_active_and_new_versions_register(conn: sa.Connection, tmp_pat
             "views/ask2.yaml": "views:\n  - {name: ask, version: 2, active: true, query: {mode: recent}}\n",
         },
     )
-    register_definitions(conn, load_catalog(root))
+    register_definitions(conn, load_catalog(root, view_checks=VIEW_CHECKS))
     count = conn.execute(
         sa.select(sa.func.count())
         .select_from(definitions)
@@ -233,7 +234,7 @@ def test_runtime_registered_the_reference_catalog(runtime: Runtime, engine: Engi
 
 def test_a_catalog_may_bring_its_own_rank_default(conn: sa.Connection, runtime: Runtime) -> None:
     """The reference catalog's formulas and the shipped ones (MINIMAL_CATALOG) are both stored, by hash."""
-    minimal = load_catalog(MINIMAL_CATALOG)
+    minimal = load_catalog(MINIMAL_CATALOG, view_checks=VIEW_CHECKS)
     register_definitions(conn, minimal)
     stored = set(
         conn.execute(sa.select(definitions.c.name).where(definitions.c.kind == "rank_default")).scalars()
@@ -248,12 +249,12 @@ def test_a_catalog_may_bring_its_own_rank_default(conn: sa.Connection, runtime: 
 
 
 def test_deployment_conf_is_recorded_as_last_loaded(conn: sa.Connection, tmp_path: Path) -> None:
-    register_definitions(conn, load_catalog(MINIMAL_CATALOG))
+    register_definitions(conn, load_catalog(MINIMAL_CATALOG, view_checks=VIEW_CHECKS))
     cheap = (
         "models:\n  cheap: {kind: chat, provider: openai, model: another-chat-model,"
         " base_url_env: OTHER_BASE_URL}\n"
     )
-    repointed = load_catalog(build_catalog(tmp_path, {"conf/models.yaml": cheap}))
+    repointed = load_catalog(build_catalog(tmp_path, {"conf/models.yaml": cheap}), view_checks=VIEW_CHECKS)
     register_definitions(conn, repointed)  # an operator setting, not a versioned contract
     stored = conn.execute(
         sa.select(definitions.c.hash, definitions.c.body).where(

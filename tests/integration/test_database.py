@@ -8,13 +8,18 @@ import uuid
 from collections.abc import Callable
 from pathlib import Path
 
+import psycopg
 import pytest
 import sqlalchemy as sa
 from flask import Flask
+from pgvector import Vector
 from psycopg import pq
+from psycopg.adapt import PyFormat
+from psycopg.pq import Format
 
 from memseek import migrate
 from memseek.app import create_app
+from memseek.boot import build_runtime
 from memseek.db import create_db_engine
 from memseek.db import database_url as resolve_url
 from memseek.db import hold_for_request
@@ -24,8 +29,9 @@ from memseek.db import scoped_connection
 from memseek.db import scoped_rows
 from memseek.db import workspace_transaction
 from memseek.errors import StartupError
+from memseek.models.query_cache import QueryVector
 from memseek.runtime import Runtime
-from memseek.runtime import build_runtime
+from memseek.search.embed import QueryVectorType
 from memseek.settings import Settings
 from tests.conftest import Tenant
 from tests.conftest import make_database
@@ -307,6 +313,34 @@ def test_external_url_path(database_url: str, engine: sa.engine.Engine) -> None:
     assert resolve_url(settings).startswith("postgresql+psycopg://")
     runtime = build_runtime(settings, engine=engine)
     assert runtime.engine is engine
+
+
+def test_a_connection_dumps_the_query_vector_in_pgvectors_binary_form(engine: sa.engine.Engine) -> None:
+    """The dumpers are registered on each connection the engine opens, not on psycopg's
+    process-wide adapters."""
+    value = QueryVectorType().bind_processor(None)((0.5, -1.25))
+    assert value == Vector([0.5, -1.25])
+    with engine.connect() as conn:
+        adapters = conn.connection.driver_connection.adapters
+        assert adapters.get_dumper(Vector, PyFormat.AUTO).format is Format.BINARY
+        assert adapters.get_dumper(Vector, PyFormat.TEXT)(Vector).dump(value) == b"[0.5,-1.25]"
+    with pytest.raises(psycopg.ProgrammingError):
+        psycopg.adapters.get_dumper(Vector, PyFormat.AUTO)
+
+
+def test_closing_a_runtime_writes_its_touches_and_drops_its_query_vectors(
+    runtime: Runtime, tenant: Tenant
+) -> None:
+    built = build_runtime(runtime.settings, engine=runtime.engine)
+    key = (tenant.id, "model", "words")
+    built.models.query_vectors.put(key, QueryVector((0.5,), "model"))
+    built.touches.add(tenant.id, [uuid.uuid4()])
+    built.close()
+    assert built.touches.settle(tenant.id, timeout=0)
+    assert built.models.query_vectors.get(key) is None
+    assert runtime.models.query_vectors is not built.models.query_vectors  # one cache per runtime
+    with runtime.engine.connect() as conn:  # a shared engine stays usable
+        assert conn.execute(sa.text("SELECT 1")).scalar_one() == 1
 
 
 def test_embedded_path_survives_restart() -> None:

@@ -13,7 +13,6 @@ from sqlalchemy.engine import Engine
 
 from memseek import schema
 from memseek.app import create_app
-from memseek.search import embed
 from memseek.search.request import parse_search
 from memseek.search.service import prepare
 from memseek.settings import Settings
@@ -53,7 +52,6 @@ def make_client(
 
 @pytest.fixture
 def api(settings: Settings, db: Engine, tenant: Tenant, openai_server: OpenAIServer) -> Iterator[Client]:
-    embed.CACHE.clear()
     yield make_client(settings, db, tenant, openai_server.base_url, touch_on_read=False)
 
 
@@ -384,7 +382,6 @@ def test_other_modes_never_call_the_provider(
 
 @pytest.mark.parametrize("mode", ["vector", "hybrid"])
 def test_provider_down_is_503(settings: Settings, db: Engine, tenant: Tenant, mode: str) -> None:
-    embed.CACHE.clear()
     client = make_client(settings, db, tenant, "http://127.0.0.1:9", touch_on_read=False)
     body = search(client, {"q": "budget", "mode": mode}, status=503)
     assert body["error"]["code"] == "backend_unavailable"
@@ -395,7 +392,6 @@ def test_a_query_vector_that_is_not_finite_is_503_and_not_cached(
     api: Client, db: Engine, tenant: Tenant, openai_server: OpenAIServer, value: str
 ) -> None:
     """Python's JSON reader accepts these tokens; the vector must still never reach PostgreSQL."""
-    embed.CACHE.clear()
     given(db, tenant, embedded("budget review"))
     components = ", ".join([value] + ["0.1"] * 383)
     openai_server.respond_next(f'{{"data": [{{"index": 0, "embedding": [{components}]}}]}}'.encode())

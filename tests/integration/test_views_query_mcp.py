@@ -20,8 +20,8 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 from werkzeug.serving import make_server
 
+from memseek.api.mcp import build_server
 from memseek.catalog.parameters import input_schema
-from memseek.mcp import build_server
 from memseek.runtime import Runtime
 from tests.conftest import Client as HttpClient
 from tests.conftest import Tenant

@@ -21,9 +21,10 @@ from memseek.catalog.problems import Problem
 from memseek.catalog.problems import format_loc
 from memseek.catalog.problems import overlaps
 from memseek.catalog.problems import pruned
+from memseek.catalog.rank import to_tree
 from memseek.paths import reference_catalog
 from memseek.schema import EMBEDDING_DIM
-from memseek.search.rank import to_tree
+from memseek.search.view_checks import VIEW_CHECKS
 from tests.helpers import MINIMAL_CATALOG
 from tests.helpers import build_catalog
 
@@ -32,7 +33,7 @@ SEARCH = "{mode: recent, scope: {collections: [notes]}}"
 
 def problems_of(root: Path, package: str | None = None) -> tuple[Problem, ...]:
     with pytest.raises(CatalogError) as caught:
-        load_catalog(root, package=package)
+        load_catalog(root, package=package, view_checks=VIEW_CHECKS)
     return caught.value.problems
 
 
@@ -1004,7 +1005,7 @@ def test_every_problem_is_reported_at_once(tmp_path: Path) -> None:
         },
     )
     with pytest.raises(CatalogError) as caught:
-        load_catalog(root)
+        load_catalog(root, view_checks=VIEW_CHECKS)
     lines = str(caught.value).splitlines()
     assert "(4 problems)" in lines[0]
     expected = [
@@ -1125,7 +1126,7 @@ def test_a_view_outside_the_package_may_name_a_graph_view_the_package_does_not_p
     boosted = "{mode: recent, scope: {collections: [notes]}, graph_boost: {graph: walk, anchor: a}}"
     files = {"packages/app.yaml": "package: {name: app, views: {ask: 1}}\n", **view(boosted)}
     root = build_catalog(tmp_path, files)
-    assert load_catalog(root, package="app").package is not None
+    assert load_catalog(root, package="app", view_checks=VIEW_CHECKS).package is not None
     files["packages/app.yaml"] = "package: {name: app, views: {ask: 1, bad: 1}}\n"
     (problem,) = problems_of(build_catalog(tmp_path / "pinned", files), package="app")
     assert (format_loc(problem.loc), "not an active graph view" in problem.msg) == (
@@ -1141,7 +1142,7 @@ def test_missing_directory(tmp_path: Path) -> None:
 
 @pytest.fixture(scope="module")
 def reference() -> Catalog:
-    return load_catalog(reference_catalog())
+    return load_catalog(reference_catalog(), view_checks=VIEW_CHECKS)
 
 
 def test_reference_catalog_holds_the_spec_examples(reference: Catalog) -> None:
@@ -1167,8 +1168,8 @@ def test_reference_catalog_holds_the_spec_examples(reference: Catalog) -> None:
 def test_reference_package_is_the_designs_example() -> None:
     """design "Packages and MCP": support_agent pins upcoming_calendar 2; only customer_context is a tool."""
     plain, packaged = (
-        load_catalog(reference_catalog()),
-        load_catalog(reference_catalog(), package="support_agent"),
+        load_catalog(reference_catalog(), view_checks=VIEW_CHECKS),
+        load_catalog(reference_catalog(), package="support_agent", view_checks=VIEW_CHECKS),
     )
     assert plain.view("upcoming_calendar").version == 1
     assert packaged.view("upcoming_calendar").version == 2
@@ -1188,9 +1189,9 @@ def test_reference_collections_work_offline(reference: Catalog) -> None:
 
 def test_reference_rank_default_adds_importance(reference: Catalog) -> None:
     """Spec: the reference catalog adds N(importance) as a third term and changes nothing else."""
-    from memseek.search.rank import SHIPPED_RANK_DEFAULT
-    from memseek.search.rank import load_rank_default
-    from memseek.search.rank import to_tree
+    from memseek.catalog.rank import SHIPPED_RANK_DEFAULT
+    from memseek.catalog.rank import load_rank_default
+    from memseek.catalog.rank import to_tree
 
     shipped = load_rank_default(SHIPPED_RANK_DEFAULT)
     term = ["product", 1.0, ["normalize", ["score", "importance"]]]
@@ -1224,7 +1225,7 @@ def test_tighter_graph_constraints_are_kept(tmp_path: Path) -> None:
             )
         ),
     )
-    contract = load_catalog(root).view("bad", 1).parameters
+    contract = load_catalog(root, view_checks=VIEW_CHECKS).view("bad", 1).parameters
     assert contract["direction"].enum == ("out", "in")
     assert (contract["depth"].minimum, contract["depth"].maximum) == (1, 3)
     assert contract["predicates"].item_enum == ("uses", "owns")
@@ -1247,7 +1248,7 @@ def test_conf_merges_over_shipped_and_rank_default_replaces(tmp_path: Path) -> N
             ),
         },
     )
-    catalog = load_catalog(root)
+    catalog = load_catalog(root, view_checks=VIEW_CHECKS)
     assert set(catalog.models) == {"default", "remote", "cheap", "extra"}
     assert catalog.models["remote"].model == "other"
     assert catalog.models["default"].provider == "local"
@@ -1267,8 +1268,10 @@ def test_rank_default_replaces_only_the_modes_it_defines(tmp_path: Path) -> None
         "    - - [product, 1.0, [normalize, [text_match]]]\n"
         "      - [product, 1.0, [decay, [age_hours, occurred_at], {midpoint: 24, exponent: 1}]]\n"
     )
-    own = load_catalog(build_catalog(tmp_path, conf("rank_default.yaml", spec_snippet)))
-    shipped = load_catalog(build_catalog(tmp_path / "plain", {}))
+    own = load_catalog(
+        build_catalog(tmp_path, conf("rank_default.yaml", spec_snippet)), view_checks=VIEW_CHECKS
+    )
+    shipped = load_catalog(build_catalog(tmp_path / "plain", {}), view_checks=VIEW_CHECKS)
     assert own.rank_default is not None and shipped.rank_default is not None
     assert to_tree(own.default_rank("text"))[1][1][2][1] == ["age_hours", "occurred_at"]
     for mode in ("vector", "hybrid", "recent"):
@@ -1276,7 +1279,7 @@ def test_rank_default_replaces_only_the_modes_it_defines(tmp_path: Path) -> None
 
 
 def _hashes(root: Path) -> tuple[str, dict[tuple[str, str, int], str]]:
-    catalog = load_catalog(root)
+    catalog = load_catalog(root, view_checks=VIEW_CHECKS)
     return catalog.hash, {(d.kind, d.name, d.version): d.hash for d in catalog.definitions}
 
 
@@ -1315,7 +1318,10 @@ def test_package_pins_decide_active_versions(tmp_path: Path) -> None:
             "packages/app.yaml": "package: {name: app, views: {ask: 2, walk: 1}, mcp: {tools: [ask]}}\n",
         },
     )
-    plain, packaged = load_catalog(root), load_catalog(root, package="app")
+    plain, packaged = (
+        load_catalog(root, view_checks=VIEW_CHECKS),
+        load_catalog(root, package="app", view_checks=VIEW_CHECKS),
+    )
     assert plain.view("ask").version == 1 and packaged.view("ask").version == 2
     assert [v.name for v in plain.tools()] == ["ask", "lonely", "walk"]
     assert [(v.name, v.version) for v in packaged.tools()] == [("ask", 2)]
@@ -1327,7 +1333,7 @@ def test_timestamps_stay_strings(tmp_path: Path) -> None:
     root = build_catalog(
         tmp_path, view("{mode: recent, scope: {collections: [notes], occurred_after: 2026-01-01T00:00:00Z}}")
     )
-    query: dict[str, Any] = load_catalog(root).view("bad", 1).query or {}
+    query: dict[str, Any] = load_catalog(root, view_checks=VIEW_CHECKS).view("bad", 1).query or {}
     assert query["scope"]["occurred_after"] == "2026-01-01T00:00:00Z"
 
 
@@ -1341,4 +1347,4 @@ def test_datetime_samples_make_a_valid_range(tmp_path: Path) -> None:
             "{since: {type: datetime, required: true}, until: {type: datetime, required: true}}",
         ),
     )
-    assert load_catalog(root).view("bad", 1).kind == "search"
+    assert load_catalog(root, view_checks=VIEW_CHECKS).view("bad", 1).kind == "search"

@@ -14,6 +14,7 @@ from memseek.paths import reference_catalog
 from memseek.search.request import parse_search
 from memseek.search.resolve import RequestPlan
 from memseek.search.resolve import resolve
+from memseek.search.view_checks import VIEW_CHECKS
 from memseek.settings import Settings
 from tests.helpers import build_catalog
 
@@ -22,7 +23,7 @@ EVENTS = {"collections": ["customer_events"]}
 
 @pytest.fixture(scope="module")
 def catalog() -> Catalog:
-    return load_catalog(reference_catalog())
+    return load_catalog(reference_catalog(), view_checks=VIEW_CHECKS)
 
 
 def plan_of(body: dict[str, Any], catalog: Catalog, settings: Settings | None = None) -> RequestPlan:
@@ -241,7 +242,7 @@ def test_pinned_versions_narrow_the_read(tmp_path: Path) -> None:
             "embedding: default, fields: {channel: {type: string, filterable: true}}}\n"
         },
     )
-    catalog = load_catalog(root)
+    catalog = load_catalog(root, view_checks=VIEW_CHECKS)
     body: dict[str, Any] = {"mode": "recent", "scope": {"collections": ["notes"]}}
     assert [c.version for c in plan_of(body, catalog).searches[0].collections] == [1, 2]
     body["scope"]["collection_versions"] = {"notes": [2]}
@@ -290,4 +291,4 @@ def test_llm_score_enrichments_count_as_scores(tmp_path: Path) -> None:
         "rank": ["score", "importance"],
         "annotations": ["importance"],
     }
-    assert plan_of(body, load_catalog(root)).annotations == ("importance",)
+    assert plan_of(body, load_catalog(root, view_checks=VIEW_CHECKS)).annotations == ("importance",)

@@ -1,15 +1,10 @@
-"""The driver-level form of a search statement: native placeholders, the query vector, and the
-HNSW scan width it runs with."""
+"""The driver-level form of a search statement: native placeholders and the HNSW scan width it
+runs with (the query vector's form: tests/integration/test_database.py)."""
 
 from __future__ import annotations
 
-import psycopg
 import pytest
-from pgvector import Vector
-from psycopg.adapt import PyFormat
-from psycopg.pq import Format
 
-from memseek.search.embed import QueryVectorType
 from memseek.search.execute import ef_search
 from memseek.search.execute import native_placeholders
 
@@ -27,13 +22,6 @@ from memseek.search.execute import native_placeholders
 )
 def test_native_placeholders(pyformat: str, native: str, names: tuple[str, ...]) -> None:
     assert native_placeholders(pyformat) == (native, names)
-
-
-def test_the_query_vector_is_sent_in_pgvectors_binary_form() -> None:
-    value = QueryVectorType().bind_processor(None)((0.5, -1.25))
-    assert value == Vector([0.5, -1.25])
-    assert psycopg.adapters.get_dumper(Vector, PyFormat.AUTO).format is Format.BINARY
-    assert psycopg.adapters.get_dumper(Vector, PyFormat.TEXT)(Vector).dump(value) == b"[0.5,-1.25]"
 
 
 @pytest.mark.parametrize(

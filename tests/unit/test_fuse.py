@@ -9,12 +9,12 @@ from datetime import timedelta
 
 import pytest
 
+from memseek.catalog.rank import OPERATORS
+from memseek.catalog.rank import parse_rank
 from memseek.errors import RequestInvalid
 from memseek.search import fuse
 from memseek.search.fuse import Hit
 from memseek.search.fuse import RankedList
-from memseek.search.rank import OPERATORS
-from memseek.search.rank import parse_rank
 
 T0 = datetime(2026, 7, 1, tzinfo=UTC)
 

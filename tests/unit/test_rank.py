@@ -14,33 +14,33 @@ from hypothesis import given
 from hypothesis import settings
 from hypothesis import strategies as st
 
+from memseek.catalog.rank import MAX_LEVELS
+from memseek.catalog.rank import MAX_NODES
+from memseek.catalog.rank import OPERATORS
+from memseek.catalog.rank import SHIPPED_RANK_DEFAULT
+from memseek.catalog.rank import AgeHours
+from memseek.catalog.rank import Const
+from memseek.catalog.rank import Decay
+from memseek.catalog.rank import Max
+from memseek.catalog.rank import Normalize
+from memseek.catalog.rank import Product
+from memseek.catalog.rank import RankDefault
+from memseek.catalog.rank import RankNode
+from memseek.catalog.rank import Saturate
+from memseek.catalog.rank import Score
+from memseek.catalog.rank import Signal
+from memseek.catalog.rank import Similarity
+from memseek.catalog.rank import Sum
+from memseek.catalog.rank import TextMatch
+from memseek.catalog.rank import check_rank_for_mode
+from memseek.catalog.rank import load_rank_default
+from memseek.catalog.rank import parse_rank
+from memseek.catalog.rank import rank_hash
+from memseek.catalog.rank import score_names
+from memseek.catalog.rank import signals
+from memseek.catalog.rank import to_tree
 from memseek.errors import RequestInvalid
-from memseek.search.rank import MAX_LEVELS
-from memseek.search.rank import MAX_NODES
-from memseek.search.rank import OPERATORS
-from memseek.search.rank import SHIPPED_RANK_DEFAULT
-from memseek.search.rank import AgeHours
-from memseek.search.rank import Const
-from memseek.search.rank import Decay
-from memseek.search.rank import Max
-from memseek.search.rank import Normalize
-from memseek.search.rank import Product
-from memseek.search.rank import RankDefault
-from memseek.search.rank import RankNode
-from memseek.search.rank import Saturate
-from memseek.search.rank import Score
-from memseek.search.rank import Signal
-from memseek.search.rank import Similarity
-from memseek.search.rank import Sum
-from memseek.search.rank import TextMatch
-from memseek.search.rank import check_boost
-from memseek.search.rank import check_rank_for_mode
-from memseek.search.rank import load_rank_default
-from memseek.search.rank import parse_rank
-from memseek.search.rank import rank_hash
-from memseek.search.rank import score_names
-from memseek.search.rank import signals
-from memseek.search.rank import to_tree
+from memseek.search.request import check_boost
 
 RECENCY = ["product", 1.0, ["decay", ["age_hours", "last_accessed"], {"midpoint": 24, "exponent": 1}]]
 RECIPE = [

@@ -14,8 +14,8 @@ from hypothesis import given
 from hypothesis import settings
 from hypothesis import strategies as st
 
+from memseek.catalog.rank import parse_rank
 from memseek.errors import RequestInvalid
-from memseek.search.rank import parse_rank
 from memseek.search.request import CombinedSearch
 from memseek.search.request import Params
 from memseek.search.request import SingleSearch

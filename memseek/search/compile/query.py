@@ -22,9 +22,9 @@ from sqlalchemy.dialects.postgresql import TSVECTOR
 from sqlalchemy.sql.elements import BindParameter
 from sqlalchemy.sql.elements import ColumnElement
 
+from memseek.catalog.rank import RankNode
 from memseek.schema import records
 from memseek.search.embed import QueryVectorType
-from memseek.search.rank import RankNode
 from memseek.search.request import Condition
 from memseek.search.request import OrderBy
 from memseek.search.request import Scope

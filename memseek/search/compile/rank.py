@@ -15,6 +15,21 @@ import sqlalchemy as sa
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.sql.elements import ColumnElement
 
+from memseek.catalog.rank import AgeHours
+from memseek.catalog.rank import Const
+from memseek.catalog.rank import Decay
+from memseek.catalog.rank import Max
+from memseek.catalog.rank import Normalize
+from memseek.catalog.rank import Product
+from memseek.catalog.rank import RankNode
+from memseek.catalog.rank import Saturate
+from memseek.catalog.rank import Score
+from memseek.catalog.rank import Signal
+from memseek.catalog.rank import Similarity
+from memseek.catalog.rank import Sum
+from memseek.catalog.rank import TextMatch
+from memseek.catalog.rank import age_fields
+from memseek.catalog.rank import iter_nodes
 from memseek.schema import inline
 from memseek.schema import last_accessed
 from memseek.search.compile.keywords import Keywords
@@ -26,21 +41,6 @@ from memseek.search.compile.query import CompilablePlan
 from memseek.search.compile.query import Query
 from memseek.search.compile.query import float_literal
 from memseek.search.fuse import EXP_LIMIT
-from memseek.search.rank import AgeHours
-from memseek.search.rank import Const
-from memseek.search.rank import Decay
-from memseek.search.rank import Max
-from memseek.search.rank import Normalize
-from memseek.search.rank import Product
-from memseek.search.rank import RankNode
-from memseek.search.rank import Saturate
-from memseek.search.rank import Score
-from memseek.search.rank import Signal
-from memseek.search.rank import Similarity
-from memseek.search.rank import Sum
-from memseek.search.rank import TextMatch
-from memseek.search.rank import age_fields
-from memseek.search.rank import iter_nodes
 
 
 class UnsupportedNode(TypeError):

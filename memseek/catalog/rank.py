@@ -1,5 +1,8 @@
 """Rank expressions: a closed set of frozen nodes parsed from `[operator, argument, ...]` trees.
 
+The grammar is part of the definitions' language (a catalog's `rank_default.yaml` and its search
+views hold formulas), so it lives with the catalog; searches read it from here.
+
 Every node class is registered by its operator name in `OPERATORS`; `from_args` places the
 positional arguments onto typed fields and records every problem with its JSON path. The
 16-node and 5-level limits are counted in the same walk. Nodes are frozen and hashable, so a
@@ -420,15 +423,6 @@ def check_rank_for_mode(node: RankNode, mode: Mode, loc: Loc = ("rank",)) -> lis
         Detail(at, f"{n.op} is only available in {' or '.join(sorted(QUERY_SIGNALS[type(n)]))} mode")
         for at, n in iter_nodes(node, loc)
         if type(n) in QUERY_SIGNALS and mode not in QUERY_SIGNALS[type(n)]
-    ]
-
-
-def check_boost(node: RankNode, loc: Loc = ("boost",)) -> list[Detail]:
-    """Problems using this formula as a post-merge boost: it may not read query-specific signals."""
-    return [
-        Detail(at, f"boost may not use the query-specific signal {n.op}; use scores, ages and constants")
-        for at, n in iter_nodes(node, loc)
-        if type(n) in QUERY_SIGNALS
     ]
 
 
