@@ -31,7 +31,7 @@ def service(runtime: Runtime) -> Iterator[str]:
     thread.start()
     worker = BackgroundWorker(runtime).start()
     try:
-        yield f"http://127.0.0.1:{server.effective_port}"  # type: ignore[union-attr]
+        yield f"http://127.0.0.1:{server.effective_port}"
     finally:
         worker.stop()
         server.close()

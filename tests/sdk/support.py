@@ -23,7 +23,13 @@ def reflection(text: str, entity: str = MARIA) -> dict[str, Any]:
 def meeting(title: str, starts_at: str, entity: str = MARIA) -> dict[str, Any]:
     """A `calendar_events` event starting at `starts_at`."""
     content = {"title": title, "starts_at": starts_at}
-    return {"collection": "calendar_events", "entity": entity, "type": "event", "text": title, "content": content}
+    return {
+        "collection": "calendar_events",
+        "entity": entity,
+        "type": "event",
+        "text": title,
+        "content": content,
+    }
 
 
 def link(subject: str, predicate: str, obj: str) -> dict[str, Any]:
@@ -36,7 +42,14 @@ def link(subject: str, predicate: str, obj: str) -> dict[str, Any]:
 def component(key: str, depends_on: list[str] | None = None) -> dict[str, Any]:
     """A `components` node; its `depends_on` values become links automatically."""
     content = {} if depends_on is None else {"depends_on": depends_on}
-    return {"collection": "components", "entity": key, "type": "component", "key": key, "text": key, "content": content}
+    return {
+        "collection": "components",
+        "entity": key,
+        "type": "component",
+        "key": key,
+        "text": key,
+        "content": content,
+    }
 
 
 TIMES = ("occurred_at", "created_at")

@@ -38,7 +38,9 @@ def test_health_needs_no_key(service: str) -> None:
 
 def test_write_one_or_many_waits_until_processed(m: Memseek) -> None:
     [one] = m.records.write(event("Maria confirmed the Q3 budget."), wait=True)
-    many = m.records.write([event("Bob asked for a demo.", BOB), reflection("Maria decides fast.")], wait=True)
+    many = m.records.write(
+        [event("Bob asked for a demo.", BOB), reflection("Maria decides fast.")], wait=True
+    )
     assert [w.processing for w in (one, *many)] == ["ready"] * 3
     assert all(w.current for w in (one, *many))
     assert len({one.id, *(w.id for w in many)}) == 3
@@ -59,8 +61,14 @@ def test_get_returns_the_whole_record_typed(m: Memseek) -> None:
     )  # fmt: skip
     record = m.records.get(written.id)
     assert isinstance(record, Record)
-    assert (record.id, record.entity, record.collection, record.type) == (written.id, MARIA, "customer_events", "event")
-    assert (record.content, record.scores, record.status, record.depth) == ({"channel": "email"}, {"importance": 7}, "active", 0)
+    assert (record.id, record.entity, record.type) == (written.id, MARIA, "event")
+    assert (record.collection, record.collection_version, record.status, record.depth) == (
+        "customer_events",
+        1,
+        "active",
+        0,
+    )
+    assert (record.content, record.scores) == ({"channel": "email"}, {"importance": 7})
     assert record.occurred_at == moment and record.occurred_at.tzinfo is not None
     assert record.created_at is not None and record.last_accessed is not None
     assert (record.processing, record.current, record.retracted_at, record.key) == ("ready", True, None, None)
@@ -152,10 +160,11 @@ def test_search_structured_has_no_scores(m: Memseek) -> None:
 
 
 def test_combined_search_reports_source_ranks(m: Memseek, customer: dict[str, str]) -> None:
+    maria_events = {"collections": ["customer_events"], "entities": [MARIA]}
     spec: dict[str, Any] = {
         "q": "budget",
         "sources": [
-            {"name": "events", "mode": "hybrid", "scope": {"collections": ["customer_events"], "entities": [MARIA]}},
+            {"name": "events", "mode": "hybrid", "scope": maria_events},
             {"name": "reflections", "mode": "vector", "scope": {"collections": ["reflections"]}},
         ],
         "fuse": {"kind": "rrf"},
@@ -166,7 +175,8 @@ def test_combined_search_reports_source_ranks(m: Memseek, customer: dict[str, st
     by_id = {hit.id: hit for hit in result}
     assert list(by_id[customer["reflection"]].source_ranks or {}) == ["reflections"]
     assert list(by_id[customer["confirmed"]].source_ranks or {}) == ["events"]
-    assert isinstance(result.backend, list) and {b["source"] for b in result.backend} == {"events", "reflections"}
+    assert isinstance(result.backend, list)
+    assert {backend["source"] for backend in result.backend} == {"events", "reflections"}
 
 
 def test_context_is_the_rendered_block(m: Memseek, customer: dict[str, str]) -> None:
