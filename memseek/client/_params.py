@@ -6,7 +6,7 @@ declared parameters in declaration order. This module gives the same report from
 Schema (`jsonschema`, draft 2020-12), so a bad call fails the same way without a round trip.
 Types follow the service's rules, which are stricter than JSON Schema's: an integer is not
 `2.0` and a number is finite; `date-time` needs a timezone. A graph view's `seed` is checked
-trimmed, as the service trims it.
+trimmed, as the service trims it, and `{"parameters": {...}}` is read as the parameters.
 """
 
 from __future__ import annotations
@@ -59,6 +59,7 @@ class ViewCache:
 
 def check_parameters(view: ViewInfo, arguments: Mapping[str, Any]) -> InvalidRequest | None:
     """The 422 the service would answer for calling `view` with `arguments`, or None."""
+    arguments = _unwrapped(view, arguments)
     if view.kind == "graph" and isinstance(arguments.get("seed"), str):
         arguments = {**arguments, "seed": arguments["seed"].strip()}
     details = _problems(view.input_schema, arguments)
@@ -70,6 +71,15 @@ def check_parameters(view: ViewInfo, arguments: Mapping[str, Any]) -> InvalidReq
         code="invalid_request",
         details=details,
     )
+
+
+def _unwrapped(view: ViewInfo, arguments: Mapping[str, Any]) -> Mapping[str, Any]:
+    """`{"parameters": {...}}` stands for the parameters themselves, unless the view declares a
+    parameter of that name (the service reads the body so)."""
+    inner = arguments.get("parameters")
+    if set(arguments) != {"parameters"} or "parameters" in view.input_schema.get("properties", {}):
+        return arguments
+    return inner if isinstance(inner, dict) else arguments
 
 
 def _problems(schema: Mapping[str, Any], arguments: Mapping[str, Any]) -> list[ErrorDetail]:

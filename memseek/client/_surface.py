@@ -248,6 +248,9 @@ class ClientSurface(Surface[M]):
         """The service this client calls."""
         return self._config.base_url
 
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.base_url!r})"
+
     def _connect(self) -> None:
         raise NotImplementedError
 

@@ -234,6 +234,17 @@ def _paths(paths: Any) -> tuple[GraphPath, ...] | None:
     return tuple(GraphPath(_strings(p["nodes"]), _strings(p["edge_ids"]), int(p["depth"])) for p in paths)
 
 
+def _contract(data: Json) -> Json:
+    """What a view and a write contract both publish: their identity and input contract."""
+    return {
+        "name": str(data["name"]),
+        "version": int(data["version"]),
+        "active": bool(data.get("active")),
+        "description": data.get("description"),
+        "input_schema": dict(data.get("input_schema") or {}),
+    }
+
+
 @dataclass(frozen=True, slots=True)
 class ViewInfo:
     """One entry of `GET /views`: a loaded view version and its input contract.
@@ -258,14 +269,10 @@ class ViewInfo:
     @classmethod
     def from_json(cls, data: Json) -> ViewInfo:
         return cls(
-            name=str(data["name"]),
-            version=int(data["version"]),
-            active=bool(data["active"]),
+            **_contract(data),
             kind=str(data.get("kind", "search")),
             hash=str(data["hash"]),
             parameters=dict(data.get("parameters") or {}),
-            input_schema=dict(data.get("input_schema") or {}),
-            description=data.get("description"),
             collections=_strings(data.get("collections")),
             required_capabilities=_strings(data.get("required_capabilities")),
             profiles=_strings(data.get("profiles")),
@@ -361,14 +368,7 @@ class WriteInfo:
 
     @classmethod
     def from_json(cls, data: Json) -> WriteInfo:
-        return cls(
-            name=str(data["name"]),
-            version=int(data["version"]),
-            active=bool(data.get("active")),
-            description=data.get("description"),
-            input_schema=dict(data.get("input_schema") or {}),
-            raw=data,
-        )
+        return cls(**_contract(data), raw=data)
 
 
 @dataclass(frozen=True, slots=True)

@@ -54,6 +54,8 @@ CONTEXT, RECENT, GRAPH = "customer_context", "recent_activity", "graph_query"
         case(GRAPH, {"seed": "a", "limit": 501}, "limit", id="limit-over-500"),
         case(GRAPH, {"seed": "a", "direction": "sideways"}, "direction", id="direction-not-in-enum"),
         case("orphan_pages", {"limit": "10"}, "limit", id="orphans-limit-as-string"),
+        case(CONTEXT, {"parameters": {"entity": MARIA}}, "task", id="wrapped-in-parameters"),
+        case(CONTEXT, {"parameters": 7}, "parameters", "entity", "task", id="parameters-not-an-object"),
         case(CONTEXT, {"zeta": 1, "task": 5, "alpha": 2}, "zeta", "alpha", "entity", "task",
              id="every-problem-in-the-service-s-order"),
     ],
@@ -80,6 +82,7 @@ def test_the_sdk_refuses_as_the_service_does(
                      id="at-the-bounds"),
         pytest.param("upcoming_calendar", {**CALENDAR, "start": "2026-07-01T00:00:00+02:00"},
                      id="offset-timezone"),
+        pytest.param(CONTEXT, {"parameters": {"entity": MARIA, "task": "x"}}, id="wrapped-in-parameters"),
     ],
 )  # fmt: skip
 def test_what_the_service_takes_the_sdk_sends(m: Memseek, view: str, parameters: dict[str, Any]) -> None:
