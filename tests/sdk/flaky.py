@@ -23,11 +23,14 @@ class FlakyProxy(ThreadingHTTPServer):
 
     daemon_threads = True
 
-    def __init__(self, upstream: str, failures: int, lose_replies: bool = False) -> None:
+    def __init__(
+        self, upstream: str, failures: int, lose_replies: bool = False, retry_after: str = ""
+    ) -> None:
         super().__init__(("127.0.0.1", 0), _Handler)
         self.upstream = urlsplit(upstream)
         self.failures = failures
         self.lose_replies = lose_replies
+        self.retry_after = retry_after
         self.seen: list[tuple[str, str]] = []
         self.lock = threading.Lock()
 
@@ -58,7 +61,7 @@ class _Handler(BaseHTTPRequestHandler):
             status, content_type, content = self._forward(body)
         if fails:
             status, content_type, content = 503, "application/json", json.dumps(UNAVAILABLE).encode()
-        self._answer(status, content_type, content)
+        self._answer(status, content_type, content, self.server.retry_after if fails else "")
 
     def _forward(self, body: bytes) -> tuple[int, str, bytes]:
         upstream = self.server.upstream
@@ -71,9 +74,11 @@ class _Handler(BaseHTTPRequestHandler):
         finally:
             connection.close()
 
-    def _answer(self, status: int, content_type: str, body: bytes) -> None:
+    def _answer(self, status: int, content_type: str, body: bytes, retry_after: str = "") -> None:
         self.send_response(status)
         self.send_header("Content-Type", content_type)
+        if retry_after:
+            self.send_header("Retry-After", retry_after)
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)
@@ -83,9 +88,12 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 @contextmanager
-def flaky(upstream: str, failures: int, lose_replies: bool = False) -> Iterator[FlakyProxy]:
-    """A running `FlakyProxy` in front of `upstream` (a base URL)."""
-    proxy = FlakyProxy(upstream, failures, lose_replies)
+def flaky(
+    upstream: str, failures: int, lose_replies: bool = False, retry_after: str = ""
+) -> Iterator[FlakyProxy]:
+    """A running `FlakyProxy` in front of `upstream` (a base URL); its 503s carry `retry_after`
+    as `Retry-After` when given."""
+    proxy = FlakyProxy(upstream, failures, lose_replies, retry_after)
     thread = threading.Thread(target=proxy.serve_forever, name="flaky-proxy", daemon=True)
     thread.start()
     try:

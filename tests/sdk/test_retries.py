@@ -4,6 +4,7 @@ the flaky proxy in front of the running service, and a port where the service st
 
 from __future__ import annotations
 
+import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -129,3 +130,24 @@ def test_no_connection_after_the_retries_is_unavailable(tenant: Tenant) -> None:
         client.health()
     assert (caught.value.status, caught.value.code) == (None, "connection_error")
     assert "GET /health" in str(caught.value)
+
+
+def test_retry_after_is_honoured(service: str, tenant: Tenant) -> None:
+    started = time.monotonic()
+    with (
+        flaky(service, failures=2, retry_after="0") as proxy,
+        Memseek(proxy.url, tenant.key, backoff=30) as client,
+    ):
+        assert client.health().ok
+    assert len(proxy.seen) == 3 and time.monotonic() - started < 10  # not the 30 s backoff
+
+
+def test_a_service_that_never_answers_times_out(tenant: Tenant) -> None:
+    with socket.socket() as silent:  # accepts connections (the backlog), never answers
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)
+        url = f"http://127.0.0.1:{silent.getsockname()[1]}"
+        client = Memseek(url, tenant.key, timeout=0.2, retries=1, backoff=0.01)
+        with client, pytest.raises(Unavailable) as caught:
+            client.views.list()
+    assert (caught.value.status, caught.value.code) == (None, "timeout")
