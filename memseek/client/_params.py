@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import math
-import threading
 from collections.abc import Iterable
 from collections.abc import Mapping
 from datetime import datetime
@@ -38,8 +37,8 @@ class ViewCache:
     """
 
     def __init__(self) -> None:
+        # replaced whole, never changed in place: threads sharing a client read one or the other
         self._active: dict[str, ViewInfo] | None = None
-        self._lock = threading.Lock()
 
     def knows(self, name: str) -> bool:
         active = self._active
@@ -49,12 +48,10 @@ class ViewCache:
         return (self._active or {}).get(name)
 
     def load(self, views: Iterable[ViewInfo]) -> None:
-        with self._lock:
-            self._active = {view.name: view for view in views if view.active}
+        self._active = {view.name: view for view in views if view.active}
 
     def clear(self) -> None:
-        with self._lock:
-            self._active = None
+        self._active = None
 
 
 def check_parameters(view: ViewInfo, arguments: Mapping[str, Any]) -> InvalidRequest | None:

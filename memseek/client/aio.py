@@ -6,7 +6,6 @@ from __future__ import annotations
 from types import TracebackType
 from typing import TypeVar
 
-import anyio
 import httpx
 
 from memseek.client._http import Reply
@@ -64,5 +63,7 @@ class AsyncMemseek(ClientSurface[Async]):
             pause = retry_pause(self._config, request, attempt, outcome)
             if pause is None:
                 return final(outcome, request)
+            import anyio  # only a retry pauses: importing it on first need keeps the import cheap
+
             await anyio.sleep(pause)
             attempt += 1
