@@ -13,6 +13,14 @@ import pytest
 
 from memseek.client import AsyncMemseek
 from memseek.client import Memseek
+from memseek.client._http import Request
+from memseek.client._ops import Op
+from memseek.client._ops import call
+from memseek.client._surface import Async
+from memseek.client._surface import M
+from memseek.client._surface import Surface
+from memseek.client._surface import Sync
+from memseek.client._surface import endpoint
 from tests.conftest import Tenant
 
 SERVER_MODULES = (
@@ -105,3 +113,24 @@ def test_one_surface_two_modes() -> None:
     assert inspect.iscoroutine(call)
     call.close()
     sync.close()
+
+
+class RankContract(Surface[M]):
+    """A namespace as a later route adds one: an operation and an `@endpoint`, no IO code."""
+
+    @endpoint
+    def schema(self) -> Op[dict[str, Any]]:
+        """`GET /rank/schema`."""
+        return call(Request("GET", "/rank/schema", retry=True), lambda reply: reply.expect(200).json())
+
+
+def test_a_new_route_is_one_operation_on_both_clients(m: Memseek) -> None:
+    rank: RankContract[Sync] = RankContract(m._drive)
+    assert rank.schema()["limits"] == {"max_nodes": 16, "max_levels": 5}
+    assert rank.schema.__doc__ == "`GET /rank/schema`."
+
+
+@pytest.mark.anyio
+async def test_a_new_route_is_one_operation_async(am: AsyncMemseek) -> None:
+    rank: RankContract[Async] = RankContract(am._drive)
+    assert (await rank.schema())["limits"] == {"max_nodes": 16, "max_levels": 5}
