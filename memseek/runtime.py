@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from dataclasses import field
-from uuid import UUID
 
 from sqlalchemy.engine import Engine
 
@@ -16,6 +14,7 @@ from memseek.db import check_reachable
 from memseek.db import create_db_engine
 from memseek.indexes import ensure_field_indexes
 from memseek.models.registry import ModelRegistry
+from memseek.search.state import SearchState
 from memseek.settings import Settings
 from memseek.write.touch import TouchQueue
 
@@ -28,10 +27,8 @@ class Runtime:
     models: ModelRegistry
     touches: TouchQueue
     """Touch-on-read of this process's searches, written in the background (`memseek.write.touch`)."""
-    large_workspaces: set[UUID] = field(default_factory=set)
-    """Workspaces a search found holding at least `RARITY_SCALE` records: their keyword searches
-    skip counting them (`memseek.search.compile.rarity_bounds`). Records are never deleted, so
-    an entry never goes stale; one id per large workspace this process has searched."""
+    search: SearchState
+    """What this runtime's searches share and learn (threads, plan choices, large workspaces)."""
 
 
 def build_runtime(settings: Settings, *, engine: Engine | None = None, upgrade: bool = True) -> Runtime:
@@ -47,4 +44,7 @@ def build_runtime(settings: Settings, *, engine: Engine | None = None, upgrade: 
     # Providers are built lazily and read their environment variables per call (never here).
     models = ModelRegistry(catalog.models)
     touches = TouchQueue(engine)
-    return Runtime(settings=settings, engine=engine, catalog=catalog, models=models, touches=touches)
+    search = SearchState.open(engine)
+    return Runtime(
+        settings=settings, engine=engine, catalog=catalog, models=models, touches=touches, search=search
+    )

@@ -47,6 +47,7 @@ from sqlalchemy.sql.selectable import Select
 from sqlalchemy.sql.selectable import Subquery
 
 from memseek.catalog.models import GraphBlock
+from memseek.db import run_statement
 from memseek.errors import Detail
 from memseek.errors import Loc
 from memseek.errors import RequestInvalid
@@ -277,8 +278,8 @@ def walk_paths(
 ) -> WalkResult:
     """Run one walk (checked beforehand with `check_walk`)."""
     statement = walk_statement(graph, spec.direction, spec.depth, bool(spec.predicates), label)
-    rows = conn.execute(statement, walk_values(workspace_id, spec)).all()
-    paths = tuple(Path(tuple(row.nodes), tuple(row.edge_ids)) for row in rows[: spec.limit])
+    rows = run_statement(conn, statement, walk_values(workspace_id, spec))
+    paths = tuple(Path(tuple(row["nodes"]), tuple(row["edge_ids"])) for row in rows[: spec.limit])
     return WalkResult(paths, truncated=len(rows) > spec.limit)
 
 
@@ -302,7 +303,7 @@ def link_citations(
     if not ids:
         return []
     query = citations_statement(workspace_id, graph, ids, label)
-    found = {row.id: _citation(row._mapping) for row in conn.execute(query)}
+    found = {row["id"]: _citation(row) for row in run_statement(conn, query)}
     return [found[i] for i in ids if i in found]
 
 
@@ -372,11 +373,9 @@ def find_orphans(
     conn: Connection, workspace_id: UUID, graph: GraphBlock, limit: int, label: str
 ) -> OrphanReport:
     """Run one orphan report (limit checked beforehand)."""
-    rows = conn.execute(orphans_statement(workspace_id, graph, limit, label)).all()
-    orphans = tuple(
-        {"id": str(r.id), "entity": r.entity, "key": r.key, "text": r.text, "content": r.content}
-        for r in rows[:limit]
-    )
+    rows = run_statement(conn, orphans_statement(workspace_id, graph, limit, label))
+    keys = ("entity", "key", "text", "content")
+    orphans = tuple({"id": str(row["id"]), **{key: row[key] for key in keys}} for row in rows[:limit])
     return OrphanReport(orphans, truncated=len(rows) > limit)
 
 

@@ -34,7 +34,7 @@ from memseek.errors import Loc
 from memseek.errors import NotFound
 from memseek.errors import RequestInvalid
 from memseek.runtime import Runtime
-from memseek.search.execute import explained
+from memseek.search.explain import explained
 from memseek.search.graph import WalkSpec
 from memseek.search.graph import check_limit
 from memseek.search.graph import check_walk
@@ -49,8 +49,8 @@ from memseek.search.graph import walk_statement
 from memseek.search.graph import walk_values
 from memseek.search.request import SearchSpec
 from memseek.search.request import parse_search
+from memseek.search.response import encode
 from memseek.search.service import Timings
-from memseek.search.service import encode
 from memseek.search.service import explain_search
 from memseek.search.service import run_search
 from memseek.search.service import touch_on_read

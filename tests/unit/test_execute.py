@@ -1,5 +1,5 @@
-"""The driver-level form of a search statement: native placeholders, the query vector, and the
-HNSW scan width it runs with."""
+"""The driver-level form of a search statement: the query vector, and the HNSW scan width it
+runs with."""
 
 from __future__ import annotations
 
@@ -11,22 +11,6 @@ from psycopg.pq import Format
 
 from memseek.search.embed import QueryVectorType
 from memseek.search.execute import ef_search
-from memseek.search.execute import native_placeholders
-
-
-@pytest.mark.parametrize(
-    ("pyformat", "native", "names"),
-    [
-        ("SELECT 1", "SELECT 1", ()),
-        ("a = %(a)s AND b = %(b)s", "a = $1 AND b = $2", ("a", "b")),
-        ("a = %(a)s OR a < %(b)s OR a > %(a)s", "a = $1 OR a < $2 OR a > $1", ("a", "b")),
-        ("x %% 2 = %(n)s AND t LIKE 'a%%'", "x % 2 = $1 AND t LIKE 'a%'", ("n",)),
-        ("IN (%(ids_1_1)s, %(ids_1_2)s)", "IN ($1, $2)", ("ids_1_1", "ids_1_2")),
-    ],
-    ids=["no-parameters", "in-order", "a-name-twice-keeps-its-number", "escaped-percent", "expanded-in"],
-)
-def test_native_placeholders(pyformat: str, native: str, names: tuple[str, ...]) -> None:
-    assert native_placeholders(pyformat) == (native, names)
 
 
 def test_the_query_vector_is_sent_in_pgvectors_binary_form() -> None:
