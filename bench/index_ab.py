@@ -41,8 +41,8 @@ from memseek.search.compile import Explain
 from memseek.search.execute import planner_settings
 from memseek.search.execute import runner
 from memseek.search.execute import with_fallbacks
+from memseek.search.prepare import prepare
 from memseek.search.request import parse_search
-from memseek.search.service import prepare
 from memseek.settings import Settings
 
 SORT_INDEXES = (

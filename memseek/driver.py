@@ -24,6 +24,7 @@ tests/unit/test_driver.py, which fails loudly when an upgrade changes any of it:
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from collections.abc import Iterator
 from collections.abc import Mapping
 from collections.abc import Sequence
@@ -49,6 +50,7 @@ _COMPILED: WeakKeyDictionary[Executable, dict[Dialect, SQLCompiler]] = WeakKeyDi
 """Each statement's compiled form per dialect, dropped with the statement: the templates keep
 theirs as long as their caches keep them, a statement built for one call compiles once."""
 _PLACEHOLDER = re.compile(r"%\((?P<name>[^)]+)\)s|%%")
+_Processors = Mapping[str, Callable[[Any], Any]]
 
 
 def native_form(statement: Executable, params: Mapping[str, Any], dialect: Dialect) -> tuple[str, list[Any]]:
@@ -66,7 +68,9 @@ def pyformat_form(
     placeholders (IN lists expanded, one per value), and the values by name, converted per type."""
     compiled = _compiled(statement, dialect)
     expanded = compiled.construct_expanded_state(dict(params))
-    processors = {**compiled._bind_processors, **expanded.processors}
+    # A tuple-typed parameter (a processor per element) is only ever an expanded IN list here,
+    # whose values the expansion's own processors convert: as `Connection.execute` calls them.
+    processors = cast(_Processors, {**compiled._bind_processors, **expanded.processors})
     values = {
         name: processors[name](value) if name in processors else value
         for name, value in expanded.parameters.items()
@@ -122,7 +126,7 @@ def driver_errors(conn: Connection, sql: str, args: Sequence[Any]) -> Iterator[N
     try:
         yield
     except psycopg.Error as exc:
-        lost = conn.dialect.is_disconnect(exc, conn.connection.dbapi_connection, None)  # type: ignore[arg-type]
+        lost = conn.dialect.is_disconnect(cast(Any, exc), conn.connection.dbapi_connection, None)
         if lost:
             conn.invalidate(exc)
         raise sa.exc.DBAPIError.instance(

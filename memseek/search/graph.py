@@ -42,7 +42,7 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.sql.elements import BindParameter
 from sqlalchemy.sql.elements import ColumnElement
 from sqlalchemy.sql.selectable import CTE
-from sqlalchemy.sql.selectable import Alias
+from sqlalchemy.sql.selectable import NamedFromClause
 from sqlalchemy.sql.selectable import Select
 from sqlalchemy.sql.selectable import Subquery
 
@@ -68,12 +68,12 @@ GRAPH_COLUMNS = (
 WALK_TEMPLATES = 256
 Workspace = UUID | BindParameter[UUID]
 Ends = list[tuple[str, str]]
-Predicates = BindParameter[list[str]] | None
+Predicates = BindParameter[Sequence[str]] | None
 graph_records = sa.table("graph_records", *(sa.column(name, records.c[name].type) for name in GRAPH_COLUMNS))
 """The records graph reads look links up in (module docstring; created by migration 0007)."""
 
 
-def live_in(table: sa.TableClause | Alias, collection: str) -> ColumnElement[bool]:
+def live_in(table: NamedFromClause, collection: str) -> ColumnElement[bool]:
     """A ready, current, active, non-retracted record of `collection`: what every graph read
     requires of a link or a node, and the predicate of the partial indexes that serve them."""
     return sa.and_(
@@ -85,7 +85,7 @@ def live_in(table: sa.TableClause | Alias, collection: str) -> ColumnElement[boo
     )
 
 
-def live_link(link: Alias, workspace_id: Workspace, graph: GraphBlock) -> ColumnElement[bool]:
+def live_link(link: NamedFromClause, workspace_id: Workspace, graph: GraphBlock) -> ColumnElement[bool]:
     """Whether `link` (a `graph_records` alias) is a live link of `graph` (module docstring)."""
     node = records.alias("link_node")
     # A scalar subquery, not EXISTS: the planner may turn EXISTS into a hashed subplan that reads
@@ -204,7 +204,7 @@ def _by_names(nodes: ColumnElement[Any]) -> ColumnElement[Any]:
     return sa.type_coerce(nodes, sa.Text).collate(NODE_COLLATION)
 
 
-def _seed_level() -> Select[Any]:
+def _seed_level() -> Select[*tuple[Any, ...]]:
     """The seed as a path of no links; `room` is how many paths the walk may still use."""
     node = sa.bindparam("seed", type_=sa.Text)
     no_links = sa.cast(sa.literal([], ARRAY(PG_UUID(as_uuid=True))), ARRAY(PG_UUID(as_uuid=True)))
@@ -364,7 +364,7 @@ def orphans_statement(workspace_id: UUID, graph: GraphBlock, limit: int, label: 
     )
 
 
-def _linked(node: Alias, workspace_id: UUID, graph: GraphBlock, end: str) -> ColumnElement[bool]:
+def _linked(node: NamedFromClause, workspace_id: UUID, graph: GraphBlock, end: str) -> ColumnElement[bool]:
     link = graph_records.alias(f"link_{end}")
     return sa.exists().where(live_link(link, workspace_id, graph), field_text(link, end) == node.c.key)
 

@@ -14,41 +14,28 @@ import logging
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from dataclasses import replace
-from datetime import UTC
-from datetime import datetime
 from typing import Any
 from uuid import UUID
 
-from memseek.catalog.catalog import Catalog
 from memseek.db import workspace_transaction
-from memseek.errors import BackendUnavailable
 from memseek.runtime import Runtime
 from memseek.search import merge
 from memseek.search.compile import RARITY_SCALE
-from memseek.search.compile import CompiledSearch
-from memseek.search.compile import Inputs
-from memseek.search.compile import Output
-from memseek.search.compile import compile_search
-from memseek.search.embed import QueryVector
-from memseek.search.embed import embed_query
 from memseek.search.execute import SearchResult
 from memseek.search.execute import run_searches
 from memseek.search.explain import search_lines
 from memseek.search.graph_boost import boost_by_graph
+from memseek.search.prepare import ROUTE
+from memseek.search.prepare import prepare
 from memseek.search.rank import age_fields
 from memseek.search.request import SearchSpec
 from memseek.search.rerank import MODEL_ALIAS
 from memseek.search.rerank import rerank_searches
 from memseek.search.resolve import RequestPlan
-from memseek.search.resolve import SearchPlan
-from memseek.search.resolve import resolve
 from memseek.search.response import build_body
 from memseek.search.response import encode
 
 log = logging.getLogger(__name__)
-
-ROUTE = "POST /search"
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,78 +60,8 @@ class SearchOutcome:
     timings: Timings
 
 
-@dataclass(frozen=True, slots=True)
-class Prepared:
-    """A resolved request with its compiled statements (what `memseek explain` prints)."""
-
-    plan: RequestPlan
-    compiled: tuple[CompiledSearch, ...]
-    now: datetime
-    embed_ms: float
-
-
 def _ms(since: float) -> float:
     return (time.perf_counter() - since) * 1000.0
-
-
-def prepare(runtime: Runtime, workspace_id: UUID, spec: SearchSpec, label: str = ROUTE) -> Prepared:
-    """Resolve, embed (once, if needed) and compile every search of a request."""
-    plan = resolve(spec, runtime.catalog, runtime.settings)
-    _check_backends(plan, runtime.catalog)
-    started = time.perf_counter()
-    vector = _embed(runtime, plan, spec.q, workspace_id)
-    embed_ms = _ms(started)
-    now = datetime.now(UTC)
-    inputs = Inputs(
-        workspace_id,
-        now,
-        vector.values if vector else None,
-        vector.model_id if vector else None,
-        large_workspace=workspace_id in runtime.search.large_workspaces,
-    )
-    # The judge reads each record's text, so reranking fetches it even when no hit shows it.
-    output = Output(
-        text="text" in plan.include or plan.render or plan.rerank is not None,
-        content=bool(plan.fields),
-        annotations=bool(plan.annotations),
-        metadata=shows_metadata(plan),
-    )
-    compiled = tuple(compile_search(_as_compiled(p, plan), inputs, output, label) for p in plan.searches)
-    return Prepared(plan, compiled, now, embed_ms)
-
-
-def shows_metadata(plan: RequestPlan) -> bool:
-    """Whether the response or the merge reads stored record columns beyond the ranked ones
-    (id, occurred_at, seq): an `include` of any other, fields, annotations, the rendered rows,
-    a combined `boost` (scores and ages) or a graph boost (key and entity)."""
-    return bool(
-        set(plan.include) - {"occurred_at"}
-        or plan.fields
-        or plan.annotations
-        or plan.render
-        or plan.boost is not None
-        or plan.graph_boost is not None
-    )
-
-
-def _as_compiled(search: SearchPlan, plan: RequestPlan) -> SearchPlan:
-    """The search as compiled: a single search whose pool a graph boost re-sorts returns it whole."""
-    if plan.graph_boost is not None and not plan.combined:
-        return replace(search, k=max(search.k, search.candidates))
-    return search
-
-
-def _check_backends(plan: RequestPlan, catalog: Catalog) -> None:
-    for search in plan.searches:
-        backend = catalog.profiles[search.profile].backend
-        if backend != "pg":
-            raise BackendUnavailable(f"search profile {search.profile!r} ({backend}) is not available here")
-
-
-def _embed(runtime: Runtime, plan: RequestPlan, q: str | None, workspace_id: UUID) -> QueryVector | None:
-    if not plan.needs_embedding or plan.embedding_model is None:
-        return None
-    return embed_query(runtime.models, plan.embedding_model, q or "", workspace_id)
 
 
 def run_search(runtime: Runtime, workspace_id: UUID, spec: SearchSpec, label: str = ROUTE) -> SearchOutcome:

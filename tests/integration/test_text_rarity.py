@@ -18,8 +18,8 @@ from sqlalchemy.engine import Engine
 from memseek.runtime import Runtime
 from memseek.search.compile import RARITY_MIN_RECORDS
 from memseek.search.compile import RARITY_SCALE
+from memseek.search.prepare import prepare
 from memseek.search.request import parse_search
-from memseek.search.service import prepare
 from memseek.search.service import run_search
 from tests.conftest import Tenant
 from tests.integration.searchdata import Rec
