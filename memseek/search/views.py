@@ -34,14 +34,16 @@ from memseek.errors import Loc
 from memseek.errors import NotFound
 from memseek.errors import RequestInvalid
 from memseek.runtime import Runtime
-from memseek.search.execute import explained
+from memseek.search.explain import explained
 from memseek.search.graph import WalkSpec
 from memseek.search.graph import check_limit
 from memseek.search.graph import check_walk
+from memseek.search.graph import citation_values
 from memseek.search.graph import citations_statement
 from memseek.search.graph import find_orphans
 from memseek.search.graph import first_use_order
 from memseek.search.graph import link_citations
+from memseek.search.graph import orphan_values
 from memseek.search.graph import orphans_statement
 from memseek.search.graph import reached_nodes
 from memseek.search.graph import walk_paths
@@ -49,8 +51,8 @@ from memseek.search.graph import walk_statement
 from memseek.search.graph import walk_values
 from memseek.search.request import SearchSpec
 from memseek.search.request import parse_search
+from memseek.search.response import encode
 from memseek.search.service import Timings
-from memseek.search.service import encode
 from memseek.search.service import explain_search
 from memseek.search.service import run_search
 from memseek.search.service import touch_on_read
@@ -306,20 +308,23 @@ def _explain_graph_view(
         lines += explained(conn, walk, walk_values(workspace_id, spec), analyze)
         used = first_use_order(walk_paths(conn, workspace_id, graph, spec, label).paths)
         if used:
-            citations = citations_statement(workspace_id, graph, used, label)
-            lines += ["-- the links it used, as citations", *explained(conn, citations, {}, analyze)]
+            citations = explained(
+                conn, citations_statement(graph, label), citation_values(workspace_id, used), analyze
+            )
+            lines += ["-- the links it used, as citations", *citations]
     return "\n".join(lines)
 
 
 def _explain_orphans_view(
     runtime: Runtime, workspace_id: UUID, view: View, values: dict[str, Any], analyze: bool
 ) -> str:
-    report = orphans_statement(workspace_id, _graph(view), _orphans_limit(runtime, values), view_label(view))
+    report = orphans_statement(_graph(view), view_label(view))
+    report_values = orphan_values(workspace_id, _orphans_limit(runtime, values))
     with workspace_transaction(runtime.engine, workspace_id) as conn:
         lines = [
             _workspace_setting(workspace_id),
             "-- the orphan report",
-            *explained(conn, report, {}, analyze),
+            *explained(conn, report, report_values, analyze),
         ]
     return "\n".join(lines)
 

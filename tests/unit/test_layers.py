@@ -22,7 +22,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
     # the SDK stands alone below everything: it talks to the service over HTTP only
     ("sdk", frozenset({"client"})),
     ("base", frozenset({"memseek", "errors", "settings", "schema", "paths", "jsontext", "storable"})),
-    ("resources", frozenset({"db", "auth", "migrate", "catalog", "models"})),
+    ("resources", frozenset({"db", "driver", "auth", "migrate", "catalog", "models", "search_state"})),
     ("services", frozenset({"search", "write", "runtime", "indexes"})),
     ("interfaces", frozenset({"api"})),
     ("entry points", frozenset({"app", "boot", "cli", "__main__"})),

@@ -1,4 +1,4 @@
-"""The graph proximity boost stage (pure): bonuses, matching, re-ordering, diagnostics."""
+"""The graph boost stage's arithmetic (pure): bonuses, matching, re-ordering, diagnostics."""
 
 from __future__ import annotations
 
@@ -8,13 +8,13 @@ from uuid import UUID
 
 import pytest
 
-from memseek.search.boost import apply_graph_boost
-from memseek.search.boost import bonus
-from memseek.search.boost import distance_of
 from memseek.search.fuse import Hit
 from memseek.search.graph import Path
 from memseek.search.graph import Proximity
 from memseek.search.graph import measure
+from memseek.search.graph_boost import apply_graph_boost
+from memseek.search.graph_boost import bonus
+from memseek.search.graph_boost import distance_of
 from memseek.search.request import GraphBoost
 
 MOMENT = datetime(2026, 7, 1, tzinfo=UTC)
