@@ -1,7 +1,7 @@
 """Fixtures of the black-box conformance tests, all over HTTP.
 
-`sx_*`, `sx`, `server`: the spec (read side) suite's app over the `sx_` catalog (see `support`) in
-the session database. `bw_*`, `bw`, `bw_other`: the design suite's app over the `bw` catalog (see
+`sx_*`, `sx`, `server`: the spec (read side) suite's app over the `sx_` catalog (see `support.sx_catalog`) in
+the session database. `bw_*`, `bw`, `bw_other`: the design suite's app over the `bw` test catalog (see
 `design_support`) in a database of its own.
 """
 
@@ -20,9 +20,8 @@ from memseek.runtime import Runtime
 from memseek.runtime import build_runtime
 from memseek.search import embed
 from memseek.settings import Settings
-from tests.blackbox.design_support import CATALOG
 from tests.blackbox.support import EMBED_ENV
-from tests.blackbox.support import write_catalog
+from tests.blackbox.support import sx_catalog
 from tests.conftest import Client
 from tests.conftest import Tenant
 from tests.conftest import client_for
@@ -31,10 +30,10 @@ from tests.conftest import make_database
 from tests.conftest import make_tenant
 from tests.conftest import migrated_engine
 from tests.helpers import app_for
+from tests.helpers import fixture_catalog
 from tests.helpers import runtime_for
 from tests.helpers import with_models
 from tests.helpers import with_settings
-from tests.helpers import write_files
 from tests.openai_server import OpenAIServer
 from tests.openai_server import running_server
 
@@ -56,7 +55,9 @@ def environ(server: OpenAIServer) -> dict[str, str]:
 def sx_runtime(
     runtime: Runtime, sx_server: OpenAIServer, tmp_path_factory: pytest.TempPathFactory
 ) -> Runtime:
-    return runtime_for(runtime, write_catalog(tmp_path_factory.mktemp("sx-catalog")), environ(sx_server))
+    return runtime_for(
+        runtime, sx_catalog(tmp_path_factory.mktemp("sx-catalog"), "sx-views"), environ(sx_server)
+    )
 
 
 @pytest.fixture(scope="session")
@@ -109,7 +110,7 @@ def bw_engine(bw_url: str) -> Iterator[Engine]:
 
 @pytest.fixture(scope="session")
 def bw_catalog(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return write_files(tmp_path_factory.mktemp("bw-catalog"), CATALOG)
+    return fixture_catalog(tmp_path_factory.mktemp("bw-catalog"), "bw")
 
 
 @pytest.fixture(scope="session")

@@ -29,6 +29,7 @@ from tests.blackbox.support import mcp_result
 from tests.blackbox.support import mcp_tools
 from tests.blackbox.support import note
 from tests.blackbox.support import search
+from tests.blackbox.support import sx_catalog
 from tests.blackbox.support import vec
 from tests.blackbox.support import with_views
 from tests.blackbox.support import write
@@ -36,6 +37,7 @@ from tests.conftest import Client
 from tests.conftest import Tenant
 from tests.conftest import client_for
 from tests.helpers import app_for
+from tests.helpers import catalog_text
 from tests.helpers import error
 from tests.helpers import listed_views
 from tests.helpers import ok
@@ -43,181 +45,16 @@ from tests.helpers import runtime_for
 from tests.helpers import view_query
 from tests.helpers import with_models
 from tests.helpers import with_settings
+from tests.helpers import write_files
 from tests.openai_server import OpenAIServer
 
-VIEWS = """
-views:
-  - name: bv10_ctx
-    version: 1
-    active: true
-    parameters:
-      entity: {type: string, required: true}
-      task: {type: string, required: true}
-    query:
-      q: "{{task}}"
-      mode: text
-      scope:
-        entities: ["{{entity}}"]
-        collections: [sx_notes]
-      k: 20
-      render: true
-  - name: bv10_ver
-    version: 1
-    parameters: {entity: {type: string, required: true}}
-    query: {mode: recent, scope: {entities: ["{{entity}}"], collections: [sx_notes]}, k: 1}
-  - name: bv10_ver
-    version: 2
-    active: true
-    parameters: {entity: {type: string, required: true}}
-    query: {mode: recent, scope: {entities: ["{{entity}}"], collections: [sx_notes]}, k: 2}
-  - name: bv10_off
-    version: 1
-    query: {mode: recent, scope: {collections: [sx_notes]}}
-  - name: bv10_bare
-    version: 1
-    active: true
-    query: {mode: recent, scope: {collections: [sx_notes]}, k: 3}
-  - name: bv10_kinds
-    version: 1
-    active: true
-    parameters:
-      entity:
-        type: string
-        required: true
-        description: The contact this search is about.
-        min_length: 3
-        max_length: 128
-      horizon:
-        type: string
-        default: week
-        description: How far ahead to look.
-        enum: [day, week, quarter]
-      channels:
-        type: string_array
-        default: []
-        item_enum: [email, call, note]
-        max_items: 3
-      k:
-        type: integer
-        default: 20
-        minimum: 1
-        maximum: 100
-      ratio: {type: number, minimum: 0.5, maximum: 2.5}
-      vip: {type: boolean}
-      after: {type: datetime}
-      tags: {type: string_array, min_items: 1, max_items: 2}
-      label: {type: string}
-    query:
-      mode: recent
-      scope: {entities: ["{{entity}}"], collections: [sx_notes], occurred_after: "{{after}}"}
-      where:
-        amount: {gte: "{{ratio}}"}
-        vip: {eq: "{{vip}}"}
-        tags: {contains_any: "{{tags}}"}
-        channel: {eq: "{{label}}"}
-      k: "{{k}}"
-      include: [text]
-  - name: bv10_list
-    version: 1
-    active: true
-    parameters:
-      entity: {type: string, required: true}
-      start: {type: datetime, required: true}
-      end: {type: datetime, required: true}
-    required_capabilities: [structured]
-    query:
-      mode: structured
-      scope:
-        entities: ["{{entity}}"]
-        collections: [sx_notes]
-      where:
-        starts_at: {gte: "{{start}}", lt: "{{end}}"}
-      order_by:
-        - {field: starts_at, direction: asc}
-      k: 50
-      render: true
-  - name: bv10_fused
-    version: 1
-    active: true
-    parameters:
-      task: {type: string, required: true}
-    query:
-      q: "{{task}}"
-      sources:
-        - {name: words, mode: text, scope: {collections: [sx_notes]}, k: 5}
-        - {name: latest, mode: recent, scope: {collections: [sx_extra]}, k: 5, weight: 1.1}
-      fuse: {kind: rrf, rank_constant: 60}
-      k: 8
-  - name: bv10_hybrid
-    version: 1
-    active: true
-    parameters:
-      task: {type: string, required: true}
-    query: {q: "{{task}}", mode: hybrid, scope: {collections: [sx_vec]}, k: 5}
-  - name: bv10_freek
-    version: 1
-    active: true
-    parameters:
-      n: {type: integer, required: true}
-    query: {mode: recent, scope: {collections: [sx_notes]}, k: "{{n}}"}
-  - name: bv10_enums
-    version: 1
-    active: true
-    parameters:
-      size: {type: integer, default: 1, enum: [1, 2, 3]}
-    query: {mode: recent, scope: {collections: [sx_notes]}, k: "{{size}}"}
-  - name: bv10_partial
-    version: 1
-    active: true
-    parameters:
-      task: {type: string, required: true}
-    query: {q: "quarterly {{task}}", mode: text, scope: {collections: [sx_notes]}}
-  - name: bv10_boost
-    version: 1
-    active: true
-    parameters:
-      anchor: {type: string, required: true}
-    query:
-      mode: recent
-      scope: {collections: [sx_notes]}
-      graph_boost: {anchor: "{{anchor}}", weight: 1.0}
-  - name: bv10_judged
-    version: 1
-    active: true
-    parameters:
-      task: {type: string, required: true}
-    query:
-      q: "{{task}}"
-      mode: text
-      scope: {collections: [sx_notes]}
-      rerank: {backend: llm_judge, top_n: 3}
-  - name: bv10_walk
-    version: 1
-    active: true
-    kind: graph
-    graph: {edges: sx_links, subject: src, object: dst, predicate: rel}
-    parameters:
-      seed: {type: string, required: true}
-      predicates: {type: string_array, default: []}
-      direction: {type: string, default: out}
-      depth: {type: integer, default: 1}
-      limit: {type: integer, default: 20}
-"""
-
-PACKAGE = """
-package:
-  name: bv10_pkg
-  views: {bv10_ver: 1, bv10_bare: 1}
-  mcp:
-    tools: [bv10_bare]
-"""
+VIEWS = catalog_text("bv10", "views/bv10.yaml")
+"""The `bv10_` views (test catalog `bv10`, with its package `bv10_pkg`)."""
 
 
 def catalog(root: Path, views: str = VIEWS) -> Path:
     """The `sx_` collections with only `views` (and the `bv10_pkg` package)."""
-    with_views(root, views)
-    (root / "packages" / "bv10.yaml").write_text(PACKAGE)
-    return root
+    return write_files(sx_catalog(root, "bv10"), {"views/bv10.yaml": views})
 
 
 @pytest.fixture(scope="module")
@@ -1250,7 +1087,7 @@ def test_bad_package_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[st
     """A package pins "exact versions this deployment exposes" and mcp tools are "which of those
     become agent tools": references outside that are refused at load."""
     root = with_views(tmp_path, one_view("1", SEARCH))
-    (root / "packages" / "bv10.yaml").write_text(package)
+    write_files(root, {"packages/bv10.yaml": package})
     code, _ = check_catalog(root, capsys)
     assert code != 0
 

@@ -27,8 +27,8 @@ from tests.blackbox.support import link
 from tests.blackbox.support import note
 from tests.blackbox.support import rejects
 from tests.blackbox.support import search
+from tests.blackbox.support import sx_catalog
 from tests.blackbox.support import vec
-from tests.blackbox.support import with_views
 from tests.blackbox.support import write
 from tests.conftest import Client
 from tests.conftest import Tenant
@@ -679,61 +679,6 @@ def test_a_combined_response_too_large_is_409(sx: Client, sx_with: ClientFactory
 
 # --- a view whose fusion takes parameters -----------------------------------------------------------
 
-C5_VIEWS = """
-views:
-  - name: c5_blend
-    version: 1
-    active: true
-    parameters:
-      task: {type: string, required: true}
-      w: {type: number, default: 1.1, minimum: 0.5, maximum: 2}
-      c: {type: integer, default: 60, minimum: 1, maximum: 1000}
-      n: {type: integer, default: 15, minimum: 1, maximum: 100}
-    query:
-      q: "{{task}}"
-      sources:
-        - name: events
-          mode: text
-          scope: {collections: [sx_notes]}
-          rank: [score, importance]
-          k: 30
-          weight: 1.0
-        - name: reflections
-          mode: recent
-          scope: {collections: [sx_notes]}
-          rank: [score, urgency]
-          k: "{{n}}"
-          weight: "{{w}}"
-      fuse: {kind: rrf, rank_constant: "{{c}}"}
-      k: 24
-      render: true
-  - name: c5_split
-    version: 1
-    active: true
-    parameters: {}
-    query:
-      sources:
-        - {name: near, mode: recent, scope: {collections: [sx_notes]}}
-        - {name: far, mode: recent, scope: {collections: [c5_far_notes]}}
-      fuse: {kind: rrf}
-"""
-"""The spec's events/reflections view over sx_notes, its weight, k and constant parameters; and a
-view whose two sources read collections indexed in two different search profiles."""
-C5_PROFILES = """
-profiles:
-  c5_far: {backend: pg}
-"""
-C5_COLLECTIONS = """
-collections:
-  - name: c5_far_notes
-    version: 1
-    active: true
-    types: [note]
-    search_profile: c5_far
-    scores:
-      importance: {display: true}
-"""
-"""A second built-in PostgreSQL profile and a collection indexed in it."""
 FAR = {"collections": ["c5_far_notes"]}
 
 
@@ -741,9 +686,7 @@ FAR = {"collections": ["c5_far_notes"]}
 def c5_runtime(
     runtime: Runtime, sx_server: OpenAIServer, tmp_path_factory: pytest.TempPathFactory
 ) -> Runtime:
-    root = with_views(tmp_path_factory.mktemp("c5-catalog"), C5_VIEWS)
-    (root / "conf" / "search_profiles.yaml").write_text(C5_PROFILES)
-    (root / "collections" / "c5.yaml").write_text(C5_COLLECTIONS)
+    root = sx_catalog(tmp_path_factory.mktemp("c5-catalog"), "c5")
     return runtime_for(runtime, root, environ(sx_server))
 
 

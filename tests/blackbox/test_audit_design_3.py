@@ -30,7 +30,6 @@ from memseek.models.local import MODEL_ID
 from memseek.runtime import Runtime
 from memseek.settings import Settings
 from memseek.write.worker import BackgroundWorker
-from tests.blackbox.design_support import CATALOG
 from tests.blackbox.design_support import RECORD_FIELDS
 from tests.blackbox.design_support import VECTOR
 from tests.blackbox.design_support import count_records
@@ -41,13 +40,13 @@ from tests.blackbox.design_support import rec
 from tests.blackbox.design_support import recent
 from tests.blackbox.design_support import retract
 from tests.blackbox.design_support import walk
-from tests.blackbox.support import graph_view
 from tests.conftest import Client
 from tests.conftest import Tenant
 from tests.conftest import client_for
 from tests.helpers import cli_env
 from tests.helpers import error
 from tests.helpers import fetch
+from tests.helpers import fixture_catalog
 from tests.helpers import free_port
 from tests.helpers import locs
 from tests.helpers import memseek
@@ -789,39 +788,11 @@ def test_a_database_url_that_is_not_postgresql_is_refused_naming_the_variable(ur
 
 # --- automatic links under declared paths, and links that need processing (`bz_` catalog) -------------
 
-BZ_COLLECTIONS = """\
-collections:
-  - name: bz_people
-    version: 1
-    active: true
-    types: [person]
-    keyed: true
-    fields:
-      manager: {type: string, path: org.manager, fallback_paths: [boss]}
-    links:
-      - {field: manager, predicate: reports_to, edges: bz_rel}
-  - name: bz_rel
-    version: 1
-    active: true
-    types: [link]
-    keyed: false
-    embedding: default
-    fields:
-      from: {type: string, path: edge.from, filterable: true, returnable: true}
-      to: {type: string, path: edge.to, filterable: true, returnable: true}
-      kind: {type: string, path: edge.kind, filterable: true, returnable: true}
-"""
-
-BZ_VIEWS = "views:\n  - name: bz_walk\n    version: 1\n    active: true\n" + graph_view(
-    "{edges: bz_rel, subject: from, object: to, predicate: kind}"
-)
-
 
 @pytest.fixture(scope="module")
 def bz_runtime(bw_runtime: Runtime, tmp_path_factory: pytest.TempPathFactory) -> Runtime:
     """The `bw` catalog plus a string-valued link field and an edges collection that embeds."""
-    files = {"collections/bz.yaml": BZ_COLLECTIONS, "views/bz.yaml": BZ_VIEWS}
-    return runtime_for(bw_runtime, write_files(tmp_path_factory.mktemp("bz-catalog"), {**CATALOG, **files}))
+    return runtime_for(bw_runtime, fixture_catalog(tmp_path_factory.mktemp("bz-catalog"), "bw", "bz"))
 
 
 @pytest.fixture

@@ -30,13 +30,13 @@ from tests.blackbox.support import at
 from tests.blackbox.support import invalid
 from tests.blackbox.support import link
 from tests.blackbox.support import note
-from tests.blackbox.support import with_views
+from tests.blackbox.support import sx_catalog
 from tests.blackbox.support import write
-from tests.blackbox.support import write_catalog
 from tests.conftest import Client
 from tests.conftest import Tenant
 from tests.conftest import client_for
 from tests.helpers import app_for
+from tests.helpers import catalog_text
 from tests.helpers import error
 from tests.helpers import fetch
 from tests.helpers import listed_views
@@ -45,56 +45,16 @@ from tests.helpers import ok
 from tests.helpers import runtime_for
 from tests.helpers import view_query
 from tests.helpers import with_settings
+from tests.helpers import write_files
 from tests.helpers import written_ids
 from tests.openai_server import OpenAIServer
 
 # --- a catalog whose views let parameters supply lists, counts and time bounds ----------------------
 
-AUDIT_VIEWS = """
-views:
-  - name: ald_list
-    version: 1
-    active: true
-    parameters:
-      who: {type: string_array, required: true}
-      k: {type: integer, default: 20}
-      after: {type: datetime}
-      before: {type: datetime}
-    query:
-      mode: recent
-      scope:
-        entities: "{{who}}"
-        collections: [sx_notes]
-        occurred_after: "{{after}}"
-        occurred_before: "{{before}}"
-      k: "{{k}}"
-  - name: ald_plain
-    version: 1
-    active: true
-    parameters: {}
-    query: {mode: recent, scope: {collections: [sx_notes]}, k: 5}
-"""
-
-GRAPH_VIEWS = """
-views:
-  - name: ald_walk
-    version: 1
-    active: true
-    kind: graph
-    graph: {edges: sx_links, subject: src, object: dst, predicate: rel}
-    parameters:
-      seed: {type: string, required: true, description: Where the walk starts.}
-      predicates: {type: string_array, default: [], item_enum: [uses, owns]}
-      direction: {type: string, default: out, enum: [out, in]}
-      depth: {type: integer, default: 1, maximum: 3.0}
-      limit: {type: integer, default: 20, maximum: 50}
-"""
-
 
 @pytest.fixture(scope="module")
 def audit_app(runtime: Runtime, sx_server: OpenAIServer, tmp_path_factory: pytest.TempPathFactory) -> Flask:
-    root = write_catalog(tmp_path_factory.mktemp("ald-catalog"))
-    (root / "views" / "ald.yaml").write_text(AUDIT_VIEWS)
+    root = sx_catalog(tmp_path_factory.mktemp("ald-catalog"), "sx-views", "ald")
     return app_for(runtime_for(runtime, root, environ(sx_server)))
 
 
@@ -106,7 +66,7 @@ def ald(audit_app: Flask, tenant: Tenant, sx: Client) -> Client:
 @pytest.fixture(scope="module")
 def walk_app(runtime: Runtime, sx_server: OpenAIServer, tmp_path_factory: pytest.TempPathFactory) -> Flask:
     """The `sx_` collections with one graph view of its own (graph boosts need exactly one)."""
-    root = with_views(tmp_path_factory.mktemp("ald-walk-catalog"), GRAPH_VIEWS)
+    root = sx_catalog(tmp_path_factory.mktemp("ald-walk-catalog"), "ald-walk")
     return app_for(runtime_for(runtime, root, environ(sx_server)))
 
 
@@ -370,19 +330,17 @@ def test_catalog_check_of_a_missing_directory_fails_with_a_message(
 
 
 def test_catalog_check_of_a_valid_catalog_exits_0(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    root = write_catalog(tmp_path)
-    (root / "views" / "ald.yaml").write_text(AUDIT_VIEWS)
+    root = sx_catalog(tmp_path, "sx-views", "ald")
     assert main(["catalog", "check", str(root)]) == 0, capsys.readouterr().err
 
 
 def test_catalog_check_names_file_definition_and_path_of_a_bad_view(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    root = write_catalog(tmp_path)
-    bad = AUDIT_VIEWS.replace(
+    bad = catalog_text("ald", "views/ald.yaml").replace(
         "k: {type: integer, default: 20}", "k: {type: integer, default: 20, required: true}"
     )
-    (root / "views" / "ald.yaml").write_text(bad)
+    root = write_files(sx_catalog(tmp_path, "sx-views", "ald"), {"views/ald.yaml": bad})
     assert main(["catalog", "check", str(root)]) != 0
     err = capsys.readouterr().err
     assert "views/ald.yaml" in err and "view ald_list v1" in err and "views[0].parameters.k" in err, err
@@ -402,7 +360,7 @@ def test_parameter_bounds_are_whole_for_integers_and_finite(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], parameter: str, loads: bool
 ) -> None:
     # spec: "Bounds on an integer must themselves be whole numbers"
-    root = write_catalog(tmp_path)
+    root = sx_catalog(tmp_path, "sx-views")
     view = (
         "views:\n  - name: ald_bounds\n    version: 1\n    parameters:\n"
         f"      x: {parameter}\n    query: {{mode: recent, scope: {{collections: [sx_notes]}}}}\n"

@@ -27,9 +27,9 @@ from tests.blackbox.support import link
 from tests.blackbox.support import note
 from tests.blackbox.support import part
 from tests.blackbox.support import search
+from tests.blackbox.support import sx_catalog
 from tests.blackbox.support import vec
 from tests.blackbox.support import write
-from tests.blackbox.support import write_catalog
 from tests.conftest import Client
 from tests.conftest import Tenant
 from tests.conftest import client_for
@@ -517,7 +517,7 @@ def test_a_missing_catalog_directory_stops_the_command_naming_it(bw_url: str, tm
 def test_an_unknown_package_stops_the_command_naming_it(tmp_path: Path) -> None:
     """§4: "`MEMSEEK_PACKAGE` | none | deployment package name"; §2: "`MEMSEEK_PACKAGE` selects one
     package" — a name no package has selects nothing, and the catalog refuses to load."""
-    root = write_catalog(tmp_path / "catalog")
+    root = sx_catalog(tmp_path / "catalog", "sx-views")
     result = memseek(cli_env(MEMSEEK_PACKAGE="no_such_package"), "catalog", "check", str(root))
     assert result.returncode != 0
     assert "no_such_package" in result.stderr and "Traceback" not in result.stderr, result.stderr

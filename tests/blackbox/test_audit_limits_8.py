@@ -18,15 +18,14 @@ import pytest
 from memseek.runtime import Runtime
 from tests.blackbox.conftest import ClientFactory
 from tests.blackbox.conftest import environ
-from tests.blackbox.support import ENRICHMENTS
 from tests.blackbox.support import check_catalog
-from tests.blackbox.support import graph_view
 from tests.blackbox.support import ids
 from tests.blackbox.support import invalid
 from tests.blackbox.support import link
 from tests.blackbox.support import note
 from tests.blackbox.support import part
 from tests.blackbox.support import search
+from tests.blackbox.support import sx_catalog
 from tests.blackbox.support import vec
 from tests.blackbox.support import with_views
 from tests.blackbox.support import write
@@ -43,43 +42,21 @@ NOTES = {"collections": ["sx_notes"]}
 RECENT: dict[str, Any] = {"mode": "recent", "scope": NOTES}
 
 # --- the l8_wide collection: 16 returnable fields, 16 required enrichments, 100 record types -------
+# The test catalog `l8` holds `l8_wide`, a collection at every per-collection limit a search can
+# name: 16 returnable fields and 16 required (client) enrichments, so `fields` and `annotations`
+# can hold 16 names, and 100 record types, so `scope.types` can hold 100 that all resolve; and
+# `l8_walk`, an active graph view, so a `graph_boost` that names no graph resolves.
 
 FIELD_NAMES = [f"f{i}" for i in range(16)]
 ENRICHMENT_NAMES = [f"l8_a{i}" for i in range(16)]
 TYPE_NAMES = [f"t{i}" for i in range(100)]
 
-WIDE = (
-    "collections:\n"
-    "  - name: l8_wide\n"
-    "    version: 1\n"
-    "    active: true\n"
-    f"    types: [{', '.join(TYPE_NAMES)}]\n"
-    "    fields:\n"
-    + "".join(f"      {name}: {{type: string, returnable: true}}\n" for name in FIELD_NAMES)
-    + f"    enrichments: [{', '.join(ENRICHMENT_NAMES)}]\n"
-)
-"""A collection at every per-collection limit a search can name: 16 returnable fields and 16
-required (client) enrichments, so `fields` and `annotations` can hold 16 names, and 100 record
-types, so `scope.types` can hold 100 that all resolve."""
-WIDE_ENRICHMENTS = ENRICHMENTS + "".join(f"  {name}: {{kind: client}}\n" for name in ENRICHMENT_NAMES)
-WALK_VIEW = "  - name: l8_walk\n    version: 1\n    active: true\n" + graph_view()
-"""An active graph view, so a `graph_boost` that names no graph resolves."""
-
-
-def with_wide(root: Path, views: str) -> Path:
-    """The `sx_` catalog under `root` whose only views file holds `views`, plus `l8_wide` and its
-    enrichments."""
-    with_views(root, views)
-    (root / "collections" / "l8.yaml").write_text(WIDE)
-    (root / "conf" / "enrichments.yaml").write_text(WIDE_ENRICHMENTS)
-    return root
-
 
 def check_view(tmp_path: Path, capsys: pytest.CaptureFixture[str], query: str) -> tuple[int, str]:
     """`memseek catalog check` of a catalog whose one search view `l8_case` has `query` (inline
     YAML), next to the active graph view `l8_walk`: the exit code and what it printed."""
-    views = f"views:\n  - name: l8_case\n    version: 1\n    query: {query}\n{WALK_VIEW}"
-    return check_catalog(with_wide(tmp_path, views), capsys)
+    views = f"views:\n  - name: l8_case\n    version: 1\n    query: {query}\n"
+    return check_catalog(sx_catalog(tmp_path, "l8", views=views), capsys)
 
 
 def yaml_list(values: list[str]) -> str:
@@ -325,9 +302,7 @@ def test_a_view_version_must_be_at_least_1(tmp_path: Path, capsys: pytest.Captur
 def l8_runtime(
     runtime: Runtime, sx_server: OpenAIServer, tmp_path_factory: pytest.TempPathFactory
 ) -> Runtime:
-    root = with_wide(tmp_path_factory.mktemp("l8-catalog"), f"views:\n{WALK_VIEW}")
-    (root / "packages" / "sx.yaml").unlink(missing_ok=True)
-    return runtime_for(runtime, root, environ(sx_server))
+    return runtime_for(runtime, sx_catalog(tmp_path_factory.mktemp("l8-catalog"), "l8"), environ(sx_server))
 
 
 @pytest.fixture

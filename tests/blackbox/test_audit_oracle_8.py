@@ -23,7 +23,6 @@ from datetime import UTC
 from datetime import datetime
 from datetime import timedelta
 from datetime import timezone
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -33,7 +32,7 @@ from memseek.runtime import Runtime
 from tests.blackbox.conftest import environ
 from tests.blackbox.support import EMBED_MODEL
 from tests.blackbox.support import search
-from tests.blackbox.support import write_catalog
+from tests.blackbox.support import sx_catalog
 from tests.conftest import Client
 from tests.conftest import client_for
 from tests.conftest import empty_tenant_tables
@@ -47,49 +46,6 @@ from tests.openai_server import OpenAIServer
 from tests.openai_server import hashed_embedding
 
 DIM = 384
-AO8_COLLECTIONS = """
-collections:
-  - name: ao8_vec
-    version: 1
-    active: true
-    types: [note, event, fact]
-    keyed: any
-    embedding: sx_embed
-    fields:
-      channel: {type: string, filterable: true, sortable: true, returnable: true}
-      amount: {type: number, filterable: true, sortable: true, returnable: true}
-      count: {type: integer, filterable: true, sortable: true, returnable: true}
-      vip: {type: boolean, filterable: true, sortable: true, returnable: true}
-      tags: {type: string_array, filterable: true, returnable: true}
-      starts_at: {type: datetime, filterable: true, sortable: true, returnable: true}
-    scores:
-      importance: {display: true}
-  - name: ao8_side
-    version: 1
-    active: true
-    types: [note]
-    keyed: false
-    embedding: sx_embed
-    fields:
-      channel: {type: string, filterable: true, sortable: true, returnable: true}
-    scores:
-      importance: {display: true}
-"""
-AO8_VIEWS = """
-views:
-  - name: ao8_near
-    version: 1
-    active: true
-    parameters:
-      entity: {type: string, required: true}
-      word: {type: string, required: true}
-    query:
-      q: "{{word}}"
-      mode: vector
-      rank: [similarity]
-      scope: {entities: ["{{entity}}"], collections: [ao8_vec]}
-      k: 5
-"""
 CHANNELS = ["email", "call", "note", "sms"]
 TAGS = ["vip", "churn", "beta", "trial"]
 VOCAB = ["amber", "basalt", "cobalt", "dune", "ember", "fjord", "garnet", "harbor"]
@@ -304,10 +260,8 @@ def write_corpus(client: Client, recs: list[Rec]) -> None:
 def ao8_runtime(
     runtime: Runtime, sx_server: OpenAIServer, tmp_path_factory: pytest.TempPathFactory
 ) -> Runtime:
-    root = write_catalog(tmp_path_factory.mktemp("ao8-catalog"))
-    (root / "collections" / "ao8.yaml").write_text(AO8_COLLECTIONS)
-    (root / "views" / "ao8.yaml").write_text(AO8_VIEWS)
-    return runtime_for(runtime, Path(root), environ(sx_server))
+    root = sx_catalog(tmp_path_factory.mktemp("ao8-catalog"), "sx-views", "ao8")
+    return runtime_for(runtime, root, environ(sx_server))
 
 
 @pytest.fixture(scope="module")

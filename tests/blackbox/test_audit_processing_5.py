@@ -19,14 +19,12 @@ from memseek.runtime import Runtime
 from memseek.write.worker import BackgroundWorker
 from memseek.write.worker import RetryPolicy
 from tests.blackbox.conftest import ClientFactory
-from tests.blackbox.design_support import CATALOG
 from tests.blackbox.design_support import VECTOR
 from tests.blackbox.design_support import count_records
 from tests.blackbox.design_support import process
 from tests.blackbox.design_support import rec
 from tests.blackbox.support import EMBED_ENV
 from tests.blackbox.support import EMBED_MODEL
-from tests.blackbox.support import graph_view
 from tests.blackbox.support import ids
 from tests.blackbox.support import note
 from tests.blackbox.support import search
@@ -37,6 +35,7 @@ from tests.conftest import Tenant
 from tests.conftest import client_for
 from tests.helpers import error
 from tests.helpers import fetch
+from tests.helpers import fixture_catalog
 from tests.helpers import free_port
 from tests.helpers import locs
 from tests.helpers import ok
@@ -44,7 +43,6 @@ from tests.helpers import post_records
 from tests.helpers import runtime_for
 from tests.helpers import view_query
 from tests.helpers import with_models
-from tests.helpers import write_files
 from tests.helpers import written
 from tests.helpers import written_ids
 from tests.openai_server import OpenAIServer
@@ -703,59 +701,11 @@ def test_wait_returns_the_failed_state_as_soon_as_processing_gives_up(
 
 # --- graph reads count only processed nodes (`p5_` catalog) --------------------------------------
 
-P5_COLLECTIONS = """\
-collections:
-  - name: p5_parts
-    version: 1
-    active: true
-    types: [component]
-    keyed: true
-    embedding: remote
-    fields:
-      needs: {type: string_array}
-    links:
-      - {field: needs, predicate: needs, edges: p5_links}
-  - name: p5_links
-    version: 1
-    active: true
-    types: [link]
-    keyed: false
-    fields:
-      src: {type: string, filterable: true}
-      dst: {type: string, filterable: true}
-      rel: {type: string, filterable: true}
-  - name: p5_rel
-    version: 1
-    active: true
-    types: [link]
-    keyed: false
-    embedding: remote
-    fields:
-      src: {type: string, filterable: true}
-      dst: {type: string, filterable: true}
-      rel: {type: string, filterable: true}
-"""
-P5_VIEWS = f"""\
-views:
-  - name: p5_walk
-    version: 1
-    active: true
-{graph_view("{edges: p5_rel, subject: src, object: dst, predicate: rel}")}\
-  - name: p5_orphans
-    version: 1
-    active: true
-    kind: graph_orphans
-    graph: {{edges: p5_links, subject: src, object: dst, predicate: rel, nodes: p5_parts}}
-    parameters:
-      limit: {{type: integer, default: 50}}
-"""
-
 
 @pytest.fixture(scope="module")
 def p5_runtime(bw_runtime: Runtime, tmp_path_factory: pytest.TempPathFactory) -> Runtime:
     """The `bw` catalog plus a node collection embedded by the `remote` (OpenAI-protocol) model."""
-    files = {**CATALOG, "collections/p5.yaml": P5_COLLECTIONS, "views/p5.yaml": P5_VIEWS}
-    return runtime_for(bw_runtime, write_files(tmp_path_factory.mktemp("p5-catalog"), files))
+    return runtime_for(bw_runtime, fixture_catalog(tmp_path_factory.mktemp("p5-catalog"), "bw", "p5"))
 
 
 def orphan_keys(client: Client) -> list[str]:

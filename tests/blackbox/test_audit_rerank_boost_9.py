@@ -26,8 +26,8 @@ from tests.blackbox.support import note
 from tests.blackbox.support import part
 from tests.blackbox.support import rejects
 from tests.blackbox.support import search
+from tests.blackbox.support import sx_catalog
 from tests.blackbox.support import vec
-from tests.blackbox.support import with_views
 from tests.blackbox.support import write
 from tests.conftest import Client
 from tests.conftest import Tenant
@@ -583,58 +583,17 @@ def test_a_view_trims_an_anchor_its_parameter_filled(sx: Client, maya_graph: Non
 
 # --- which graph a boost walks --------------------------------------------------------------------------
 
-TWO_GRAPHS = """
-views:
-  - name: rb9_forward
-    version: 1
-    active: true
-    kind: graph
-    graph: {edges: sx_links, subject: src, object: dst, predicate: rel}
-    parameters:
-      seed: {type: string, required: true}
-      predicates: {type: string_array, default: []}
-      direction: {type: string, default: out}
-      depth: {type: integer, default: 1}
-      limit: {type: integer, default: 20}
-  - name: rb9_backward
-    version: 1
-    active: true
-    kind: graph
-    graph: {edges: sx_links, subject: dst, object: src, predicate: rel}
-    parameters:
-      seed: {type: string, required: true}
-      predicates: {type: string_array, default: []}
-      direction: {type: string, default: out}
-      depth: {type: integer, default: 1}
-      limit: {type: integer, default: 20}
-"""
-"""Two active graph views over the same links."""
-
-NO_GRAPH = """
-views:
-  - name: rb9_listing
-    version: 1
-    active: true
-    parameters:
-      entity: {type: string, required: true}
-    query:
-      mode: recent
-      scope: {entities: ["{{entity}}"], collections: [sx_notes]}
-"""
-"""No graph view at all."""
-
 
 @pytest.fixture(scope="session")
 def rb9_runtimes(
     runtime: Runtime, sx_server: OpenAIServer, tmp_path_factory: pytest.TempPathFactory
 ) -> dict[str, Runtime]:
     """The sx_ catalog with two active graph views, and with none."""
-    catalogs = {"two": TWO_GRAPHS, "none": NO_GRAPH}
     return {
         name: runtime_for(
-            runtime, with_views(tmp_path_factory.mktemp(f"rb9-{name}"), views), environ(sx_server)
+            runtime, sx_catalog(tmp_path_factory.mktemp(f"rb9-{name}"), f"rb9-{name}"), environ(sx_server)
         )
-        for name, views in catalogs.items()
+        for name in ("two", "none")
     }
 
 

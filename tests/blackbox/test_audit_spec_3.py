@@ -29,10 +29,10 @@ from tests.blackbox.support import note
 from tests.blackbox.support import part
 from tests.blackbox.support import rejects
 from tests.blackbox.support import search
+from tests.blackbox.support import sx_catalog
 from tests.blackbox.support import vec
 from tests.blackbox.support import with_views
 from tests.blackbox.support import write
-from tests.blackbox.support import write_catalog
 from tests.conftest import Client
 from tests.conftest import Tenant
 from tests.conftest import client_for
@@ -430,79 +430,12 @@ def test_every_placeholder_names_a_declared_parameter(
 
 # --- call-time contracts: the `s3_` views ------------------------------------------------------------
 
-S3_VIEWS = """
-views:
-  - name: s3_window
-    version: 1
-    active: true
-    parameters:
-      start: {type: datetime, required: true}
-      end: {type: datetime, required: true}
-    query:
-      mode: recent
-      scope: {collections: [sx_notes], occurred_after: "{{start}}", occurred_before: "{{end}}"}
-  - name: s3_people
-    version: 1
-    active: true
-    parameters:
-      people: {type: string_array, required: true}
-    query:
-      mode: recent
-      scope: {collections: [sx_notes], entities: "{{people}}"}
-  - name: s3_values
-    version: 1
-    active: true
-    parameters:
-      channels: {type: string_array, required: true}
-    query:
-      mode: recent
-      scope: {collections: [sx_notes]}
-      where: {channel: {in: "{{channels}}"}}
-  - name: s3_kinds
-    version: 1
-    active: true
-    parameters:
-      n: {type: integer, enum: [1, 2, 3], default: 2}
-      x: {type: number, enum: [0.5, 1.5]}
-      flag: {type: boolean, default: false, description: Only VIPs.}
-      since: {type: datetime, default: "2026-01-01T00:00:00Z", description: Lower bound.}
-      tags: {type: string_array, default: [], item_enum: [a, b], max_items: 2}
-    query:
-      mode: recent
-      scope: {collections: [sx_notes], occurred_after: "{{since}}"}
-      where: {amount: {gte: "{{x}}"}}
-      k: "{{n}}"
-  - name: s3_customer_context
-    version: 1
-    active: true
-    parameters:
-      entity: {type: string, required: true}
-      task: {type: string, required: true}
-    query:
-      q: "{{task}}"
-      mode: hybrid
-      scope:
-        entities: ["{{entity}}"]
-        collections: [sx_vec]
-      k: 20
-      render: true
-  - name: s3_walk
-    version: 1
-    active: true
-""" + graph_view(
-    seed="{type: string, required: true, description: Where the walk starts.}",
-    predicates=WALK_PREDICATES,
-    depth=WALK_DEPTH,
-)
-"""The spec's `customer_context` over `sx_vec`, plus contracts the `sx_` views do not declare. The
-`sx_` views are left out: a second active graph view would leave `sx_boosted` ambiguous."""
-
 
 @pytest.fixture(scope="module")
 def s3_runtime(
     runtime: Runtime, sx_server: OpenAIServer, tmp_path_factory: pytest.TempPathFactory
 ) -> Runtime:
-    root = with_views(tmp_path_factory.mktemp("s3-catalog"), S3_VIEWS)
+    root = sx_catalog(tmp_path_factory.mktemp("s3-catalog"), "s3")
     return runtime_for(runtime, root, environ(sx_server))
 
 
@@ -810,7 +743,7 @@ def test_a_parameter_value_is_data_not_a_template(sx: Client) -> None:
 
 def sx_catalog_with(tmp_path: Path, old: str, new: str) -> Path:
     """The `sx_` catalog with the first `old` of its views file replaced by `new`."""
-    root = write_catalog(tmp_path)
+    root = sx_catalog(tmp_path, "sx-views")
     views = root / "views" / "sx.yaml"
     text = views.read_text()
     assert old in text

@@ -21,7 +21,6 @@ import pytest
 from memseek.cli import main
 from memseek.errors import StartupError
 from memseek.runtime import Runtime
-from tests import helpers
 from tests.blackbox.support import ids
 from tests.blackbox.support import rejects
 from tests.blackbox.support import search
@@ -29,90 +28,23 @@ from tests.blackbox.support import write
 from tests.conftest import Client
 from tests.conftest import Tenant
 from tests.conftest import client_for
+from tests.helpers import catalog_text
+from tests.helpers import fixture_catalog
 from tests.helpers import locs
 from tests.helpers import ok
 from tests.helpers import post_records
 from tests.helpers import runtime_for
 
-EV_V1 = """\
-  - name: av6_ev
-    version: 1
-{active}    types: [note]
-    fields:
-      channel: {{type: string, path: channel, filterable: true, sortable: true, returnable: true}}
-      when: {{type: datetime, path: when, filterable: true, sortable: true, returnable: true}}
-      kind: {{type: string, path: kind, filterable: true, sortable: true, returnable: true}}
-      hidden: {{type: string, path: hidden}}
-      tags: {{type: string_array, path: info.tags, filterable: true, returnable: true}}
-    scores:
-      importance: {{display: true}}
-"""
-EV_V2 = """\
-  - name: av6_ev
-    version: 2
-    active: true
-    types: [note]
-    fields:
-      channel: {type: string, path: meta.channel, filterable: true, sortable: true, returnable: true}
-      when: {type: datetime, path: at, fallback_paths: [when], filterable: true, sortable: true,
-             returnable: true}
-      kind: {type: integer, path: kind, filterable: true, sortable: true, returnable: true}
-      hidden: {type: string, path: hidden, filterable: true, sortable: true, returnable: true}
-      tier: {type: string, filterable: true, sortable: true, returnable: true}
-      tags: {type: string_array, path: tags, fallback_paths: [info.tags], filterable: true,
-             returnable: true}
-    scores:
-      importance: {display: false}
-"""
-SLOT_V1 = """\
-  - name: av6_slot
-    version: 1
-{active}    types: [fact]
-    keyed: true
-    fields:
-      v: {{type: string, path: v, filterable: true, returnable: true}}
-"""
-SLOT_V2 = """\
-  - name: av6_slot
-    version: 2
-    active: true
-    types: [fact]
-    keyed: true
-    fields:
-      v: {type: string, path: value, filterable: true, returnable: true}
-"""
-NUM = """\
-  - name: av6_num
-    version: 1
-    active: true
-    types: [note]
-    fields:
-      n: {type: integer, filterable: true, sortable: true, returnable: true}
-      t: {type: datetime, filterable: true, sortable: true, returnable: true}
-      s: {type: string, filterable: true, sortable: true, returnable: true}
-      x: {type: number, filterable: true, sortable: true, returnable: true}
-      deep: {type: string, path: a.b.c, filterable: true, sortable: true, returnable: true}
-"""
-ENR = """\
-  - name: av6_enr
-    version: 1
-    types: [note]
-  - name: av6_enr
-    version: 2
-    active: true
-    types: [note]
-    enrichments: [region]
-"""
-OLD = (
-    "collections:\n" + EV_V1.format(active="    active: true\n") + SLOT_V1.format(active="    active: true\n")
-)
-NEW = "collections:\n" + EV_V1.format(active="") + EV_V2 + SLOT_V1.format(active="") + SLOT_V2 + NUM + ENR
-"""The catalog after v2 is published: v1 unchanged except that it is no longer active."""
+OLD = catalog_text("av6-old", "collections/av6.yaml")
+"""The catalog before v2 is published (test catalog `av6-old`): `av6_ev` and `av6_slot` v1."""
+NEW = catalog_text("av6-new", "collections/av6.yaml")
+"""The catalog after v2 is published (test catalog `av6-new`): v1 unchanged except that it is no
+longer active; v2 of `av6_ev` and `av6_slot`, and `av6_num`, `av6_enr`."""
 
 
 def catalog(root: Path, collections: str, **files: str) -> Path:
     """A catalog folder holding `collections` (and `files`, relative path → text)."""
-    return helpers.write_catalog(root, {"collections/av6.yaml": collections, **files})
+    return fixture_catalog(root, files={"collections/av6.yaml": collections, **files}, rank_default=True)
 
 
 @pytest.fixture(scope="module")

@@ -21,11 +21,11 @@ from tests.blackbox.conftest import environ
 from tests.blackbox.support import SCHEMA
 from tests.blackbox.support import at
 from tests.blackbox.support import check_catalog
-from tests.blackbox.support import graph_view
 from tests.blackbox.support import invalid
 from tests.blackbox.support import mcp_rpc
 from tests.blackbox.support import mcp_tools
 from tests.blackbox.support import note
+from tests.blackbox.support import sx_catalog
 from tests.blackbox.support import with_views
 from tests.blackbox.support import write
 from tests.conftest import Client
@@ -39,154 +39,12 @@ from tests.helpers import runtime_for
 from tests.helpers import view_query
 from tests.openai_server import OpenAIServer
 
-AV5_VIEWS = """
-views:
-  - name: av5_knobs
-    version: 1
-    active: true
-    parameters:
-      task: {type: string, required: true}
-      mode: {type: string, default: text}
-      cands: {type: integer, default: 100}
-      status: {type: string, default: active}
-      inc: {type: string_array, default: [text]}
-      fld: {type: string_array, default: [channel]}
-      cols: {type: string_array, default: [sx_notes]}
-      depth: {type: integer, default: 0}
-    query:
-      q: "{{task}}"
-      mode: "{{mode}}"
-      scope: {collections: "{{cols}}", status: "{{status}}", depth_lte: "{{depth}}"}
-      params: {candidates: "{{cands}}"}
-      include: "{{inc}}"
-      fields: "{{fld}}"
-  - name: av5_judged
-    version: 1
-    active: true
-    parameters:
-      task: {type: string, required: true}
-      top: {type: integer, default: 3}
-    query:
-      q: "{{task}}"
-      mode: text
-      scope: {collections: [sx_notes]}
-      rerank: {backend: llm_judge, top_n: "{{top}}"}
-  - name: av5_fused
-    version: 1
-    active: true
-    parameters:
-      task: {type: string, required: true}
-      sk: {type: integer, default: 5}
-      w: {type: number, default: 1.0}
-      rc: {type: integer, default: 60}
-      fk: {type: integer, default: 8}
-    query:
-      q: "{{task}}"
-      sources:
-        - {name: words, mode: text, scope: {collections: [sx_notes]}, k: "{{sk}}", weight: "{{w}}"}
-        - {name: latest, mode: recent, scope: {collections: [sx_extra]}, k: 5}
-      fuse: {kind: rrf, rank_constant: "{{rc}}"}
-      k: "{{fk}}"
-  - name: av5_boosted
-    version: 1
-    active: true
-    parameters:
-      anchor: {type: string, required: true}
-      d: {type: integer, default: 2}
-      gw: {type: number, default: 0.05}
-      gl: {type: integer, default: 100}
-    query:
-      mode: recent
-      scope: {collections: [sx_notes]}
-      graph_boost: {graph: av5_walk, anchor: "{{anchor}}", depth: "{{d}}", weight: "{{gw}}", limit: "{{gl}}"}
-      k: 5
-  - name: av5_sorted
-    version: 1
-    active: true
-    parameters:
-      entity: {type: string, required: true}
-      dir: {type: string, default: asc}
-    query:
-      mode: structured
-      scope: {entities: ["{{entity}}"], collections: [sx_notes]}
-      order_by: [{field: starts_at, direction: "{{dir}}"}]
-      k: 10
-  - name: av5_free
-    version: 1
-    active: true
-    parameters:
-      low: {type: number, default: 0}
-      n: {type: integer, default: 1}
-    query:
-      mode: recent
-      scope: {collections: [sx_notes]}
-      where: {amount: {gte: "{{low}}"}, count: {lte: "{{n}}"}}
-  - name: av5_pick
-    version: 1
-    active: true
-    parameters:
-      entity: {type: string, required: true}
-    query:
-      mode: recent
-      scope: {entities: ["{{entity}}"], collections: [sx_notes]}
-      k: 10
-  - name: av5_pick
-    version: 2
-    description: The newest record of one entity, by topic.
-    parameters:
-      entity: {type: string, required: true, description: Whose records.}
-      topic: {type: string, default: a, enum: [a, b], description: Which topic.}
-    query:
-      mode: recent
-      scope: {entities: ["{{entity}}"], collections: [sx_notes]}
-      k: 1
-  - name: av5_weighted
-    version: 1
-    active: true
-    parameters:
-      w: {type: number, default: 1}
-      c: {type: number, default: 0}
-    query:
-      mode: recent
-      scope: {collections: [sx_notes]}
-      rank: [sum, [[product, "{{w}}", [score, importance]], [const, "{{c}}"]]]
-  - name: av5_everything
-    version: 1
-    active: true
-    query: {mode: recent}
-  - name: av5_walk
-    version: 1
-    active: true
-""" + graph_view()
-
-AV5_PACKAGES = {
-    "packages/av5.yaml": """
-package:
-  name: av5_pkg
-  views: {av5_pick: 2, av5_walk: 1, av5_sorted: 1}
-  mcp:
-    tools: [av5_pick, av5_walk]
-""",
-    "packages/av5_bare.yaml": """
-package:
-  name: av5_bare
-  views: {av5_pick: 1, av5_walk: 1}
-""",
-}
-
-
-def av5_catalog(root: Path) -> Path:
-    with_views(root, AV5_VIEWS)
-    for path, text in AV5_PACKAGES.items():
-        (root / path).write_text(text)
-    return root
-
 
 @pytest.fixture(scope="module")
 def av5_runtime(
     runtime: Runtime, sx_server: OpenAIServer, tmp_path_factory: pytest.TempPathFactory
 ) -> Runtime:
-    return runtime_for(runtime, av5_catalog(tmp_path_factory.mktemp("av5-catalog")), environ(sx_server))
+    return runtime_for(runtime, sx_catalog(tmp_path_factory.mktemp("av5-catalog"), "av5"), environ(sx_server))
 
 
 @pytest.fixture

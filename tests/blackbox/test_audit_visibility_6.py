@@ -26,8 +26,8 @@ from tests.blackbox.support import link
 from tests.blackbox.support import note
 from tests.blackbox.support import part
 from tests.blackbox.support import search
+from tests.blackbox.support import sx_catalog
 from tests.blackbox.support import vec
-from tests.blackbox.support import with_views
 from tests.blackbox.support import write
 from tests.conftest import Client
 from tests.conftest import Tenant
@@ -702,52 +702,13 @@ def test_each_source_sees_its_own_status_and_versions(sx: Client) -> None:
 
 # --- views ---------------------------------------------------------------------------------------
 
-VIS6_VIEWS = """
-views:
-  - name: vis6_scoped
-    version: 1
-    active: true
-    parameters:
-      task: {type: string, default: budget}
-      mode: {type: string, default: text}
-      cols: {type: string_array, default: [sx_notes]}
-      entity: {type: string, required: true}
-      status: {type: string, default: active}
-      versions: {type: string, default: current}
-      depth: {type: integer, default: 1000}
-      after: {type: datetime, default: "1970-01-01T00:00:00Z"}
-    query:
-      q: "{{task}}"
-      mode: "{{mode}}"
-      scope:
-        collections: "{{cols}}"
-        entities: ["{{entity}}"]
-        status: "{{status}}"
-        versions: "{{versions}}"
-        depth_lte: "{{depth}}"
-        occurred_after: "{{after}}"
-      k: 100
-  - name: vis6_pinned
-    version: 1
-    active: true
-    parameters:
-      versions: {type: string, default: current}
-    query:
-      mode: recent
-      scope:
-        collections: [sx_versioned]
-        collection_versions: {sx_versioned: [1]}
-        versions: "{{versions}}"
-      k: 100
-"""
-
 
 @pytest.fixture(scope="module")
 def vis6_runtime(
     runtime: Runtime, sx_server: OpenAIServer, tmp_path_factory: pytest.TempPathFactory
 ) -> Runtime:
     root: Path = tmp_path_factory.mktemp("vis6-catalog")
-    return runtime_for(runtime, with_views(root, VIS6_VIEWS), environ(sx_server))
+    return runtime_for(runtime, sx_catalog(root, "vis6"), environ(sx_server))
 
 
 @pytest.fixture

@@ -18,17 +18,14 @@ from memseek.errors import StartupError
 from memseek.paths import reference_catalog
 from memseek.runtime import Runtime
 from memseek.settings import Settings
-from tests.blackbox.design_support import CATALOG
-from tests.blackbox.design_support import DESIGN_COLLECTION
-from tests.blackbox.design_support import ENRICHMENTS
-from tests.blackbox.design_support import MODELS
-from tests.blackbox.design_support import SEARCH_PROFILES
 from tests.blackbox.support import mcp_tools
 from tests.conftest import Client
 from tests.conftest import Tenant
 from tests.conftest import client_for
+from tests.helpers import catalog_text
 from tests.helpers import cli_env
 from tests.helpers import error
+from tests.helpers import fixture_catalog
 from tests.helpers import listed_views
 from tests.helpers import memseek
 from tests.helpers import ok
@@ -55,13 +52,20 @@ def collections_file(*items: str) -> dict[str, str]:
     return {"collections/c.yaml": "collections:\n" + "".join(items)}
 
 
+DESIGN_COLLECTION_FILE = "collections/customer_events.yaml"
+DESIGN_COLLECTION = catalog_text("bw", DESIGN_COLLECTION_FILE)
+"""The design's `customer_events` v2 example, as the `bw` test catalog holds it."""
+DESIGN_CONF = ("search_profiles.yaml", "models.yaml", "enrichments.yaml")
+"""The design's conf file examples, as the `bw` test catalog holds them."""
+
+
 # --- the design's examples, verbatim --------------------------------------------------------------
 
 
 def test_the_design_and_spec_examples_load_as_written(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code, out = check(write_files(tmp_path, CATALOG), capsys)
+    code, out = check(fixture_catalog(tmp_path, "bw"), capsys)
     assert code == 0, out
     assert "valid" in out
 
@@ -70,7 +74,7 @@ def test_the_design_collection_example_loads_on_the_shipped_conf(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Without conf files of its own: `default`, `importance`, `sentiment` and both profiles are shipped."""
-    code, out = check(write_files(tmp_path, collections_file(DESIGN_COLLECTION)), capsys)
+    code, out = check(fixture_catalog(tmp_path, files={"collections/c.yaml": DESIGN_COLLECTION}), capsys)
     assert code == 0, out
 
 
@@ -447,9 +451,7 @@ def test_each_conf_file_is_checked(
 
 def test_the_conf_examples_load_as_written(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     files = {
-        "conf/search_profiles.yaml": SEARCH_PROFILES,
-        "conf/models.yaml": MODELS,
-        "conf/enrichments.yaml": ENRICHMENTS,
+        **{f"conf/{name}": catalog_text("bw", f"conf/{name}") for name in DESIGN_CONF},
         "conf/rank_default.yaml": "candidates: 200\nvariants:\n"
         "  text:\n    - sum\n    - - [product, 1.0, [normalize, [text_match]]]\n"
         "      - [product, 1.0, [decay, [age_hours, last_accessed], {midpoint: 24, exponent: 1}]]\n"
@@ -492,8 +494,7 @@ def test_an_unknown_conf_file_is_reported(tmp_path: Path, capsys: pytest.Capture
 def test_each_package_key_is_checked(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str, where: str
 ) -> None:
-    files = {**CATALOG, "packages/p.yaml": text}
-    code, out = check(write_files(tmp_path, files), capsys)
+    code, out = check(fixture_catalog(tmp_path, "bw", files={"packages/p.yaml": text}), capsys)
     assert code != 0, out
     assert "packages/p.yaml" in out and where in out, out
 
@@ -501,9 +502,9 @@ def test_each_package_key_is_checked(
 def test_memseek_package_must_name_a_loaded_package(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    code, out = check(write_files(tmp_path, CATALOG), capsys, "support_agent", monkeypatch)
+    code, out = check(fixture_catalog(tmp_path, "bw"), capsys, "support_agent", monkeypatch)
     assert code == 0, out
-    code, out = check(write_files(tmp_path, CATALOG), capsys, "nobody", monkeypatch)
+    code, out = check(fixture_catalog(tmp_path, "bw"), capsys, "nobody", monkeypatch)
     assert code != 0 and "MEMSEEK_PACKAGE" in out
 
 
@@ -546,21 +547,18 @@ def test_without_a_package_every_active_view_is_a_tool(bw: Client) -> None:
 
 
 def test_changing_a_loaded_version_is_refused(bw_runtime: Runtime, tmp_path: Path) -> None:
-    changed = {
-        **CATALOG,
-        "collections/customers.yaml": CATALOG["collections/customers.yaml"].replace(
-            "types: [event, note, reflection]", "types: [event, note, reflection, call]"
-        ),
-    }
+    changed = DESIGN_COLLECTION.replace(
+        "types: [event, note, reflection]", "types: [event, note, reflection, call]"
+    )
     with pytest.raises(StartupError) as raised:
-        runtime_for(bw_runtime, write_files(tmp_path, changed))
+        runtime_for(bw_runtime, fixture_catalog(tmp_path, "bw", files={DESIGN_COLLECTION_FILE: changed}))
     message = str(raised.value)
     assert "customer_events" in message and "v2" in message
     assert "new version" in message
 
 
 def test_comments_order_and_active_flags_are_not_changes(bw_runtime: Runtime, tmp_path: Path) -> None:
-    views = CATALOG["views/views.yaml"]
+    views = catalog_text("bw", "views/views.yaml")
     swapped = views.replace(
         "    active: true\n    parameters:\n      entity: {type: string, required: true}\n      start:",
         "    parameters:\n      entity: {type: string, required: true}\n      start:",
@@ -571,8 +569,8 @@ def test_comments_order_and_active_flags_are_not_changes(bw_runtime: Runtime, tm
         "  - name: upcoming_calendar\n    version: 2\n    active: true\n",
     )
     assert swapped != views
-    files = {**CATALOG, "views/views.yaml": "# reordered and re-commented\n" + swapped}
-    runtime = runtime_for(bw_runtime, write_files(tmp_path, files))
+    files = {"views/views.yaml": "# reordered and re-commented\n" + swapped}
+    runtime = runtime_for(bw_runtime, fixture_catalog(tmp_path, "bw", files=files))
     assert runtime.catalog.view("upcoming_calendar").version == 2
 
 
@@ -655,10 +653,9 @@ def test_each_parameter_constraint_is_checked_against_its_type(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], parameter: str
 ) -> None:
     files = {
-        **CATALOG,
         "views/p.yaml": f"views:\n  - name: p\n    version: 1\n    parameters:\n"
         f"      x: {parameter}\n{SEARCH_QUERY}",
     }
-    code, out = check(write_files(tmp_path, files), capsys)
+    code, out = check(fixture_catalog(tmp_path, "bw", files=files), capsys)
     assert code != 0, out
     assert "views/p.yaml: view p v1: views[0].parameters.x" in out, out

@@ -6,7 +6,6 @@ profiles and a turbopuffer one whose engine is not available here.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -26,43 +25,9 @@ from tests.conftest import Client
 from tests.conftest import Tenant
 from tests.helpers import app_for
 from tests.helpers import error
+from tests.helpers import fixture_catalog
 from tests.helpers import runtime_for
-from tests.helpers import write_files
 from tests.openai_server import OpenAIServer
-
-PROFILES = """
-profiles:
-  sx_pg2: {backend: pg}
-  sx_tpuf: {backend: turbopuffer, layout: per_collection, consistency: eventual}
-"""
-COLLECTIONS = """
-collections:
-  - {name: sx2_here, version: 1, active: true, types: [note]}
-  - {name: sx2_there, version: 1, active: true, types: [note], search_profile: sx_pg2}
-  - {name: sx2_remote, version: 1, active: true, types: [note], search_profile: sx_tpuf}
-"""
-VIEWS = """
-views:
-  - name: sx2_both
-    version: 1
-    active: true
-    parameters: {}
-    query:
-      sources:
-        - {name: here, mode: recent, scope: {collections: [sx2_here]}}
-        - {name: there, mode: recent, scope: {collections: [sx2_there]}}
-      fuse: {kind: rrf}
-"""
-
-
-def write_catalog(root: Path) -> Path:
-    # no rank_default.yaml: the shipped default formulas apply
-    files = {
-        "conf/search_profiles.yaml": PROFILES,
-        "collections/sx2.yaml": COLLECTIONS,
-        "views/sx2.yaml": VIEWS,
-    }
-    return write_files(root, files)
 
 
 @pytest.fixture(scope="module")
@@ -70,7 +35,9 @@ def profiles_app(
     runtime: Runtime, sx_server: OpenAIServer, tmp_path_factory: pytest.TempPathFactory
 ) -> Flask:
     return app_for(
-        runtime_for(runtime, write_catalog(tmp_path_factory.mktemp("sx2-catalog")), environ(sx_server))
+        runtime_for(
+            runtime, fixture_catalog(tmp_path_factory.mktemp("sx2-catalog"), "sx2"), environ(sx_server)
+        )
     )
 
 
