@@ -30,6 +30,7 @@ from tests.conftest import make_database
 from tests.conftest import make_tenant
 from tests.conftest import migrated_engine
 from tests.helpers import app_for
+from tests.helpers import cli_env
 from tests.helpers import fixture_catalog
 from tests.helpers import runtime_for
 from tests.helpers import with_models
@@ -157,3 +158,17 @@ def served(bw_runtime: Runtime, openai_server: OpenAIServer) -> Runtime:
     """The `bw` runtime with its OpenAI-protocol models (`cheap`, `remote`) served by the local
     test server."""
     return with_models(bw_runtime, openai_server.environ(api_key="test-key"))
+
+
+# --- fixtures of several test modules -------------------------------------------------------------
+
+
+@pytest.fixture
+def explain_env(bw_url: str, bw_catalog: Path, bw_ws: Tenant) -> dict[str, str]:
+    return cli_env(DATABASE_URL=bw_url, MEMSEEK_CATALOG=str(bw_catalog))
+
+
+@pytest.fixture
+def sclient(served: Runtime, bw_ws: Tenant) -> Client:
+    """A `bw` client whose `cheap`/`remote` models are the local OpenAI-protocol server."""
+    return client_for(served, bw_ws)

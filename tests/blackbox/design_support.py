@@ -11,6 +11,7 @@ examples exactly as written. The `bw_*` fixtures are in this folder's conftest; 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import sqlalchemy as sa
@@ -22,8 +23,12 @@ from memseek.write.worker import process_batch
 from tests.conftest import Client
 from tests.conftest import Tenant
 from tests.helpers import fetch
+from tests.helpers import locs
 from tests.helpers import ok
+from tests.helpers import post_records
 from tests.helpers import view_query
+from tests.helpers import written_ids
+from tests.integration.test_lanes import _in_parallel
 
 # --- request helpers ----------------------------------------------------------------------------
 
@@ -104,3 +109,32 @@ def recent(client: Client, collection: str, **scope: Any) -> list[dict[str, Any]
         "include": ["text", "key", "entity", "status"],
     }
     return ok(client.post("/search", json=body))["hits"]  # type: ignore[no-any-return]
+
+
+# --- used by several test modules -----------------------------------------------------------------
+
+
+def one_id(client: Client, record: dict[str, Any], query: str = "") -> str:
+    (record_id,) = written_ids(client, record, query=query)
+    return record_id
+
+
+def in_threads(count: int, action: Callable[[int], Any]) -> list[Any]:
+    """`action(i)` for i in 0 … count-1, each on its own thread, released together; the results in
+    that order (`_in_parallel` fails with whatever a thread raised)."""
+    results: list[Any] = [None] * count
+
+    def work(index: int) -> None:
+        results[index] = action(index)
+
+    _in_parallel(count, work)
+    return results
+
+
+def refused_at(
+    client: Client, engine: Engine, workspace: Tenant, record: dict[str, Any], loc: list[Any]
+) -> None:
+    """Writing `record` alone is a 422 with a detail at `records[0].<loc>`, and nothing is written."""
+    found = locs(post_records(client, record))
+    assert any(found_loc[: 2 + len(loc)] == ["records", 0, *loc] for found_loc in found), found
+    assert count_records(engine, workspace) == 0

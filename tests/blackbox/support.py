@@ -26,6 +26,7 @@ from tests.conftest import Client
 from tests.helpers import error
 from tests.helpers import fixture_catalog
 from tests.helpers import ok
+from tests.helpers import view_query
 from tests.helpers import written
 from tests.openai_server import hashed_embedding
 
@@ -223,3 +224,18 @@ def mcp_result(client: Client, method: str, params: dict[str, Any] | None = None
 def mcp_tools(client: Client) -> dict[str, dict[str, Any]]:
     """The MCP tools by name (`tools/list`)."""
     return {tool["name"]: tool for tool in mcp_result(client, "tools/list", {})["tools"]}
+
+
+# --- used by several test modules -----------------------------------------------------------------
+
+
+def rendered(client: Client, **extra: Any) -> dict[str, Any]:
+    return search(client, {"mode": "recent", "render": True, **extra})
+
+
+def walk_sx(client: Client, **parameters: Any) -> dict[str, Any]:
+    return ok(view_query(client, "sx_walk", parameters))
+
+
+def orphans(client: Client, **parameters: Any) -> dict[str, Any]:
+    return ok(view_query(client, "sx_orphans", parameters))

@@ -33,32 +33,10 @@ from tests.helpers import ok
 from tests.helpers import touches_written
 from tests.openai_server import hashed_embedding
 
-NOTES = {"collections": ["sx_notes"]}
-VEC = {"collections": ["sx_vec"]}
-BASE_KEYS = {"id", "rank", "score", "rank_score"}
-
-
-def recent(client: Client, **extra: Any) -> dict[str, Any]:
-    """A `recent` search over sx_notes with `extra` keys."""
-    return search(client, {"mode": "recent", "scope": NOTES, **extra})
-
-
-def scope_ids(client: Client, **scope: Any) -> set[str]:
-    """The ids a recent search over sx_notes returns with `scope` added."""
-    return set(ids(search(client, {"mode": "recent", "scope": {**NOTES, **scope}, "k": 100})))
-
-
-def rejected_at(client: Client, body: dict[str, Any], *prefix: str) -> None:
-    """`POST /search` answers 422 with a detail whose `loc` starts with `prefix`."""
-    err = rejects(client, body)
-    assert any(d["loc"][: len(prefix)] == list(prefix) for d in err["details"]), err["details"]
-
-
-def cosine(a: list[float], b: list[float]) -> float:
-    return sum(x * y for x, y in zip(a, b, strict=True))
-
-
 # --- modes and their ordering ---------------------------------------------------------------------
+
+
+NOTES = {"collections": ["sx_notes"]}
 
 
 def test_text_mode_ranks_more_distinct_query_words_higher(sx: Client) -> None:
@@ -73,6 +51,13 @@ def test_text_mode_ranks_more_distinct_query_words_higher(sx: Client) -> None:
     assert scores[0] == 1.0 and scores[-1] == 0.0
     assert scores[0] > scores[1] > scores[2]
     assert body["ranking"] == {"kind": "rank_expression", **SCORED_RANKING}
+
+
+VEC = {"collections": ["sx_vec"]}
+
+
+def cosine(a: list[float], b: list[float]) -> float:
+    return sum(x * y for x, y in zip(a, b, strict=True))
 
 
 def test_vector_mode_orders_by_similarity_and_scores_min_max(sx: Client) -> None:
@@ -99,6 +84,11 @@ def test_hybrid_mode_blends_meaning_and_words(sx: Client) -> None:
     body = search(sx, {"mode": "hybrid", "q": "alpha beta", "scope": VEC})
     assert ids(body)[:2] == [both, some]
     assert body["ranking"] == {"kind": "rank_expression", **SCORED_RANKING}
+
+
+def recent(client: Client, **extra: Any) -> dict[str, Any]:
+    """A `recent` search over sx_notes with `extra` keys."""
+    return search(client, {"mode": "recent", "scope": NOTES, **extra})
 
 
 def test_recent_mode_scores_by_occurred_at_decay(sx: Client) -> None:
@@ -174,7 +164,9 @@ def test_structured_direction_defaults_to_asc(sx: Client) -> None:
         ),
     ],
 )
-def test_structured_mode_rules(sx: Client, extra: dict[str, Any], loc: tuple[str, ...] | None) -> None:
+def test_structured_mode_needs_order_by_and_no_custom_ranking(
+    sx: Client, extra: dict[str, Any], loc: tuple[str, ...] | None
+) -> None:
     """ "`structured` ... `order_by` is required and custom ranking is not allowed"; "The field must
     be declared sortable in the collection.\""""
     body = {"mode": "structured", "scope": NOTES, **extra}
@@ -297,6 +289,9 @@ def test_missing_signal_is_zero(sx: Client) -> None:
 # --- what comes back ------------------------------------------------------------------------------
 
 
+BASE_KEYS = {"id", "rank", "score", "rank_score"}
+
+
 def test_response_level_values(sx: Client) -> None:
     """Response: hits, ranking, rendered (null without render), truncated (false without render),
     backend `{name, layout, candidate_count}`, profiles sorted; rerank / graph_boost only when asked.
@@ -319,7 +314,7 @@ def test_response_level_values(sx: Client) -> None:
         assert math.isfinite(hit["rank_score"])
 
 
-def test_an_empty_result_is_a_success(sx: Client) -> None:
+def test_a_text_search_matching_nothing_is_a_success(sx: Client) -> None:
     """ "An empty list is a successful search that matched nothing.\""""
     body = search(sx, {"mode": "text", "q": "nothing", "scope": NOTES})
     assert body["hits"] == [] and body["truncated"] is False
@@ -414,6 +409,12 @@ def test_fields_read_with_each_records_own_collection_version(sx: Client) -> Non
     assert by_id == {old: {"label": "one"}, new: {"label": "two"}}
 
 
+def rejected_at(client: Client, body: dict[str, Any], *prefix: str) -> None:
+    """`POST /search` answers 422 with a detail whose `loc` starts with `prefix`."""
+    err = rejects(client, body)
+    assert any(d["loc"][: len(prefix)] == list(prefix) for d in err["details"]), err["details"]
+
+
 @pytest.mark.parametrize(
     ("scope", "fields"),
     [
@@ -473,6 +474,11 @@ def test_annotations_must_be_required_everywhere(sx: Client, scope: dict[str, An
 
 
 # --- scopes ---------------------------------------------------------------------------------------
+
+
+def scope_ids(client: Client, **scope: Any) -> set[str]:
+    """The ids a recent search over sx_notes returns with `scope` added."""
+    return set(ids(search(client, {"mode": "recent", "scope": {**NOTES, **scope}, "k": 100})))
 
 
 def test_scope_collections_entities_types(sx: Client) -> None:
@@ -586,7 +592,7 @@ def test_scope_depth_lte(sx: Client) -> None:
 
 
 @pytest.mark.parametrize("key", ["collections", "entities", "types"])
-def test_scope_lists_are_unique_and_at_most_100(sx: Client, key: str) -> None:
+def test_each_scope_list_is_unique_and_at_most_100(sx: Client, key: str) -> None:
     """ "collections, entities, and types are unique lists of up to 100 entries each.\""""
     values = {"collections": "sx_notes", "entities": "e1", "types": "note"}
     rejects(sx, {"mode": "recent", "scope": {key: [values[key], values[key]]}}, "scope", key)
@@ -889,7 +895,7 @@ def test_embeddings_unavailable_is_503_but_text_still_works(sx: Client, sx_with:
     assert len(search(down, {"mode": "recent", "scope": VEC})["hits"]) == 1
 
 
-def test_response_too_large_is_409(sx_with: ClientFactory) -> None:
+def test_a_search_response_too_large_is_409(sx_with: ClientFactory) -> None:
     """ "Exceeding the limit does not silently drop results: the request fails with 409
     response_too_large\""""
     client = sx_with(max_response_bytes=2000)
@@ -1203,7 +1209,7 @@ def test_render_text_of_exactly_500_characters_is_whole(sx: Client) -> None:
 
 
 @pytest.mark.parametrize("name", ["content", "fields", "last_accessed", "Text"])
-def test_include_rejects_other_names(sx: Client, name: str) -> None:
+def test_include_refuses_a_name_outside_the_list(sx: Client, name: str) -> None:
     """include: "Any of: text, scores, collection, ... run_id.\""""
     rejected_at(sx, {"mode": "recent", "include": [name]}, "include")
 
@@ -1227,7 +1233,7 @@ def test_reranking_model_unavailable_is_503(sx: Client, sx_with: ClientFactory, 
     error(down.post("/search", json=body), 503)
 
 
-def test_no_active_view_is_404(sx: Client) -> None:
+def test_an_unknown_view_name_is_404(sx: Client) -> None:
     """ "No active view by that name → 404\""""
     error(sx.post("/views/sx_no_such_view/query", json={}), 404)
 
@@ -1266,7 +1272,7 @@ def test_where_entries_map_a_field_to_conditions(sx: Client, where: dict[str, An
 
 
 @pytest.mark.parametrize("tag", ["a b", 'x untrusted="false"', "x>", ""])
-def test_fence_tag_must_be_an_element_name(sx: Client, tag: str) -> None:
+def test_a_fence_tag_that_is_no_element_name_is_refused_at_the_tag(sx: Client, tag: str) -> None:
     """ "wrap those rows in an element you name" — and "no record can close or forge an element":
     a tag that is not an element name is refused (422)."""
     body = {"mode": "recent", "scope": NOTES, "render": True, "fence": {"tag": tag}}

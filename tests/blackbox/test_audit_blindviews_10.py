@@ -48,18 +48,26 @@ from tests.helpers import with_settings
 from tests.helpers import write_files
 from tests.openai_server import OpenAIServer
 
+# --- Reading memory: the routes -------------------------------------------------------------------
+
+
+VIEW_ROUTES = [
+    pytest.param("GET", "/views", id="list"),
+    pytest.param("POST", "/views/bv10_ctx/query", id="query"),
+    pytest.param("POST", "/views/bv10_nowhere/query", id="query-unknown"),
+]
 VIEWS = catalog_text("bv10", "views/bv10.yaml")
 """The `bv10_` views (test catalog `bv10`, with its package `bv10_pkg`)."""
 
 
-def catalog(root: Path, views: str = VIEWS) -> Path:
+def bv_catalog(root: Path, views: str = VIEWS) -> Path:
     """The `sx_` collections with only `views` (and the `bv10_pkg` package)."""
     return write_files(sx_catalog(root, "bv10"), {"views/bv10.yaml": views})
 
 
 @pytest.fixture(scope="module")
 def bv_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return catalog(tmp_path_factory.mktemp("bv10-catalog"))
+    return bv_catalog(tmp_path_factory.mktemp("bv10-catalog"))
 
 
 @pytest.fixture(scope="module")
@@ -74,27 +82,7 @@ def bv_app(bv_runtime: Runtime) -> Flask:
     return app_for(bv_runtime)
 
 
-@pytest.fixture
-def bv(bv_app: Flask, tenant: Tenant, server: Any) -> Client:
-    return Client(bv_app.test_client(), tenant)
-
-
-def entry(client: Client, name: str, version: int) -> dict[str, Any]:
-    """The `GET /views` entry of `name` v`version`."""
-    return listed_views(client)[(name, version)]
-
-
-# --- Reading memory: the routes -------------------------------------------------------------------
-
-
-ROUTES = [
-    pytest.param("GET", "/views", id="list"),
-    pytest.param("POST", "/views/bv10_ctx/query", id="query"),
-    pytest.param("POST", "/views/bv10_nowhere/query", id="query-unknown"),
-]
-
-
-@pytest.mark.parametrize(("method", "path"), ROUTES)
+@pytest.mark.parametrize(("method", "path"), VIEW_ROUTES)
 @pytest.mark.parametrize("headers", [{}, {"Authorization": "Bearer not-a-key"}], ids=["no-key", "bad-key"])
 def test_view_routes_require_workspace_authentication(
     bv_app: Flask, tenant: Tenant, method: str, path: str, headers: dict[str, str]
@@ -104,6 +92,11 @@ def test_view_routes_require_workspace_authentication(
         path, method=method, json={"entity": "abc", "task": "x"}, headers=headers
     )
     error(response, 401)
+
+
+@pytest.fixture
+def bv(bv_app: Flask, tenant: Tenant, server: Any) -> Client:
+    return Client(bv_app.test_client(), tenant)
 
 
 def test_get_views_lists_every_loaded_version_not_only_active(bv: Client) -> None:
@@ -124,10 +117,15 @@ def test_at_most_one_active_version_per_name(bv: Client) -> None:
     assert all(count <= 1 for count in active.values()), active
 
 
+def view_entry(client: Client, name: str, version: int) -> dict[str, Any]:
+    """The `GET /views` entry of `name` v`version`."""
+    return listed_views(client)[(name, version)]
+
+
 def test_get_views_entry_matches_the_spec_example(bv: Client) -> None:
     """The spec's `GET /views` example entry: name, version, hash, active, kind, parameters,
     input_schema, collections, required_capabilities, profiles."""
-    view = entry(bv, "bv10_ctx", 1)
+    view = view_entry(bv, "bv10_ctx", 1)
     assert {
         "name",
         "version",
@@ -160,19 +158,19 @@ def test_get_views_entry_matches_the_spec_example(bv: Client) -> None:
 
 def test_required_capabilities_are_listed(bv: Client) -> None:
     """ "required_capabilities (optional, search views only)" — listed by `GET /views`."""
-    assert entry(bv, "bv10_list", 1)["required_capabilities"] == ["structured"]
+    assert view_entry(bv, "bv10_list", 1)["required_capabilities"] == ["structured"]
 
 
 def test_fused_view_lists_the_collections_it_can_read(bv: Client) -> None:
     """ "collections lists the collections the view can be seen to read"."""
-    view = entry(bv, "bv10_fused", 1)
+    view = view_entry(bv, "bv10_fused", 1)
     assert sorted(view["collections"]) == ["sx_extra", "sx_notes"]
     assert view["profiles"] == ["pg_default"]
 
 
 def test_graph_view_is_listed_with_its_kind_and_fixed_contract(bv: Client) -> None:
     """ "graph views appear in GET /views"; "kind (default search) ... graph and graph_orphans"."""
-    view = entry(bv, "bv10_walk", 1)
+    view = view_entry(bv, "bv10_walk", 1)
     assert view["kind"] == "graph"
     assert view["parameters"] == {
         "seed": {"type": "string", "required": True, "default": None},
@@ -202,7 +200,7 @@ def test_versions_have_distinct_hashes_and_a_hash_is_stable(
 def test_input_schema_publishes_every_declared_constraint(bv: Client) -> None:
     """ "input_schema is the complete machine-readable contract, including descriptions, allowed
     values, numeric and length limits, and defaults"."""
-    schema = entry(bv, "bv10_kinds", 1)["input_schema"]
+    schema = view_entry(bv, "bv10_kinds", 1)["input_schema"]
     assert schema["$schema"] == SCHEMA
     assert schema["type"] == "object"
     assert schema["additionalProperties"] is False
@@ -239,7 +237,7 @@ def test_input_schema_publishes_every_declared_constraint(bv: Client) -> None:
 
 def test_compact_parameters_summary(bv: Client) -> None:
     """ "parameters is the compact, human-readable summary" (type, required, default)."""
-    params = entry(bv, "bv10_kinds", 1)["parameters"]
+    params = view_entry(bv, "bv10_kinds", 1)["parameters"]
     expected = {
         "entity": ("string", True, None),
         "horizon": ("string", False, "week"),
@@ -254,7 +252,8 @@ def test_compact_parameters_summary(bv: Client) -> None:
     assert {name: (p["type"], p["required"], p["default"]) for name, p in params.items()} == expected
 
 
-# --- what a call with each parameter kind does: accepted and refused values ------------------------
+# --- what a call with each parameter kind does: accepted and refused values -----------------------
+
 
 BASE = {"entity": "abc"}
 CALLS = [
@@ -325,7 +324,7 @@ def test_published_schema_agrees_with_the_call(
 ) -> None:
     """ "input_schema is the complete machine-readable contract ... this is what a tool-calling client
     reads": a body the schema accepts is accepted, one it refuses is refused."""
-    schema = entry(bv, "bv10_kinds", 1)["input_schema"]
+    schema = view_entry(bv, "bv10_kinds", 1)["input_schema"]
     valid = jsonschema.Draft202012Validator(schema).is_valid(body)
     assert valid is (status == 200)
 
@@ -414,7 +413,7 @@ def test_wrapper_of_a_search_view(bv: Client) -> None:
     params = {"entity": "contact.maria", "task": "budget review"}
     body = ok(view_query(bv, "bv10_ctx", params))
     assert set(body) == set(WRAPPER_KEYS)
-    assert body["view"] == {"name": "bv10_ctx", "version": 1, "hash": entry(bv, "bv10_ctx", 1)["hash"]}
+    assert body["view"] == {"name": "bv10_ctx", "version": 1, "hash": view_entry(bv, "bv10_ctx", 1)["hash"]}
     assert body["parameters"] == params
     assert set(ids(body)) == set(written)
     assert body["input_record_ids"] == ids(body)
@@ -509,7 +508,7 @@ def test_view_addressed_by_name_resolves_to_active_version(bv: Client) -> None:
     write(bv, note("1", entity="ve"), note("2", entity="ve"), note("3", entity="ve"))
     body = ok(view_query(bv, "bv10_ver", {"entity": "ve"}))
     assert body["view"]["version"] == 2
-    assert body["view"]["hash"] == entry(bv, "bv10_ver", 2)["hash"]
+    assert body["view"]["hash"] == view_entry(bv, "bv10_ver", 2)["hash"]
     assert len(body["hits"]) == 2
 
 
@@ -524,17 +523,17 @@ def test_view_addressed_by_name_resolves_to_active_version(bv: Client) -> None:
         pytest.param("bv10_nowhere", {"junk": 1}, id="unknown-with-bad-parameters"),
     ],
 )
-def test_no_active_view_is_404(bv: Client, name: str, body: dict[str, Any]) -> None:
+def test_a_view_name_without_an_active_version_is_404(bv: Client, name: str, body: dict[str, Any]) -> None:
     """Errors: "No active view by that name — 404"."""
     error(view_query(bv, name, body), 404)
 
 
-def test_no_version_in_the_url(bv: Client) -> None:
+def test_a_version_after_the_name_is_no_route(bv: Client) -> None:
     """ "There is no version in the URL": `/views/{name}/{version}/query` is not a route."""
     assert view_query(bv, "bv10_ver/1", {"entity": "x"}).status_code == 404
 
 
-def test_response_too_large_is_409(bv_runtime: Runtime, tenant: Tenant, server: Any) -> None:
+def test_a_view_response_too_large_is_409(bv_runtime: Runtime, tenant: Tenant, server: Any) -> None:
     """ "The result was successful but too large to return — 409 response_too_large"."""
     client = client_for(with_settings(bv_runtime, max_response_bytes=1000), tenant)
     write(client, *[note("lorem ipsum " * 40, entity="big") for _ in range(5)])
@@ -592,7 +591,7 @@ def test_unknown_package_refuses_to_start(bv_runtime: Runtime, bv_root: Path) ->
 # --- Changing a view ------------------------------------------------------------------------------
 
 
-def test_changing_a_loaded_version_is_refused(
+def test_changing_a_loaded_view_version_is_refused(
     sx_runtime: Runtime, bv_runtime: Runtime, tmp_path: Path
 ) -> None:
     """ "A view definition is immutable"; design: "loading a catalog that changes an existing version's
@@ -603,7 +602,7 @@ def test_changing_a_loaded_version_is_refused(
     )
     assert changed != VIEWS
     with pytest.raises(Exception, match="new version"):  # noqa: B017, PT011
-        runtime_for(sx_runtime, catalog(tmp_path, changed))
+        runtime_for(sx_runtime, bv_catalog(tmp_path, changed))
 
 
 def test_publishing_a_new_version_is_accepted(bv_runtime: Runtime, tmp_path: Path, tenant: Tenant) -> None:
@@ -617,20 +616,31 @@ def test_publishing_a_new_version_is_accepted(bv_runtime: Runtime, tmp_path: Pat
     )
     root = tmp_path / "cat"
     root.mkdir()
-    catalog(root, added)
+    bv_catalog(root, added)
     client = client_for(runtime_for(bv_runtime, root), tenant)
     views = listed_views(client)
     assert views[("bv10_bare", 1)]["active"] is False and views[("bv10_bare", 2)]["active"] is True
     assert ok(view_query(client, "bv10_bare", {}))["view"]["version"] == 2
 
 
-# --- What is checked, and when: the catalog refuses bad views at load ------------------------------
+# --- What is checked, and when: the catalog refuses bad views at load -----------------------------
 
-SEARCH = "    query: {mode: recent, scope: {collections: [sx_notes]}}\n"
+
+def one_view(version: str, body: str, active: str = "    active: true\n") -> str:
+    return f"views:\n  - name: bv10_case\n    version: {version}\n{active}{body}"
+
+
+SEARCH_QUERY_LINE = "    query: {mode: recent, scope: {collections: [sx_notes]}}\n"
 
 
 def params(text: str) -> str:
-    return f"    parameters: {{{text}}}\n{SEARCH}"
+    return f"    parameters: {{{text}}}\n{SEARCH_QUERY_LINE}"
+
+
+def test_a_good_view_passes_the_check(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Control for the table below: the base of every case loads."""
+    code, err = check_catalog(with_views(tmp_path, one_view("1", params("x: {type: string}"))), capsys)
+    assert code == 0, err
 
 
 BAD_VIEWS = [
@@ -692,8 +702,8 @@ BAD_VIEWS = [
         id="unknown-pinned-version",
     ),
     pytest.param("    query: {mode: vector, q: x, scope: {collections: [sx_notes]}}\n", id="engine-cannot"),
-    pytest.param(f"    required_capabilities: [vector]\n{SEARCH}", id="capability-missing"),
-    pytest.param(f"    required_capabilities: [magic]\n{SEARCH}", id="capability-unknown"),
+    pytest.param(f"    required_capabilities: [vector]\n{SEARCH_QUERY_LINE}", id="capability-missing"),
+    pytest.param(f"    required_capabilities: [magic]\n{SEARCH_QUERY_LINE}", id="capability-unknown"),
     pytest.param(
         "    query: {mode: recent, scope: {collections: [sx_notes]}, rank: [power, [const, 1]]}\n",
         id="rank-operator",
@@ -718,7 +728,7 @@ BAD_VIEWS = [
         id="filter-missing-in-one-collection",
     ),
     pytest.param("    kind: search\n", id="search-without-query"),
-    pytest.param(f"    kind: report\n{SEARCH}", id="unknown-kind"),
+    pytest.param(f"    kind: report\n{SEARCH_QUERY_LINE}", id="unknown-kind"),
     pytest.param(
         "    kind: graph\n    graph: {edges: sx_links, subject: src, object: dst, predicate: rel}\n"
         "    required_capabilities: [structured]\n"
@@ -728,16 +738,6 @@ BAD_VIEWS = [
         id="capabilities-on-graph-view",
     ),
 ]
-
-
-def one_view(version: str, body: str, active: str = "    active: true\n") -> str:
-    return f"views:\n  - name: bv10_case\n    version: {version}\n{active}{body}"
-
-
-def test_a_good_view_passes_the_check(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """Control for the table below: the base of every case loads."""
-    code, err = check_catalog(with_views(tmp_path, one_view("1", params("x: {type: string}"))), capsys)
-    assert code == 0, err
 
 
 @pytest.mark.parametrize("body", BAD_VIEWS)
@@ -754,13 +754,16 @@ def test_version_must_be_a_positive_integer(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], version: str
 ) -> None:
     """ "a positive integer version"."""
-    code, _ = check_catalog(with_views(tmp_path, one_view(version, SEARCH)), capsys)
+    code, _ = check_catalog(with_views(tmp_path, one_view(version, SEARCH_QUERY_LINE)), capsys)
     assert code != 0
 
 
 def test_two_active_versions_are_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """ "at most one active version per name"."""
-    views = one_view("1", SEARCH) + f"  - name: bv10_case\n    version: 2\n    active: true\n{SEARCH}"
+    views = (
+        one_view("1", SEARCH_QUERY_LINE)
+        + f"  - name: bv10_case\n    version: 2\n    active: true\n{SEARCH_QUERY_LINE}"
+    )
     code, err = check_catalog(with_views(tmp_path, views), capsys)
     assert code != 0 and "bv10_case" in err
 
@@ -774,7 +777,7 @@ def test_every_error_is_reported_at_once(tmp_path: Path, capsys: pytest.CaptureF
         "    query: {mode: recent, scope: {collections: [bv10_gone]}}\n"
         "  - name: bv10_second\n    version: 4\n"
         "    parameters: {x: {type: string, minimum: 1}}\n"
-        f"{SEARCH}"
+        f"{SEARCH_QUERY_LINE}"
     )
     code, err = check_catalog(with_views(tmp_path, views), capsys)
     assert code != 0
@@ -786,6 +789,7 @@ def test_every_error_is_reported_at_once(tmp_path: Path, capsys: pytest.CaptureF
 
 # --- more parameter behaviour ---------------------------------------------------------------------
 
+
 CHARACTERS = [
     pytest.param("\u00e9\u00e9\u00e9", 200, id="three-two-byte-characters"),
     pytest.param("\u65e5\u672c", 422, id="two-three-byte-characters"),
@@ -795,7 +799,9 @@ CHARACTERS = [
 
 
 @pytest.mark.parametrize(("entity", "status"), CHARACTERS)
-def test_length_bounds_count_characters(bv: Client, entity: str, status: int) -> None:
+def test_string_parameter_length_bounds_count_characters_not_bytes(
+    bv: Client, entity: str, status: int
+) -> None:
     """ "min_length, max_length — Inclusive character-count bounds" (not bytes)."""
     response = view_query(bv, "bv10_kinds", {"entity": entity})
     if status == 200:
@@ -851,7 +857,7 @@ def test_integer_enum_is_enforced_at_call(bv: Client, value: Any, status: int) -
 
 def test_integer_enum_is_published(bv: Client) -> None:
     """input_schema carries "allowed values" (`enum`) for a non-string parameter too."""
-    prop = entry(bv, "bv10_enums", 1)["input_schema"]["properties"]["size"]
+    prop = view_entry(bv, "bv10_enums", 1)["input_schema"]["properties"]["size"]
     assert prop["type"] == "integer" and prop["enum"] == [1, 2, 3] and prop["default"] == 1
 
 
@@ -870,7 +876,7 @@ def test_hash_has_the_spec_form(bv: Client) -> None:
 def test_graph_view_call_echoes_its_defaults(bv: Client) -> None:
     """The graph wrapper: view, parameters with the defaults applied, hits, input_record_ids, backend."""
     body = ok(view_query(bv, "bv10_walk", {"seed": "nowhere/at-all"}))
-    assert body["view"] == {"name": "bv10_walk", "version": 1, "hash": entry(bv, "bv10_walk", 1)["hash"]}
+    assert body["view"] == {"name": "bv10_walk", "version": 1, "hash": view_entry(bv, "bv10_walk", 1)["hash"]}
     assert body["parameters"] == {
         "seed": "nowhere/at-all",
         "predicates": [],
@@ -905,7 +911,7 @@ def test_wrong_method_keeps_the_error_shape(bv: Client) -> None:
     assert error(bv.post("/views", json={}), 405)
 
 
-# --- GET /search and GET /rank/schema --------------------------------------------------------------
+# --- GET /search and GET /rank/schema -------------------------------------------------------------
 
 
 def test_get_search_is_a_rendered_hybrid_search(bv: Client) -> None:
@@ -995,7 +1001,8 @@ def test_mcp_requires_authentication(bv_app: Flask) -> None:
     error(bv_app.test_client().post("/mcp", json=body, headers=MCP_HEADERS), 401)
 
 
-# --- more of "What is checked, and when" -----------------------------------------------------------
+# --- more of "What is checked, and when" ----------------------------------------------------------
+
 
 EXTRA_COLLECTIONS = """
 collections:
@@ -1011,8 +1018,7 @@ collections:
     fields:
       f: {type: number, filterable: true}
 """
-
-SAMPLED = [
+SAMPLE_RENDERS = [
     pytest.param(
         "    parameters: {d: {type: string, required: true, enum: [asc, desc]}}\n"
         "    query: {mode: structured, scope: {collections: [sx_notes]},\n"
@@ -1059,7 +1065,7 @@ SAMPLED = [
 ]
 
 
-@pytest.mark.parametrize(("body", "loads"), SAMPLED)
+@pytest.mark.parametrize(("body", "loads"), SAMPLE_RENDERS)
 def test_sample_render_and_version_compatibility(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], body: str, loads: bool
 ) -> None:
@@ -1086,7 +1092,7 @@ BAD_PACKAGES = [
 def test_bad_package_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str], package: str) -> None:
     """A package pins "exact versions this deployment exposes" and mcp tools are "which of those
     become agent tools": references outside that are refused at load."""
-    root = with_views(tmp_path, one_view("1", SEARCH))
+    root = with_views(tmp_path, one_view("1", SEARCH_QUERY_LINE))
     write_files(root, {"packages/bv10.yaml": package})
     code, _ = check_catalog(root, capsys)
     assert code != 0
@@ -1104,8 +1110,10 @@ def test_reformatting_a_loaded_version_is_not_a_change(
         "      scope:\n        collections:\n          - sx_notes\n"
     )
     assert before in VIEWS
-    client = client_for(runtime_for(sx_runtime, catalog(tmp_path, VIEWS.replace(before, after, 1))), tenant)
-    assert entry(client, "bv10_bare", 1)["hash"] == entry(bv, "bv10_bare", 1)["hash"]
+    client = client_for(
+        runtime_for(sx_runtime, bv_catalog(tmp_path, VIEWS.replace(before, after, 1))), tenant
+    )
+    assert view_entry(client, "bv10_bare", 1)["hash"] == view_entry(bv, "bv10_bare", 1)["hash"]
 
 
 def test_wrapper_does_not_forward_graph_boost(bv: Client) -> None:

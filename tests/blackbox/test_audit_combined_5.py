@@ -20,6 +20,8 @@ import pytest
 from memseek.runtime import Runtime
 from tests.blackbox.conftest import ClientFactory
 from tests.blackbox.conftest import environ
+from tests.blackbox.fusion_support import chat_calls
+from tests.blackbox.fusion_support import extra
 from tests.blackbox.support import SCORED_RANKING
 from tests.blackbox.support import ids
 from tests.blackbox.support import invalid
@@ -40,37 +42,20 @@ from tests.helpers import runtime_for
 from tests.helpers import view_query
 from tests.openai_server import OpenAIServer
 
-NOTES = {"collections": ["sx_notes"]}
-EXTRA = {"collections": ["sx_extra"]}
-VEC = {"collections": ["sx_vec"]}
-RRF = {"kind": "rrf"}
-RECORD = re.compile(r'<record id="([^"]+)">(.*?)</record>')
-"""One record of the judge's prompt: its prompt id and text."""
-RRF_RANKING = {"kind": "rrf", **SCORED_RANKING}
-"""The spec's ranking contract of a combined search: "ranking.kind is rrf"."""
-
-
-def ranked_by(name: str, score: str, weight: float | None = None, **extra: Any) -> dict[str, Any]:
-    """A recent source over sx_notes ordered by one stored score (weight omitted → the default)."""
-    body: dict[str, Any] = {"name": name, "mode": "recent", "scope": NOTES, "rank": ["score", score], **extra}
-    if weight is not None:
-        body["weight"] = weight
-    return body
-
-
-def combined(*sources: dict[str, Any], **extra: Any) -> dict[str, Any]:
-    """A combined search of `sources` with the default RRF fusion."""
-    return {"sources": list(sources), "fuse": RRF, **extra}
-
-
-def extra(text: str = "x", **values: Any) -> dict[str, Any]:
-    """A record of sx_extra."""
-    return {"collection": "sx_extra", "entity": "e", "type": "note", "text": text, **values}
+# --- the RRF arithmetic ---------------------------------------------------------------------------
 
 
 def by_id(body: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """The hits of a response keyed by id."""
     return {hit["id"]: hit for hit in body["hits"]}
+
+
+RRF = {"kind": "rrf"}
+
+
+def combined(*sources: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    """A combined search of `sources` with the default RRF fusion."""
+    return {"sources": list(sources), "fuse": RRF, **extra}
 
 
 def min_max(values: list[float]) -> list[float]:
@@ -79,15 +64,15 @@ def min_max(values: list[float]) -> list[float]:
     return [1.0 if high == low else (v - low) / (high - low) for v in values]
 
 
-def embedding_calls(server: OpenAIServer) -> int:
-    return len([r for r in server.requests if r.path == "/v1/embeddings"])
+NOTES = {"collections": ["sx_notes"]}
 
 
-def chat_calls(server: OpenAIServer) -> list[Any]:
-    return [r for r in server.requests if r.path == "/v1/chat/completions"]
-
-
-# --- the RRF arithmetic ----------------------------------------------------------------------------
+def ranked_by(name: str, score: str, weight: float | None = None, **extra: Any) -> dict[str, Any]:
+    """A recent source over sx_notes ordered by one stored score (weight omitted → the default)."""
+    body: dict[str, Any] = {"name": name, "mode": "recent", "scope": NOTES, "rank": ["score", score], **extra}
+    if weight is not None:
+        body["weight"] = weight
+    return body
 
 
 def test_three_weighted_sources_that_each_find_different_records(sx: Client) -> None:
@@ -147,6 +132,9 @@ def test_a_record_found_by_every_source_comes_back_once(sx: Client) -> None:
     assert ids(body) == [first, second]
 
 
+EXTRA = {"collections": ["sx_extra"]}
+
+
 def test_the_sweep_threshold_decides_whether_a_weighted_source_sweeps(sx: Client) -> None:
     """ "a source A sweeps every record that only source B found once weight_A / weight_B >=
     (rank_constant + k_A) / (rank_constant + 1)": with k_A 3 and constant 60 the threshold is
@@ -178,7 +166,7 @@ def test_the_sweep_threshold_decides_whether_a_weighted_source_sweeps(sx: Client
     assert below.index(b_best) < below.index(a_worst)
 
 
-# --- the public score over the merged pool -----------------------------------------------------------
+# --- the public score over the merged pool --------------------------------------------------------
 
 
 def test_score_is_rescaled_over_the_boosted_values(sx: Client) -> None:
@@ -227,6 +215,10 @@ def test_a_single_merged_result_scores_1(sx: Client) -> None:
     assert hit["score"] == 1.0 and hit["rank_score"] == pytest.approx(3 / 61 + 0.2 / 61)
 
 
+RRF_RANKING = {"kind": "rrf", **SCORED_RANKING}
+"""The spec's ranking contract of a combined search: "ranking.kind is rrf"."""
+
+
 def test_graph_boost_on_a_combined_search_rescales_over_the_whole_boosted_pool(sx: Client) -> None:
     """ "With graph_boost | The same pools, but measured after the boost is added" (combined: "Every
     record the merge produced, before the top-level k") and "boosted = previous + weight /
@@ -270,7 +262,7 @@ def test_the_default_graph_weight_makes_proximity_the_sort_key_of_a_combined_sea
     assert body["hits"][0]["rank_score"] == pytest.approx(2 / 66 + 0.05 / 2)
 
 
-# --- per-source k, candidates and the backend diagnostics -----------------------------------------------
+# --- per-source k, candidates and the backend diagnostics -----------------------------------------
 
 
 def test_backend_reports_each_sources_proposals_not_its_cut(sx: Client) -> None:
@@ -359,7 +351,14 @@ def test_an_empty_combined_search_is_a_success(sx: Client) -> None:
     assert body["rendered"] is None and body["truncated"] is False
 
 
-# --- models: one embedding, reranking per source ----------------------------------------------------
+# --- models: one embedding, reranking per source --------------------------------------------------
+
+
+VEC = {"collections": ["sx_vec"]}
+
+
+def embedding_calls(server: OpenAIServer) -> int:
+    return len([r for r in server.requests if r.path == "/v1/embeddings"])
 
 
 def test_the_query_is_embedded_once_for_every_source(sx: Client, server: OpenAIServer) -> None:
@@ -405,6 +404,10 @@ def test_a_vector_source_without_embeddings_is_503(sx_with: ClientFactory) -> No
         {"name": "t", "mode": "text", "scope": NOTES}, {"name": "v", "mode": "vector", "scope": VEC}, q="x"
     )
     error(sx_with(environ={}).post("/search", json=body), 503)
+
+
+RECORD = re.compile(r'<record id="([^"]+)">(.*?)</record>')
+"""One record of the judge's prompt: its prompt id and text."""
 
 
 def judge_by_text(scores: dict[str, float]) -> Callable[[list[dict[str, Any]]], str]:
@@ -461,7 +464,7 @@ def test_a_failed_judgment_in_one_source_fails_the_combined_search(sx: Client, s
     error(sx.post("/search", json=body), 503)
 
 
-# --- render on a combined search --------------------------------------------------------------------
+# --- render on a combined search ------------------------------------------------------------------
 
 
 def test_rendered_rows_follow_the_merged_order_and_the_top_level_k(sx: Client) -> None:
@@ -475,7 +478,7 @@ def test_rendered_rows_follow_the_merged_order_and_the_top_level_k(sx: Client) -
     assert body["truncated"] is False
 
 
-# --- views that combine searches -------------------------------------------------------------------
+# --- views that combine searches ------------------------------------------------------------------
 
 
 def test_a_combined_view_reports_the_merge(sx: Client) -> None:
@@ -509,7 +512,7 @@ def test_get_views_shows_the_profiles_of_a_combined_view(sx: Client) -> None:
     assert fused["kind"] == "search"
 
 
-# --- where errors point -----------------------------------------------------------------------------
+# --- where errors point ---------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -636,7 +639,7 @@ def test_the_second_sources_problems_are_located_in_it(sx: Client, source: Any, 
     assert any(d["loc"][: len(loc)] == list(loc) for d in err["details"]), err["details"]
 
 
-# --- candidates per source, concurrency, size ---------------------------------------------------------
+# --- candidates per source, concurrency, size -----------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -677,9 +680,7 @@ def test_a_combined_response_too_large_is_409(sx: Client, sx_with: ClientFactory
     error(sx_with(max_response_bytes=4000).post("/search", json=body), 409, "response_too_large")
 
 
-# --- a view whose fusion takes parameters -----------------------------------------------------------
-
-FAR = {"collections": ["c5_far_notes"]}
+# --- a view whose fusion takes parameters ---------------------------------------------------------
 
 
 @pytest.fixture(scope="module")
@@ -768,7 +769,7 @@ def test_get_views_lists_the_combined_views_contract(c5: Client) -> None:
     assert entry["input_schema"]["required"] == ["task"]
 
 
-# --- ties after fusion ------------------------------------------------------------------------------
+# --- ties after fusion ----------------------------------------------------------------------------
 
 
 def test_a_pool_that_ties_on_rrf_scores_1_and_falls_to_the_tie_order(sx: Client) -> None:
@@ -881,7 +882,10 @@ def test_a_source_with_nothing_to_judge_adds_no_judgments(sx: Client, server: Op
     assert len(chat_calls(server)) == 1
 
 
-# --- sources in different search profiles -------------------------------------------------------------
+# --- sources in different search profiles ---------------------------------------------------------
+
+
+FAR = {"collections": ["c5_far_notes"]}
 
 
 def far(text: str = "far", **values: Any) -> dict[str, Any]:
@@ -950,7 +954,7 @@ def test_a_view_whose_sources_run_in_two_profiles_lists_both(c5: Client) -> None
     assert [b["source"] for b in body["backend"]] == ["near", "far"]
 
 
-# --- more of the merge --------------------------------------------------------------------------------
+# --- more of the merge ----------------------------------------------------------------------------
 
 
 def test_truncated_rendering_leaves_the_merged_json_whole(sx_with: ClientFactory, sx: Client) -> None:

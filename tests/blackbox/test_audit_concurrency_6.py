@@ -50,14 +50,7 @@ from tests.helpers import written
 from tests.helpers import written_ids
 from tests.integration.test_lanes import _in_parallel
 
-WHEN = "2026-05-01T12:00:00Z"
-"""One `occurred_at` for every record of a lane, so a `recent` search ties them all and orders
-them by ingestion order (spec "Ordering and ties")."""
-
-
-def plan(text: str, **values: Any) -> dict[str, Any]:
-    """A value of the `plan` slot of `cust-1` in `bw_facts`, at `WHEN`."""
-    return fact(text, occurred_at=WHEN, **values)
+# --- keyed facts: which value is current after concurrent writes ----------------------------------
 
 
 def newest_first(client: Client, **scope: Any) -> list[dict[str, Any]]:
@@ -72,22 +65,14 @@ def newest_first(client: Client, **scope: Any) -> list[dict[str, Any]]:
     return ok(client.post("/search", json=body))["hits"]  # type: ignore[no-any-return]
 
 
-def one_current_per_lane(hits: list[dict[str, Any]]) -> None:
-    """No two hits share a lane (collection, entity, key, status)."""
-    lanes = [(hit["entity"], hit["key"], hit["status"]) for hit in hits if hit["key"] is not None]
-    assert len(lanes) == len(set(lanes)), hits
+WHEN = "2026-05-01T12:00:00Z"
+"""One `occurred_at` for every record of a lane, so a `recent` search ties them all and orders
+them by ingestion order (spec "Ordering and ties")."""
 
 
-def responses_at_once(app: Flask, workspace: Tenant, sends: list[Callable[[Client], Any]]) -> list[Any]:
-    """Each `sends[i](client)` on its own thread and client, all released together; the responses
-    in that order."""
-    responses: list[Any] = [None] * len(sends)
-
-    def work(seed: int) -> None:
-        responses[seed] = sends[seed](Client(app.test_client(), workspace))
-
-    _in_parallel(len(sends), work)
-    return responses
+def plan(text: str, **values: Any) -> dict[str, Any]:
+    """A value of the `plan` slot of `cust-1` in `bw_facts`, at `WHEN`."""
+    return fact(text, occurred_at=WHEN, **values)
 
 
 def retract_chain(client: Client, count: int) -> list[str]:
@@ -98,9 +83,6 @@ def retract_chain(client: Client, count: int) -> list[str]:
         assert retract(client, current).status_code == 200
         retracted.append(current)
     return retracted
-
-
-# --- keyed facts: which value is current after concurrent writes ----------------------------------
 
 
 def test_after_concurrent_writes_the_current_value_is_the_last_in_write_order(
@@ -153,7 +135,19 @@ def test_concurrent_bulk_batches_over_shared_slots_keep_write_order(bw_app: Flas
         assert sum(current_flags(client, *history)) == 1
 
 
-# --- different actions on one slot at once ---------------------------------------------------------
+# --- different actions on one slot at once --------------------------------------------------------
+
+
+def responses_at_once(app: Flask, workspace: Tenant, sends: list[Callable[[Client], Any]]) -> list[Any]:
+    """Each `sends[i](client)` on its own thread and client, all released together; the responses
+    in that order."""
+    responses: list[Any] = [None] * len(sends)
+
+    def work(seed: int) -> None:
+        responses[seed] = sends[seed](Client(app.test_client(), workspace))
+
+    _in_parallel(len(sends), work)
+    return responses
 
 
 def test_approve_and_reject_of_one_draft_at_once_one_wins(bw_app: Flask, bw_ws: Tenant, bw: Client) -> None:
@@ -341,7 +335,7 @@ def test_crossed_idempotent_batches_at_once_write_each_record_once(
     assert count_records(bw_db, bw_ws) == 2
 
 
-# --- 1,000-record batches: all or nothing ----------------------------------------------------------
+# --- 1,000-record batches: all or nothing ---------------------------------------------------------
 
 
 def thousand(last: dict[str, Any]) -> list[dict[str, Any]]:
@@ -493,7 +487,7 @@ def test_workers_racing_writers_leave_the_last_written_value_current(
     assert [hit["text"] for hit in current] == ["tier 4"]
 
 
-# --- reads while writes supersede values -------------------------------------------------------------
+# --- reads while writes supersede values ----------------------------------------------------------
 
 
 @contextmanager
@@ -505,6 +499,12 @@ def locked(engine: Engine, table: str, mode: str) -> Iterator[Callable[[], bool]
         holder.execute(sa.text(f"LOCK TABLE {table} IN {mode} MODE"))
         yield lambda: bool(watcher.execute(waiting, {"t": table}).scalar_one())
         watcher.rollback()
+
+
+def one_current_per_lane(hits: list[dict[str, Any]]) -> None:
+    """No two hits share a lane (collection, entity, key, status)."""
+    lanes = [(hit["entity"], hit["key"], hit["status"]) for hit in hits if hit["key"] is not None]
+    assert len(lanes) == len(set(lanes)), hits
 
 
 def until(condition: Callable[[], bool], seconds: float = 30) -> None:
@@ -605,7 +605,7 @@ def test_many_combined_searches_at_once_all_answer_the_same(bw_app: Flask, bw_ws
     assert all(r.get_json()["hits"] == alone for r in responses)
 
 
-# --- touch-on-read: best-effort --------------------------------------------------------------------
+# --- touch-on-read: best-effort -------------------------------------------------------------------
 
 
 def test_concurrent_searches_returning_the_same_records_all_succeed_and_touch(

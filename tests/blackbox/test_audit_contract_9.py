@@ -26,25 +26,36 @@ from tests.blackbox.support import write
 from tests.conftest import Client
 from tests.helpers import ok
 
-TOP_KEYS = {"hits", "ranking", "rendered", "truncated", "backend", "profiles"}
-BACKEND_KEYS = {"name", "layout", "candidate_count"}
-SCORED_HIT = {"id", "rank", "score", "rank_score"}
-STRUCTURED_HIT = {"id", "rank", "score"}
-STRUCTURED = {"kind": "structured", "scored": False}
-RANK_EXPRESSION = {"kind": "rank_expression", **SCORED_RANKING}
-RRF = {"kind": "rrf", **SCORED_RANKING}
+BY_AMOUNT = [{"field": "amount"}]
 NOTES = {"collections": ["sx_notes"]}
+PLAN_Q = "budget plan review"
 VEC = {"collections": ["sx_vec"]}
-Q = "budget plan review"
+MODES = [
+    # mode, the single search, how many candidates its engine proposes (every eligible record it can
+    # find: the pool is not cut by `candidates`, whose default is at least 100)
+    pytest.param({"mode": "vector", "q": PLAN_Q, "scope": VEC}, 4, id="vector"),
+    pytest.param({"mode": "text", "q": PLAN_Q, "scope": NOTES}, 3, id="text"),
+    pytest.param({"mode": "hybrid", "q": PLAN_Q, "scope": VEC}, 4, id="hybrid"),
+    pytest.param({"mode": "recent", "scope": NOTES}, 4, id="recent"),
+    pytest.param({"mode": "structured", "scope": NOTES, "order_by": BY_AMOUNT}, 4, id="structured"),
+]
+RANK_EXPRESSION = {"kind": "rank_expression", **SCORED_RANKING}
+SCORED_HIT = {"id", "rank", "score", "rank_score"}
+STRUCTURED = {"kind": "structured", "scored": False}
+STRUCTURED_HIT = {"id", "rank", "score"}
+TOP_KEYS = {"hits", "ranking", "rendered", "truncated", "backend", "profiles"}
+
+
+def is_structured(body: dict[str, Any]) -> bool:
+    return body.get("mode") == "structured"
+
+
 TEXTS = ["budget plan review", "budget plan", "budget", "unrelated words"]
 """Three texts holding 3, 2 and 1 of the query's words, and one holding none."""
-BY_AMOUNT = [{"field": "amount"}]
-DOWN = [{"field": "amount", "direction": "desc"}]
-EITHER = ["max", [["similarity"], ["text_match"]]]
 
 
 @pytest.fixture
-def corpus(sx: Client) -> None:
+def mode_corpus(sx: Client) -> None:
     """TEXTS in `sx_notes` (amounts 1–4, importance 4–1) and in `sx_vec`, with distinct times."""
     write(
         sx,
@@ -56,22 +67,7 @@ def corpus(sx: Client) -> None:
     write(sx, *(vec(text, occurred_at=at(i + 1)) for i, text in enumerate(TEXTS)))
 
 
-MODES = [
-    # mode, the single search, how many candidates its engine proposes (every eligible record it can
-    # find: the pool is not cut by `candidates`, whose default is at least 100)
-    pytest.param({"mode": "vector", "q": Q, "scope": VEC}, 4, id="vector"),
-    pytest.param({"mode": "text", "q": Q, "scope": NOTES}, 3, id="text"),
-    pytest.param({"mode": "hybrid", "q": Q, "scope": VEC}, 4, id="hybrid"),
-    pytest.param({"mode": "recent", "scope": NOTES}, 4, id="recent"),
-    pytest.param({"mode": "structured", "scope": NOTES, "order_by": BY_AMOUNT}, 4, id="structured"),
-]
-
-
-def is_structured(body: dict[str, Any]) -> bool:
-    return body.get("mode") == "structured"
-
-
-@pytest.mark.usefixtures("corpus")
+@pytest.mark.usefixtures("mode_corpus")
 @pytest.mark.parametrize(("query", "proposed"), MODES)
 def test_single_search_contract_per_mode(sx: Client, query: dict[str, Any], proposed: int) -> None:
     """ "`score` … `null` for structured mode"; "`rank_score` … absent for structured mode";
@@ -100,7 +96,7 @@ def test_single_search_contract_per_mode(sx: Client, query: dict[str, Any], prop
         assert body["hits"][0]["score"] == 1.0
 
 
-@pytest.mark.usefixtures("corpus")
+@pytest.mark.usefixtures("mode_corpus")
 @pytest.mark.parametrize(("query", "proposed"), MODES)
 def test_render_turns_rendered_into_a_string_in_every_mode(
     sx: Client, query: dict[str, Any], proposed: int
@@ -116,7 +112,7 @@ def test_render_turns_rendered_into_a_string_in_every_mode(
     assert body["backend"]["candidate_count"] == proposed
 
 
-@pytest.mark.usefixtures("corpus")
+@pytest.mark.usefixtures("mode_corpus")
 @pytest.mark.parametrize(("query", "proposed"), MODES)
 def test_include_fields_and_render_add_only_what_was_asked(
     sx: Client, query: dict[str, Any], proposed: int
@@ -133,19 +129,21 @@ def test_include_fields_and_render_add_only_what_was_asked(
     assert body["backend"]["candidate_count"] == proposed
 
 
-# --- the pool behind score, per scored mode ---------------------------------------------------------
+# --- the pool behind score, per scored mode -------------------------------------------------------
 
+
+EITHER = ["max", [["similarity"], ["text_match"]]]
 RANKED = [
-    pytest.param({"mode": "vector", "q": Q, "scope": VEC, "rank": ["similarity"]}, id="vector"),
-    pytest.param({"mode": "text", "q": Q, "scope": NOTES, "rank": ["text_match"]}, id="text"),
+    pytest.param({"mode": "vector", "q": PLAN_Q, "scope": VEC, "rank": ["similarity"]}, id="vector"),
+    pytest.param({"mode": "text", "q": PLAN_Q, "scope": NOTES, "rank": ["text_match"]}, id="text"),
     pytest.param(
-        {"mode": "hybrid", "q": Q, "scope": VEC, "rank": EITHER},
+        {"mode": "hybrid", "q": PLAN_Q, "scope": VEC, "rank": EITHER},
         id="hybrid",
     ),
 ]
 
 
-@pytest.mark.usefixtures("corpus")
+@pytest.mark.usefixtures("mode_corpus")
 @pytest.mark.parametrize("query", RANKED)
 def test_score_is_min_max_over_the_ranked_candidates_before_k(sx: Client, query: dict[str, Any]) -> None:
     """ "score = (u - low) / (high - low)" where low/high are "the smallest and largest values in the
@@ -164,8 +162,12 @@ def test_score_is_min_max_over_the_ranked_candidates_before_k(sx: Client, query:
     assert whole["hits"][-1]["score"] == 0.0
 
 
-# --- combined searches ------------------------------------------------------------------------------
+# --- combined searches ----------------------------------------------------------------------------
 
+
+RRF_RANKING = {"kind": "rrf", **SCORED_RANKING}
+"""The spec's ranking contract of a combined search: "ranking.kind is rrf"."""
+DOWN = [{"field": "amount", "direction": "desc"}]
 SOURCES = [
     {"name": "sem", "mode": "vector", "scope": VEC, "rank": ["similarity"], "k": 3},
     {"name": "words", "mode": "text", "scope": NOTES, "rank": ["text_match"], "k": 2},
@@ -192,18 +194,18 @@ def alone(source: dict[str, Any]) -> dict[str, Any]:
     return {key: value for key, value in source.items() if key not in ("name", "weight")}
 
 
-@pytest.mark.usefixtures("corpus")
+@pytest.mark.usefixtures("mode_corpus")
 def test_combined_contract_with_a_source_of_every_mode(sx: Client) -> None:
     """ "`source_ranks` object of source name → positive integer; only when combining searches —
     Position in each source list containing the record. A missing key means that source did not
     find it"; "`backend` … plus `source` when combining searches"; "ranking.kind is rrf"; "This
     value is what you get back as rank_score": RRF(record) = Σ weight / (60 + rank_in_source)."""
-    body = search(sx, {"q": Q, "sources": SOURCES, "fuse": {"kind": "rrf"}, "k": 100})
+    body = search(sx, {"q": PLAN_Q, "sources": SOURCES, "fuse": {"kind": "rrf"}, "k": 100})
     assert body.keys() == TOP_KEYS
-    assert body["ranking"] == RRF
+    assert body["ranking"] == RRF_RANKING
     assert body["profiles"] == ["pg_default"]
     assert body["rendered"] is None and body["truncated"] is False
-    lists = {s["name"]: search(sx, {"q": Q, **alone(s)}) for s in SOURCES}
+    lists = {s["name"]: search(sx, {"q": PLAN_Q, **alone(s)}) for s in SOURCES}
     assert body["backend"] == [{"source": s["name"], **lists[s["name"]]["backend"]} for s in SOURCES]
     expected: dict[str, dict[str, int]] = {}
     for name, single in lists.items():
@@ -221,7 +223,7 @@ def test_combined_contract_with_a_source_of_every_mode(sx: Client) -> None:
     assert [h["rank"] for h in hits] == list(range(1, len(hits) + 1))
 
 
-@pytest.mark.usefixtures("corpus")
+@pytest.mark.usefixtures("mode_corpus")
 def test_structured_sources_alone_still_merge_into_a_scored_rrf_response(sx: Client) -> None:
     """A combined search is ranked by its merge: "This value is what you get back as rank_score;
     the score field is it normalized to 0–1 across the merged pool, and ranking.kind is rrf" —
@@ -242,7 +244,7 @@ def test_structured_sources_alone_still_merge_into_a_scored_rrf_response(sx: Cli
             "fuse": {"kind": "rrf"},
         },
     )
-    assert body["ranking"] == RRF
+    assert body["ranking"] == RRF_RANKING
     hits = body["hits"]
     assert [h.keys() for h in hits] == [SCORED_HIT | {"source_ranks"}] * 3
     # up: amounts 1, 2; down: amount 4. Ranks 1 tie at 1/61 (newer occurred_at first), then 1/62.
@@ -252,25 +254,25 @@ def test_structured_sources_alone_still_merge_into_a_scored_rrf_response(sx: Cli
     assert [(b["source"], b["candidate_count"]) for b in body["backend"]] == [("up", 4), ("down", 4)]
 
 
-@pytest.mark.usefixtures("corpus")
+@pytest.mark.usefixtures("mode_corpus")
 def test_a_single_source_still_reports_a_combined_response(sx: Client) -> None:
     """ "Every merged result includes source_ranks"; `backend` carries `source` "when combining
     searches" — one source is still a combined search (`sources` + `fuse`), a list of one entry."""
-    body = search(sx, {"q": Q, "sources": [SOURCES[1]], "fuse": {"kind": "rrf", "rank_constant": 10}})
-    assert body["ranking"] == RRF
+    body = search(sx, {"q": PLAN_Q, "sources": [SOURCES[1]], "fuse": {"kind": "rrf", "rank_constant": 10}})
+    assert body["ranking"] == RRF_RANKING
     assert body["backend"] == [{"source": "words", "name": "pg", "layout": None, "candidate_count": 3}]
     assert [h["source_ranks"] for h in body["hits"]] == [{"words": 1}, {"words": 2}]
     assert [h["rank_score"] for h in body["hits"]] == pytest.approx([1 / 11, 1 / 12])
 
 
-@pytest.mark.usefixtures("corpus")
+@pytest.mark.usefixtures("mode_corpus")
 def test_combined_output_controls_add_only_what_was_asked(sx: Client) -> None:
     """ "The output controls at the end (k, include, fields, annotations, render, fence) also apply
     when you combine several searches"; each optional value "appears only when you asked for it"."""
     body = search(
         sx,
         {
-            "q": Q,
+            "q": PLAN_Q,
             "sources": [SOURCES[1], SOURCES[4]],
             "fuse": {"kind": "rrf"},
             "include": ["collection", "key"],
@@ -290,7 +292,7 @@ def test_combined_output_controls_add_only_what_was_asked(sx: Client) -> None:
 # --- GET /search ----------------------------------------------------------------------------------
 
 
-@pytest.mark.usefixtures("corpus")
+@pytest.mark.usefixtures("mode_corpus")
 def test_get_search_reports_the_whole_single_search_contract(sx: Client) -> None:
     """ "GET /search translates your request into a hybrid (meaning + keyword) search, returns text,
     collection, type, and occurred_at, and turns on prompt-ready rendering" — the response is the
@@ -319,9 +321,13 @@ def test_get_search_with_no_match_is_an_empty_rendered_success(sx: Client) -> No
 
 # --- the view wrapper -----------------------------------------------------------------------------
 
+
+BACKEND_KEYS = {"name", "layout", "candidate_count"}
 VIEWS = [
     # view, parameters, ranking, hit keys, backend sources (None: a single search)
-    pytest.param("sx_context", {"entity": "e1", "task": Q}, RANK_EXPRESSION, SCORED_HIT, [None], id="text"),
+    pytest.param(
+        "sx_context", {"entity": "e1", "task": PLAN_Q}, RANK_EXPRESSION, SCORED_HIT, [None], id="text"
+    ),
     pytest.param(
         "sx_listing",
         {"entity": "e1", "start": at(1), "end": at(9)},
@@ -332,8 +338,8 @@ VIEWS = [
     ),
     pytest.param(
         "sx_fused",
-        {"task": Q},
-        RRF,
+        {"task": PLAN_Q},
+        RRF_RANKING,
         SCORED_HIT | {"source_ranks"},
         ["words", "latest"],
         id="combined",
@@ -350,7 +356,7 @@ VIEWS = [
 ]
 
 
-@pytest.mark.usefixtures("corpus")
+@pytest.mark.usefixtures("mode_corpus")
 @pytest.mark.parametrize(("view", "parameters", "ranking", "hit_keys", "sources"), VIEWS)
 def test_view_wrapper_contract(
     sx: Client,
@@ -386,7 +392,7 @@ def test_view_wrapper_contract(
     assert body["truncated"] is False
 
 
-@pytest.mark.usefixtures("corpus")
+@pytest.mark.usefixtures("mode_corpus")
 def test_view_hits_equal_the_direct_search_contract(sx: Client) -> None:
     """ "POST /views/{name}/query on a search view runs the same engine, so its results, ordering,
     scores, rendering, and diagnostics mean exactly what they mean above": `sx_listing`'s query run
@@ -419,7 +425,7 @@ def test_view_parameters_echo_the_values_supplied(sx: Client) -> None:
     assert body["parameters"] == {"entity": "e1x", "horizon": "week", "k": 5}
 
 
-@pytest.mark.usefixtures("corpus")
+@pytest.mark.usefixtures("mode_corpus")
 @pytest.mark.parametrize(("query", "proposed"), MODES)
 def test_candidate_count_never_exceeds_params_candidates(
     sx: Client, query: dict[str, Any], proposed: int

@@ -12,9 +12,7 @@ Each test quotes the design sentence it relies on.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 from uuid import uuid4
@@ -62,109 +60,6 @@ from tests.helpers import write_files
 from tests.helpers import written
 from tests.helpers import written_ids
 from tests.integration.test_lanes import _in_parallel
-
-# --- idempotency ----------------------------------------------------------------------------------
-
-
-def test_a_key_repeated_inside_one_request_names_one_record(bw: Client, bw_db: Engine, bw_ws: Tenant) -> None:
-    """§3: "a repeated `idempotency_key` in the same workspace returns the original record instead
-    of writing again" — within one batch too; results stay "in input order"."""
-    first, again, other = written(
-        bw, rec(text="once", idempotency_key="b-1"), rec(text="once", idempotency_key="b-1"), rec(text="x")
-    )
-    assert again == first and other["id"] != first["id"]
-    assert count_records(bw_db, bw_ws) == 2
-
-
-def test_a_key_repeated_inside_one_request_with_another_payload_is_409(
-    bw: Client, bw_db: Engine, bw_ws: Tenant
-) -> None:
-    """§3: "the same key with a different payload → `409`"; the batch is "written atomically"."""
-    response = post_records(
-        bw, rec(text="one", idempotency_key="b-2"), rec(text="two", idempotency_key="b-2")
-    )
-    err = error(response, 409, "conflict")
-    assert [d["loc"][:2] for d in err["details"]] == [["records", 1]]
-    assert count_records(bw_db, bw_ws) == 0
-
-
-def test_member_order_in_content_is_not_a_different_payload(bw: Client, bw_db: Engine, bw_ws: Tenant) -> None:
-    """§1: `content` is "preserved byte-for-byte in meaning"; JSON object member order carries no
-    meaning, so the same record sent with its members reordered is a replay, not a `409`."""
-    (first,) = written(bw, rec(content={"x": 1, "y": {"p": 1, "q": 2}}, idempotency_key="b-3"))
-    (again,) = written(bw, rec(content={"y": {"q": 2, "p": 1}, "x": 1}, idempotency_key="b-3"))
-    assert again["id"] == first["id"]
-    assert count_records(bw_db, bw_ws) == 1
-
-
-def test_a_replay_returns_the_original_record_as_it_is_now(bw: Client, bw_db: Engine, bw_ws: Tenant) -> None:
-    """§3: a replay "returns the original record instead of writing again" — even after a newer
-    value superseded it, and after it was retracted; nothing new is written."""
-    (original,) = written(bw, fact("plan A", idempotency_key="b-4"))
-    written(bw, fact("plan B"))
-    (replay,) = written(bw, fact("plan A", idempotency_key="b-4"))
-    assert (replay["id"], replay["current"]) == (original["id"], False)
-    assert retract(bw, original["id"]).status_code == 200
-    (replay,) = written(bw, fact("plan A", idempotency_key="b-4"))
-    assert (replay["id"], replay["current"]) == (original["id"], False)
-    assert count_records(bw_db, bw_ws) == 2
-    assert [h["text"] for h in recent(bw, "bw_facts")] == ["plan B"]
-
-
-def test_a_key_used_in_another_workspace_is_no_conflict(bw: Client, bw_other: Client) -> None:
-    """§1: "Nothing ever crosses a workspace boundary: not in … errors"; idempotency is "in the
-    same workspace"."""
-    (mine,) = written(bw, rec(text="mine", idempotency_key="b-5"))
-    (theirs,) = written(bw_other, rec(text="theirs, different", idempotency_key="b-5"))
-    assert theirs["id"] != mine["id"]
-    assert fetch(bw_other, theirs["id"])["text"] == "theirs, different"
-    error(bw.get(f"/records/{theirs['id']}"), 404, "not_found")
-
-
-def test_a_replay_with_wait_reports_the_failed_state_at_once(bw: Client, bw_runtime: Runtime) -> None:
-    """§3: `?wait=true` "returns once those records are processed or the timeout passes, with
-    their states"; §1 processing state is `pending`, `ready` or `failed` — a failed record is
-    processed, so the wait ends at once and reports `failed`."""
-    body = rec("bw_remote", text="needs the remote model", idempotency_key="b-6")
-    (first,) = written(bw, body)
-    process(with_models(bw_runtime, {}), max_attempts=1)
-    assert fetch(bw, first["id"])["processing"] == "failed"
-    started = time.monotonic()
-    (replay,) = written(bw, body, query="?wait=true&timeout=30")
-    assert (replay["id"], replay["processing"]) == (first["id"], "failed")
-    assert time.monotonic() - started < 10
-
-
-def test_a_replay_reports_the_processing_state_reached_since(bw: Client, bw_runtime: Runtime) -> None:
-    """§3: a replay "returns the original record" — its `{id, processing, current}` as they are now,
-    not as they were when it was first written."""
-    body = rec("bw_vec", text="embed me once", idempotency_key="b-7")
-    (first,) = written(bw, body)
-    assert first["processing"] == "pending"
-    process(bw_runtime)
-    (replay,) = written(bw, body)
-    assert replay == {**first, "processing": "ready"}
-
-
-# --- ?wait=true -----------------------------------------------------------------------------------
-
-
-def test_wait_reports_each_records_state_in_input_order(bw: Client) -> None:
-    """§3: `201` with `{"records": [{"id", "processing", "current"}]}` in input order; `?wait=true`
-    returns when the timeout passes "with their states"."""
-    started = time.monotonic()
-    results = written(bw, rec("bw_vec", text="to embed"), rec(text="plain"), query="?wait=true&timeout=0.5")
-    assert [r["processing"] for r in results] == ["pending", "ready"]
-    assert all(set(r) == {"id", "processing", "current"} for r in results)
-    assert 0.4 <= time.monotonic() - started < 5
-
-
-def test_a_wait_timeout_of_zero_does_not_wait(bw: Client) -> None:
-    """§3: `timeout` default 10 s, max 60 s: 0 is within the range and means no waiting."""
-    started = time.monotonic()
-    (result,) = written(bw, rec("bw_vec"), query="?wait=true&timeout=0")
-    assert result["processing"] == "pending" and time.monotonic() - started < 5
-
 
 # --- retract, approve, reject ---------------------------------------------------------------------
 
@@ -356,34 +251,7 @@ def test_a_superseded_retracted_node_is_never_restored(bw: Client) -> None:
     assert current_flags(bw, v1, v2, v3) == [True, False, False]
 
 
-# --- derived_from and depth ------------------------------------------------------------------------
-
-
-def test_every_missing_parent_is_listed(bw: Client, bw_db: Engine, bw_ws: Tenant) -> None:
-    """§1: `derived_from` ids "same workspace, must exist"; §3: "any invalid record → `422`
-    listing every problem by index, and nothing is written"."""
-    (real,) = written_ids(bw, rec(text="evidence"))
-    missing = [str(uuid4()), str(uuid4())]
-    response = post_records(bw, rec(), rec(derived_from=[missing[0], real, missing[1]]))
-    problems = locs(response)
-    assert len(problems) == 2
-    assert all(loc[:3] == ["records", 1, "derived_from"] for loc in problems)
-    err_text = " ".join(d["msg"] for d in error(post_records(bw, rec(derived_from=missing)), 422)["details"])
-    assert all(parent in err_text for parent in missing)
-    assert count_records(bw_db, bw_ws) == 1
-
-
-def test_depth_follows_the_deepest_parent_across_collections(bw: Client) -> None:
-    """§1: "a derived record is `1 + max(depth of derived_from)`" — an automatic link (depth of
-    its node + 1) is a parent like any other."""
-    (node,) = written_ids(bw, rec("bw_nodes", key="n", content={"depends_on": ["m"]}))
-    (link_hit,) = walk(bw, "n")["hits"]
-    (summary,) = written_ids(bw, rec(text="summary", derived_from=[node, link_hit["id"]]))
-    record = fetch(bw, summary)
-    assert (record["depth"], record["derived_from"]) == (2, [node, link_hit["id"]])
-
-
-# --- the record, as stored and returned -------------------------------------------------------------
+# --- the record, as stored and returned -----------------------------------------------------------
 
 
 def test_entity_and_text_limits_count_characters_not_bytes(bw: Client) -> None:
@@ -397,31 +265,7 @@ def test_entity_and_text_limits_count_characters_not_bytes(bw: Client) -> None:
     assert locs(post_records(bw, rec(text=wide * 32769))) == [["records", 0, "text"]]
 
 
-def test_scores_and_annotations_are_returned_as_written(bw: Client) -> None:
-    """§1: `scores` "object name → finite number"; `annotations` "object processor-name → JSON
-    value" — any JSON value, null included."""
-    scores = {"importance": 7, "ratio": -2.5, "tiny": 1e-9}
-    annotations = {"p": None, "q": 1, "r": "s", "t": [1, {"u": True}], "v": {}}
-    (record_id,) = written_ids(bw, rec(scores=scores, annotations=annotations))
-    record = fetch(bw, record_id)
-    assert (record["scores"], record["annotations"]) == (scores, annotations)
-
-
-def test_every_timestamp_of_a_record_carries_a_timezone(bw: Client) -> None:
-    """§1: `occurred_at` "timezone required"; `created_at`, `last_accessed` and `retracted_at` are
-    instants too (returned with an offset, so no reader guesses a zone)."""
-    (record_id,) = written_ids(bw, rec(occurred_at="2026-05-01T12:00:00+09:00"))
-    assert retract(bw, record_id).status_code == 200
-    record = fetch(bw, record_id)
-    for name in ("occurred_at", "created_at", "last_accessed", "retracted_at"):
-        assert datetime.fromisoformat(record[name]).utcoffset() is not None, name
-    assert datetime.fromisoformat(record["occurred_at"]) == datetime.fromisoformat(
-        "2026-05-01T03:00:00+00:00"
-    )
-    assert datetime.fromisoformat(record["retracted_at"]) >= datetime.fromisoformat(record["created_at"])
-
-
-# --- auth and workspaces ----------------------------------------------------------------------------
+# --- auth and workspaces --------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -461,7 +305,9 @@ def test_a_key_is_matched_exactly(bw_app: Flask, bw_ws: Tenant) -> None:
     assert client.get("/views", headers=bw_ws.headers).status_code == 200
 
 
-def test_the_same_slot_in_two_workspaces_is_two_slots(bw: Client, bw_other: Client) -> None:
+def test_retracting_in_one_workspace_leaves_the_same_slot_of_another_current(
+    bw: Client, bw_other: Client
+) -> None:
     """§1: a slot is "(workspace, collection, entity, key, status)"; "Nothing ever crosses a
     workspace boundary"."""
     (mine,) = written_ids(bw, fact("mine"))
@@ -483,21 +329,7 @@ def test_a_foreign_draft_cannot_be_approved_or_rejected(bw: Client, bw_other: Cl
     assert (record["status"], record["retracted_at"], record["current"]) == ("draft", None, True)
 
 
-# --- MCP over streamable HTTP, with the official SDK's client ----------------------------------------
-
-
-@pytest.fixture
-def served_port(bw_url: str, bw_catalog: Any, bw_db: Engine) -> Iterator[int]:
-    """`memseek serve` over the `bw` database and catalog (no worker)."""
-    env = cli_env(DATABASE_URL=bw_url, MEMSEEK_CATALOG=str(bw_catalog))
-    port, proc = serve_on_free_port(
-        lambda port: start_memseek(env, "serve", "--port", str(port), "--no-worker")
-    )
-    try:
-        yield port
-    finally:
-        proc.terminate()
-        proc.communicate(timeout=30)
+# --- MCP over streamable HTTP, with the official SDK's client -------------------------------------
 
 
 CALENDAR = {"entity": "maria", "start": "2026-07-01T00:00:00Z", "end": "2026-08-01T00:00:00Z"}
@@ -518,6 +350,20 @@ def mcp_session(port: int, key: str) -> tuple[Any, Any]:
             return await c.list_tools(), await c.call_tool("upcoming_calendar", CALENDAR)
 
     return anyio.run(session)
+
+
+@pytest.fixture
+def served_port(bw_url: str, bw_catalog: Any, bw_db: Engine) -> Iterator[int]:
+    """`memseek serve` over the `bw` database and catalog (no worker)."""
+    env = cli_env(DATABASE_URL=bw_url, MEMSEEK_CATALOG=str(bw_catalog))
+    port, proc = serve_on_free_port(
+        lambda port: start_memseek(env, "serve", "--port", str(port), "--no-worker")
+    )
+    try:
+        yield port
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=30)
 
 
 def test_the_official_mcp_client_uses_the_tools_over_http(
@@ -543,7 +389,7 @@ def test_the_official_mcp_client_uses_the_tools_over_http(
     assert not foreign.is_error and foreign.structured_content["hits"] == []
 
 
-# --- configuration ------------------------------------------------------------------------------------
+# --- configuration --------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -586,31 +432,7 @@ def test_an_empty_variable_means_its_default() -> None:
     assert (settings.memseek_package, settings.database_url, settings.max_query_chars) == (None, None, 8192)
 
 
-# --- server-owned fields, unreachable providers, link declarations -----------------------------------
-
-
-@pytest.mark.parametrize(
-    "name",
-    [
-        "id",
-        "depth",
-        "created_at",
-        "last_accessed",
-        "processing",
-        "current",
-        "retracted_at",
-        "retraction_reason",
-    ],
-)
-def test_server_owned_fields_cannot_be_written(bw: Client, bw_db: Engine, bw_ws: Tenant, name: str) -> None:
-    """§1: `id` is "server-generated", `depth` is computed from `derived_from`, `created_at` is
-    "when it was written"; §3 lists the `RecordIn` keys and "Unknown keys are rejected"."""
-    values = {"id": str(uuid4()), "depth": 0, "processing": "ready", "current": True}
-    value = values.get(
-        name, "2026-01-01T00:00:00Z" if name.endswith("_at") or name == "last_accessed" else "x"
-    )
-    assert locs(post_records(bw, rec(**{name: value}))) == [["records", 0, name]]
-    assert count_records(bw_db, bw_ws) == 0
+# --- server-owned fields, unreachable providers, link declarations --------------------------------
 
 
 @pytest.fixture
@@ -665,7 +487,7 @@ def test_links_into_a_keyed_edges_collection_are_refused_at_load(
     assert "collections[0].links[0].edges" in out, out
 
 
-# --- slots across versions, processing errors ---------------------------------------------------------
+# --- slots across versions, processing errors -----------------------------------------------------
 
 
 def test_a_slot_spans_the_versions_of_its_collection(bw: Client) -> None:
@@ -704,7 +526,7 @@ def test_a_record_ready_after_a_retry_shows_no_processing_error(
     }
 
 
-# --- the same request at once from several clients --------------------------------------------------
+# --- the same request at once from several clients ------------------------------------------------
 
 
 def statuses_in_parallel(app: Flask, workspace: Tenant, send: Any, threads: int = 6) -> list[Any]:
@@ -786,7 +608,12 @@ def test_a_database_url_that_is_not_postgresql_is_refused_naming_the_variable(ur
     assert "DATABASE_URL" in result.stderr, result.stderr
 
 
-# --- automatic links under declared paths, and links that need processing (`bz_` catalog) -------------
+# --- automatic links under declared paths, and links that need processing (`bz_` catalog) ---------
+
+
+def bz_walk(client: Client, seed: str) -> list[tuple[str, str, str]]:
+    hits = ok(view_query(client, "bz_walk", {"seed": seed}))["hits"]
+    return [(h["subject"], h["predicate"], h["object"]) for h in hits]
 
 
 @pytest.fixture(scope="module")
@@ -798,11 +625,6 @@ def bz_runtime(bw_runtime: Runtime, tmp_path_factory: pytest.TempPathFactory) ->
 @pytest.fixture
 def bz(bz_runtime: Runtime, bw_ws: Tenant) -> Client:
     return client_for(bz_runtime, bw_ws)
-
-
-def bz_walk(client: Client, seed: str) -> list[tuple[str, str, str]]:
-    hits = ok(view_query(client, "bz_walk", {"seed": seed}))["hits"]
-    return [(h["subject"], h["predicate"], h["object"]) for h in hits]
 
 
 def test_a_string_link_field_read_by_its_fallback_path_writes_a_link_at_the_declared_paths(
@@ -853,7 +675,7 @@ def test_wait_returns_once_the_automatic_links_are_processed_too(bz: Client, bz_
     assert bz_walk(bz, "gus") == [("gus", "reports_to", "hal")]
 
 
-# --- last_accessed ------------------------------------------------------------------------------------
+# --- last_accessed --------------------------------------------------------------------------------
 
 
 def test_get_context_counts_as_a_search_that_returned_the_record(bw: Client) -> None:

@@ -49,7 +49,7 @@ from tests.helpers import write_files
 from tests.helpers import written_ids
 from tests.openai_server import OpenAIServer
 
-# --- a catalog whose views let parameters supply lists, counts and time bounds ----------------------
+# --- views: the second validation and its loc -----------------------------------------------------
 
 
 @pytest.fixture(scope="module")
@@ -61,21 +61,6 @@ def audit_app(runtime: Runtime, sx_server: OpenAIServer, tmp_path_factory: pytes
 @pytest.fixture
 def ald(audit_app: Flask, tenant: Tenant, sx: Client) -> Client:
     return Client(audit_app.test_client(), tenant)
-
-
-@pytest.fixture(scope="module")
-def walk_app(runtime: Runtime, sx_server: OpenAIServer, tmp_path_factory: pytest.TempPathFactory) -> Flask:
-    """The `sx_` collections with one graph view of its own (graph boosts need exactly one)."""
-    root = sx_catalog(tmp_path_factory.mktemp("ald-walk-catalog"), "ald-walk")
-    return app_for(runtime_for(runtime, root, environ(sx_server)))
-
-
-@pytest.fixture
-def aldw(walk_app: Flask, tenant: Tenant, sx: Client) -> Client:
-    return Client(walk_app.test_client(), tenant)
-
-
-# --- views: the second validation and its loc ------------------------------------------------------
 
 
 def test_a_list_parameter_is_checked_again_inside_the_query(ald: Client) -> None:
@@ -152,7 +137,19 @@ def test_no_view_by_that_name_is_404_in_the_error_shape_even_for_get_views_name(
     error(ald.post("/views/ald_nothing/query", json={}), 404, "not_found")
 
 
-# --- graph views: the fixed contract, narrowed by the view --------------------------------------------
+# --- graph views: the fixed contract, narrowed by the view ----------------------------------------
+
+
+@pytest.fixture(scope="module")
+def walk_app(runtime: Runtime, sx_server: OpenAIServer, tmp_path_factory: pytest.TempPathFactory) -> Flask:
+    """The `sx_` collections with one graph view of its own (graph boosts need exactly one)."""
+    root = sx_catalog(tmp_path_factory.mktemp("ald-walk-catalog"), "ald-walk")
+    return app_for(runtime_for(runtime, root, environ(sx_server)))
+
+
+@pytest.fixture
+def aldw(walk_app: Flask, tenant: Tenant, sx: Client) -> Client:
+    return Client(walk_app.test_client(), tenant)
 
 
 @pytest.mark.parametrize(
@@ -225,7 +222,7 @@ def test_malformed_json_is_422_on_every_route(ald: Client, method: str, path: st
     assert err["details"] and all(isinstance(d["loc"], list) for d in err["details"])
 
 
-# --- records: retract, approve, reject, once each ---------------------------------------------------
+# --- records: retract, approve, reject, once each -------------------------------------------------
 
 
 def test_a_second_reject_is_a_conflict(bw: Client) -> None:
@@ -305,7 +302,7 @@ def test_record_actions_on_an_unknown_id_are_404(bw: Client, suffix: str) -> Non
     error(bw.post(f"/records/not-a-uuid{suffix}", json=body), 404, "not_found")
 
 
-# --- auth and public routes ----------------------------------------------------------------------
+# --- auth and public routes -----------------------------------------------------------------------
 
 
 def test_health_needs_no_key_even_with_a_bad_one(bw_app: Flask, bw_ws: Tenant) -> None:
@@ -318,7 +315,7 @@ def test_openapi_json_needs_a_key(bw_app: Flask, bw_ws: Tenant) -> None:
     error(bw_app.test_client().get("/openapi.json"), 401, "unauthorized")
 
 
-# --- the catalog check command ------------------------------------------------------------------------
+# --- the catalog check command --------------------------------------------------------------------
 
 
 def test_catalog_check_of_a_missing_directory_fails_with_a_message(

@@ -28,6 +28,7 @@ from memseek.paths import reference_catalog
 from memseek.runtime import Runtime
 from tests.blackbox.conftest import environ
 from tests.blackbox.design_support import process
+from tests.blackbox.rerank_support import sent
 from tests.blackbox.support import INCLUDES
 from tests.blackbox.support import SCHEMA
 from tests.blackbox.support import SCORED_RANKING
@@ -35,7 +36,6 @@ from tests.blackbox.support import WRAPPER_KEYS
 from tests.blackbox.support import ago
 from tests.blackbox.support import ids
 from tests.blackbox.support import search
-from tests.blackbox.test_spec_rerank import sent
 from tests.conftest import Client
 from tests.conftest import Tenant
 from tests.conftest import client_for
@@ -52,53 +52,7 @@ from tests.integration.view_support import SPEC_GRAPH_PARAMETERS
 from tests.integration.view_support import spec_graph_response
 from tests.openai_server import OpenAIServer
 
-
-@pytest.fixture(scope="module")
-def ex8_runtime(
-    runtime: Runtime, sx_server: OpenAIServer, tmp_path_factory: pytest.TempPathFactory
-) -> Runtime:
-    root = tmp_path_factory.mktemp("ex8-catalog")
-    shutil.copytree(reference_catalog() / "collections", root / "collections")
-    fixture_catalog(root, "ex8", rank_default=True)
-    return runtime_for(runtime, root, environ(sx_server))
-
-
-@pytest.fixture
-def ex8(ex8_runtime: Runtime, tenant: Tenant, server: OpenAIServer) -> Client:
-    return client_for(ex8_runtime, tenant)
-
-
-def put(client: Client, runtime: Runtime, *records: dict[str, Any]) -> list[str]:
-    """Write `records`, run the worker until the queue is empty (embeddings by the local model);
-    the new ids in order."""
-    new = written_ids(client, *records)
-    process(runtime)
-    return new
-
-
-def event(text: str, entity: str = "contact.maria", **values: Any) -> dict[str, Any]:
-    """A record of the reference `customer_events` (an event unless `values` say otherwise)."""
-    return {"collection": "customer_events", "entity": entity, "type": "event", "text": text, **values}
-
-
-def lead(text: str, **values: Any) -> dict[str, Any]:
-    return {"collection": "ex8_leads", "entity": "leads", "type": "event", "text": text, **values}
-
-
-def judge_all(score: float) -> Any:
-    """A judge reply scoring every record it was sent `score`."""
-
-    def reply(messages: list[dict[str, Any]]) -> str:
-        return json.dumps({"judgments": [{"id": rid, "score": score} for rid in sent(messages)]})
-
-    return reply
-
-
-ISO_UTC = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?\+00:00$")
-"""The example's timestamps: `"2026-07-01T10:22:00+00:00"`."""
-
-
-# --- Discovering views with GET /views --------------------------------------------------------------
+# --- Discovering views with GET /views ------------------------------------------------------------
 
 
 ENTRY_KEYS = {
@@ -114,6 +68,21 @@ ENTRY_KEYS = {
     "profiles",
 }
 """The keys of the spec's `GET /views` example entry."""
+
+
+@pytest.fixture(scope="module")
+def ex8_runtime(
+    runtime: Runtime, sx_server: OpenAIServer, tmp_path_factory: pytest.TempPathFactory
+) -> Runtime:
+    root = tmp_path_factory.mktemp("ex8-catalog")
+    shutil.copytree(reference_catalog() / "collections", root / "collections")
+    fixture_catalog(root, "ex8", rank_default=True)
+    return runtime_for(runtime, root, environ(sx_server))
+
+
+@pytest.fixture
+def ex8(ex8_runtime: Runtime, tenant: Tenant, server: OpenAIServer) -> Client:
+    return client_for(ex8_runtime, tenant)
 
 
 @pytest.mark.parametrize(
@@ -149,7 +118,7 @@ def test_get_views_entry_has_the_example_shape(
     assert entry["profiles"] == ["pg_default"]
 
 
-# --- The view response wrapper -----------------------------------------------------------------------
+# --- The view response wrapper --------------------------------------------------------------------
 
 
 def test_the_view_response_wrapper_example_replays(ex8: Client) -> None:
@@ -173,7 +142,20 @@ def test_the_view_response_wrapper_example_replays(ex8: Client) -> None:
     }
 
 
-# --- Start by describing the question ----------------------------------------------------------------
+# --- Start by describing the question -------------------------------------------------------------
+
+
+def event(text: str, entity: str = "contact.maria", **values: Any) -> dict[str, Any]:
+    """A record of the reference `customer_events` (an event unless `values` say otherwise)."""
+    return {"collection": "customer_events", "entity": entity, "type": "event", "text": text, **values}
+
+
+def put(client: Client, runtime: Runtime, *records: dict[str, Any]) -> list[str]:
+    """Write `records`, run the worker until the queue is empty (embeddings by the local model);
+    the new ids in order."""
+    new = written_ids(client, *records)
+    process(runtime)
+    return new
 
 
 def test_customer_context_returns_only_that_customers_records(ex8: Client, ex8_runtime: Runtime) -> None:
@@ -227,7 +209,7 @@ def test_upcoming_calendar_is_the_structured_example(ex8: Client, ex8_runtime: R
     )
 
 
-# --- Parameter fields ----------------------------------------------------------------------------------
+# --- Parameter fields -----------------------------------------------------------------------------
 
 
 def test_the_parameter_fields_example_publishes_and_applies_its_contract(ex8: Client) -> None:
@@ -266,7 +248,7 @@ def test_the_parameter_fields_example_publishes_and_applies_its_contract(ex8: Cl
     assert body["parameters"] == {"entity": "contact.maria", "horizon": "week", "channels": [], "k": 20}
 
 
-# --- Scopes ------------------------------------------------------------------------------------------------
+# --- Scopes ---------------------------------------------------------------------------------------
 
 
 def test_the_scope_example_keeps_exactly_what_each_line_says(ex8: Client, ex8_runtime: Runtime) -> None:
@@ -295,7 +277,11 @@ def test_the_scope_example_keeps_exactly_what_each_line_says(ex8: Client, ex8_ru
     assert set(ids(body)) == {base[0], base[1], new_plan, chain[1], chain[2]}
 
 
-# --- Typed filters --------------------------------------------------------------------------------------
+# --- Typed filters --------------------------------------------------------------------------------
+
+
+def lead(text: str, **values: Any) -> dict[str, Any]:
+    return {"collection": "ex8_leads", "entity": "leads", "type": "event", "text": text, **values}
 
 
 def test_the_where_example_ands_its_four_conditions(ex8: Client) -> None:
@@ -322,7 +308,7 @@ def test_the_where_example_ands_its_four_conditions(ex8: Client) -> None:
     assert set(ids(body)) == {written["match"], written["hubspot-at-start"]}
 
 
-# --- Combining several searches -------------------------------------------------------------------------
+# --- Combining several searches -------------------------------------------------------------------
 
 
 def test_the_fused_view_example_merges_by_weighted_rrf(ex8: Client, ex8_runtime: Runtime) -> None:
@@ -424,7 +410,20 @@ def test_the_weight_table_rows(ex8: Client, ex8_runtime: Runtime, weight: float,
         assert order[:15] == reflections
 
 
-# --- What comes back ---------------------------------------------------------------------------------------
+# --- What comes back ------------------------------------------------------------------------------
+
+
+ISO_UTC = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?\+00:00$")
+"""The example's timestamps: `"2026-07-01T10:22:00+00:00"`."""
+
+
+def judge_all(score: float) -> Any:
+    """A judge reply scoring every record it was sent `score`."""
+
+    def reply(messages: list[dict[str, Any]]) -> str:
+        return json.dumps({"judgments": [{"id": rid, "score": score} for rid in sent(messages)]})
+
+    return reply
 
 
 def test_what_comes_back_example_has_every_field(
@@ -545,6 +544,8 @@ def test_the_rerank_example_reports_how_many_were_judged(ex8: Client, server: Op
 
 # --- Rank expressions -----------------------------------------------------------------------------
 
+
+CONVENTION = ["sum", [["product", 1.0, ["normalize", ["text_match"]]]]]
 RECIPE = [
     "sum",
     [
@@ -560,7 +561,6 @@ SHIPPED_TEXT = [
         ["product", 1.0, ["decay", ["age_hours", "last_accessed"], {"midpoint": 24, "exponent": 1}]],
     ],
 ]
-CONVENTION = ["sum", [["product", 1.0, ["normalize", ["text_match"]]]]]
 
 
 @pytest.mark.parametrize(
@@ -592,7 +592,7 @@ def test_rank_expression_examples_compute_their_values(
     assert body["ranking"]["kind"] == "rank_expression"
 
 
-# --- Graph views and orphan reports ------------------------------------------------------------------------
+# --- Graph views and orphan reports ---------------------------------------------------------------
 
 
 def test_the_graph_query_example_yaml_replays(ex8: Client) -> None:
@@ -652,7 +652,7 @@ def test_the_orphan_pages_example_yaml_replays(ex8: Client, ex8_runtime: Runtime
     assert ok(view_query(ex8, "ex8_orphan_pages", {"limit": 2}))["truncated"] is True
 
 
-# --- Fencing rendered rows ----------------------------------------------------------------------------------
+# --- Fencing rendered rows ------------------------------------------------------------------------
 
 
 def test_the_fence_example_yields_the_example_block(ex8: Client, ex8_runtime: Runtime) -> None:
@@ -676,7 +676,7 @@ def test_the_fence_example_yields_the_example_block(ex8: Client, ex8_runtime: Ru
     assert body["truncated"] is False
 
 
-# --- What comes back, the hit with the design's customer_events v2 -----------------------------------
+# --- What comes back, the hit with the design's customer_events v2 --------------------------------
 
 
 def enrichment_reply(messages: list[dict[str, Any]]) -> str:
@@ -747,7 +747,8 @@ def test_the_example_hit_replays_on_the_designs_collection(
     )
 
 
-# --- Rank expressions: the shipped default's file, published by a catalog --------------------------
+# --- Rank expressions: the shipped default's file, published by a catalog -------------------------
+
 
 SHIPPED_DEFAULT_EXCERPT = """\
 candidates: 200

@@ -42,14 +42,15 @@ from tests.helpers import touches_written
 from tests.helpers import view_query
 from tests.helpers import with_settings
 
-NOTES = {"collections": ["sx_notes"]}
-VECS = {"collections": ["sx_vec"]}
+# --- design §1: nothing crosses a workspace boundary ----------------------------------------------
 
 
-@pytest.fixture
-def sx_other(sx_app: Flask, other_tenant: Tenant, sx: Client) -> Client:
-    """A client of the `sx_` app for a second workspace (`other_tenant`)."""
-    return Client(sx_app.test_client(), other_tenant)
+ACTIONS = [
+    pytest.param("GET", "", None, id="get"),
+    pytest.param("POST", "/retract", {"reason": "mine now"}, id="retract"),
+    pytest.param("POST", "/approve", None, id="approve"),
+    pytest.param("POST", "/reject", {"reason": "no"}, id="reject"),
+]
 
 
 def without(text: str, *values: str) -> str:
@@ -60,15 +61,10 @@ def without(text: str, *values: str) -> str:
     return text
 
 
-# --- design §1: nothing crosses a workspace boundary ------------------------------------------------
-
-
-ACTIONS = [
-    pytest.param("GET", "", None, id="get"),
-    pytest.param("POST", "/retract", {"reason": "mine now"}, id="retract"),
-    pytest.param("POST", "/approve", None, id="approve"),
-    pytest.param("POST", "/reject", {"reason": "no"}, id="reject"),
-]
+@pytest.fixture
+def sx_other(sx_app: Flask, other_tenant: Tenant, sx: Client) -> Client:
+    """A client of the `sx_` app for a second workspace (`other_tenant`)."""
+    return Client(sx_app.test_client(), other_tenant)
 
 
 @pytest.mark.parametrize(("method", "suffix", "body"), ACTIONS)
@@ -88,6 +84,9 @@ def test_a_foreign_record_id_is_answered_exactly_like_an_unknown_id(
     assert (record["status"], record["retracted_at"], record["current"]) == ("draft", None, True)
 
 
+NOTES = {"collections": ["sx_notes"]}
+
+
 def test_deriving_from_a_foreign_record_is_refused_like_an_unknown_id(sx: Client, sx_other: Client) -> None:
     """§1 Records: `derived_from` — "ids of the records it was derived from (same workspace, must
     exist)"; a record id from another workspace "is answered exactly like an unknown id"."""
@@ -99,6 +98,9 @@ def test_deriving_from_a_foreign_record_is_refused_like_an_unknown_id(sx: Client
     invalid(nobody)
     assert without(theirs.get_data(as_text=True), foreign) == without(nobody.get_data(as_text=True), unknown)
     assert search(sx, {"mode": "recent", "scope": NOTES})["hits"] == []
+
+
+VECS = {"collections": ["sx_vec"]}
 
 
 def observed(client: Client, body: dict[str, Any]) -> tuple[list[str], list[float], Any]:
@@ -167,7 +169,7 @@ def test_an_orphan_report_sees_only_its_own_workspace(sx: Client, sx_other: Clie
     assert [o["key"] for o in theirs["orphans"]] == ["theirs"]
 
 
-# --- design §1: the bearer key ----------------------------------------------------------------------
+# --- design §1: the bearer key --------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -200,7 +202,8 @@ def test_a_malformed_authorization_header_is_401(
     error(response, 401, "unauthorized")
 
 
-# --- design §3: 413, and bodies of the wrong JSON type ------------------------------------------------
+# --- design §3: 413, and bodies of the wrong JSON type --------------------------------------------
+
 
 ID = "0190a4f2-7b1c-7def-8abc-0123456789ab"
 POST_ROUTES = [
@@ -247,7 +250,7 @@ def test_a_json_body_that_is_not_an_object_is_422(sx: Client, path: str, body: A
     error(sx.request("POST", path, data=raw, headers={"Content-Type": "application/json"}), 422)
 
 
-# --- GET /openapi.json ------------------------------------------------------------------------------
+# --- GET /openapi.json ----------------------------------------------------------------------------
 
 
 def schema_at(spec: dict[str, Any], name: str, prop: str) -> dict[str, Any]:
@@ -328,7 +331,7 @@ def test_every_request_object_in_openapi_forbids_unknown_keys(sx: Client) -> Non
         assert schema.get("additionalProperties") is False, schema.get("title")
 
 
-# --- configuration: deployment ceilings never widen the spec's ranges ---------------------------------
+# --- configuration: deployment ceilings never widen the spec's ranges -----------------------------
 
 
 def ceiling_client(sx_with: ClientFactory, **settings: int) -> Client | None:
@@ -384,7 +387,7 @@ def test_a_ceiling_above_the_spec_range_does_not_widen_graph_boost(
     invalid(client.post("/search", json=body), "graph_boost", loc)
 
 
-# --- MAX_QUERY_CHARS: characters, at the exact boundary -------------------------------------------------
+# --- MAX_QUERY_CHARS: characters, at the exact boundary -------------------------------------------
 
 
 @pytest.mark.parametrize("char", ["a", "é", "語", "😀"], ids=["ascii", "latin", "cjk", "astral"])
@@ -418,7 +421,7 @@ def test_max_query_chars_bounds_a_combined_search_and_a_view_exactly(sx: Client)
     invalid(view_query(sx, "sx_context", {"entity": "e", "task": "c" * 8193}), "parameters", "task")
 
 
-# --- MAX_RESPONSE_BYTES: the exact byte count, every route, and no touch -----------------------------
+# --- MAX_RESPONSE_BYTES: the exact byte count, every route, and no touch --------------------------
 
 
 LISTING = {"entity": "lister", "start": "2026-07-01T00:00:00Z", "end": "2026-08-01T00:00:00Z"}
@@ -501,7 +504,7 @@ def test_search_max_concurrency_never_changes_the_result(sx: Client, sx_with: Cl
         )
 
 
-# --- configuration errors and `memseek explain` through the command --------------------------------------
+# --- configuration errors and `memseek explain` through the command -------------------------------
 
 
 def test_a_missing_catalog_directory_stops_the_command_naming_it(bw_url: str, tmp_path: Path) -> None:
@@ -522,11 +525,6 @@ def test_an_unknown_package_stops_the_command_naming_it(tmp_path: Path) -> None:
     assert result.returncode != 0
     assert "no_such_package" in result.stderr and "Traceback" not in result.stderr, result.stderr
     assert memseek(cli_env(MEMSEEK_PACKAGE="sx_pkg"), "catalog", "check", str(root)).returncode == 0
-
-
-@pytest.fixture
-def explain_env(bw_url: str, bw_catalog: Path, bw_ws: Tenant) -> dict[str, str]:
-    return cli_env(DATABASE_URL=bw_url, MEMSEEK_CATALOG=str(bw_catalog))
 
 
 def test_explain_names_the_route_and_binds_quoted_values(explain_env: dict[str, str]) -> None:
@@ -631,7 +629,7 @@ def test_explain_prints_the_sql_of_any_view_call(
     assert f"/* memseek view {view} v1" in result.stdout and shown in result.stdout
 
 
-# --- timing-visible behaviour: the query-vector cache -------------------------------------------------
+# --- timing-visible behaviour: the query-vector cache ---------------------------------------------
 
 
 def test_one_workspaces_query_is_not_served_from_another_workspaces_cache(
@@ -648,7 +646,7 @@ def test_one_workspaces_query_is_not_served_from_another_workspaces_cache(
     assert len(embeddings) == 2
 
 
-# --- GET /openapi.json: the GET routes' query parameters --------------------------------------------------
+# --- GET /openapi.json: the GET routes' query parameters ------------------------------------------
 
 
 @pytest.mark.parametrize(

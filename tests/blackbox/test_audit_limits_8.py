@@ -33,35 +33,34 @@ from tests.conftest import Client
 from tests.conftest import Tenant
 from tests.conftest import client_for
 from tests.helpers import ok
-from tests.helpers import post_records
 from tests.helpers import runtime_for
 from tests.helpers import view_query
 from tests.openai_server import OpenAIServer
 
-NOTES = {"collections": ["sx_notes"]}
-RECENT: dict[str, Any] = {"mode": "recent", "scope": NOTES}
+# --- the l8_wide collection: 16 returnable fields, 16 required enrichments, 100 record types ------
 
-# --- the l8_wide collection: 16 returnable fields, 16 required enrichments, 100 record types -------
+
+ENRICHMENT_NAMES = [f"l8_a{i}" for i in range(16)]
 # The test catalog `l8` holds `l8_wide`, a collection at every per-collection limit a search can
 # name: 16 returnable fields and 16 required (client) enrichments, so `fields` and `annotations`
 # can hold 16 names, and 100 record types, so `scope.types` can hold 100 that all resolve; and
 # `l8_walk`, an active graph view, so a `graph_boost` that names no graph resolves.
-
 FIELD_NAMES = [f"f{i}" for i in range(16)]
-ENRICHMENT_NAMES = [f"l8_a{i}" for i in range(16)]
+FIVE_LEVELS = "[sum, [[max, [[product, 1, [saturate, [const, 1], {midpoint: 1, exponent: 1}]]]]]]"
+FUSE = "fuse: {kind: rrf}"
+N = "scope: {collections: [sx_notes]}"
 TYPE_NAMES = [f"t{i}" for i in range(100)]
-
-
-def check_view(tmp_path: Path, capsys: pytest.CaptureFixture[str], query: str) -> tuple[int, str]:
-    """`memseek catalog check` of a catalog whose one search view `l8_case` has `query` (inline
-    YAML), next to the active graph view `l8_walk`: the exit code and what it printed."""
-    views = f"views:\n  - name: l8_case\n    version: 1\n    query: {query}\n"
-    return check_catalog(sx_catalog(tmp_path, "l8", views=views), capsys)
+W = "scope: {collections: [l8_wide]}"
 
 
 def yaml_list(values: list[str]) -> str:
     """`values` as an inline YAML list."""
     return "[" + ", ".join(values) + "]"
+
+
+def const_sum(leaves: int) -> str:
+    """`[sum, [[const, 1] × leaves]]`: leaves + 1 nodes, 2 levels."""
+    return f"[sum, {yaml_list(['[const, 1]'] * leaves)}]"
 
 
 def names(count: int, prefix: str = "v") -> list[str]:
@@ -74,19 +73,6 @@ def sources(count: int, extra: str = "") -> str:
     one = "{name: s%d, mode: recent, scope: {collections: [sx_notes]}%s}"
     return yaml_list([one % (i, extra) for i in range(count)])
 
-
-def const_sum(leaves: int) -> str:
-    """`[sum, [[const, 1] × leaves]]`: leaves + 1 nodes, 2 levels."""
-    return f"[sum, {yaml_list(['[const, 1]'] * leaves)}]"
-
-
-FIVE_LEVELS = "[sum, [[max, [[product, 1, [saturate, [const, 1], {midpoint: 1, exponent: 1}]]]]]]"
-SIX_LEVELS = (
-    "[sum, [[max, [[product, 1, [saturate, [product, 1, [const, 1]], {midpoint: 1, exponent: 1}]]]]]]"
-)
-N = "scope: {collections: [sx_notes]}"
-W = "scope: {collections: [l8_wide]}"
-FUSE = "fuse: {kind: rrf}"
 
 AT_LIMIT = [
     pytest.param(f"{{mode: recent, {N}, k: 100}}", id="k-100"),
@@ -139,6 +125,13 @@ AT_LIMIT = [
 ]
 
 
+def check_view(tmp_path: Path, capsys: pytest.CaptureFixture[str], query: str) -> tuple[int, str]:
+    """`memseek catalog check` of a catalog whose one search view `l8_case` has `query` (inline
+    YAML), next to the active graph view `l8_walk`: the exit code and what it printed."""
+    views = f"views:\n  - name: l8_case\n    version: 1\n    query: {query}\n"
+    return check_catalog(sx_catalog(tmp_path, "l8", views=views), capsys)
+
+
 @pytest.mark.parametrize("query", AT_LIMIT)
 def test_a_view_at_each_request_limit_loads(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], query: str
@@ -154,6 +147,9 @@ def test_a_view_at_each_request_limit_loads(
     assert code == 0, err
 
 
+SIX_LEVELS = (
+    "[sum, [[max, [[product, 1, [saturate, [product, 1, [const, 1]], {midpoint: 1, exponent: 1}]]]]]]"
+)
 PAST_LIMIT = [
     pytest.param(f"{{mode: recent, {N}, k: 101}}", "query.k", id="k-101"),
     pytest.param(f"{{mode: recent, {N}, k: 0}}", "query.k", id="k-0"),
@@ -295,19 +291,7 @@ def test_a_view_version_must_be_at_least_1(tmp_path: Path, capsys: pytest.Captur
     assert code == 2 and "views[0].version" in err, err
 
 
-# --- the l8 app: a catalog with l8_wide -------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def l8_runtime(
-    runtime: Runtime, sx_server: OpenAIServer, tmp_path_factory: pytest.TempPathFactory
-) -> Runtime:
-    return runtime_for(runtime, sx_catalog(tmp_path_factory.mktemp("l8-catalog"), "l8"), environ(sx_server))
-
-
-@pytest.fixture
-def l8(l8_runtime: Runtime, tenant: Tenant, server: OpenAIServer) -> Client:
-    return client_for(l8_runtime, tenant)
+# --- the l8 app: a catalog with l8_wide -----------------------------------------------------------
 
 
 def wide_record(type_name: str = "t99") -> dict[str, Any]:
@@ -320,6 +304,18 @@ def wide_record(type_name: str = "t99") -> dict[str, Any]:
         "content": {name: f"value {name}" for name in FIELD_NAMES},
         "annotations": {name: {"n": name} for name in ENRICHMENT_NAMES},
     }
+
+
+@pytest.fixture(scope="module")
+def l8_runtime(
+    runtime: Runtime, sx_server: OpenAIServer, tmp_path_factory: pytest.TempPathFactory
+) -> Runtime:
+    return runtime_for(runtime, sx_catalog(tmp_path_factory.mktemp("l8-catalog"), "l8"), environ(sx_server))
+
+
+@pytest.fixture
+def l8(l8_runtime: Runtime, tenant: Tenant, server: OpenAIServer) -> Client:
+    return client_for(l8_runtime, tenant)
 
 
 def test_sixteen_fields_sixteen_annotations_and_a_hundred_types_are_returned(l8: Client) -> None:
@@ -370,7 +366,11 @@ def test_one_name_past_the_limit_is_refused_at_the_list(
     invalid(l8.post("/search", json=request), *loc)
 
 
-# --- value lists at 100 entries: the last one still matches ------------------------------------------
+# --- value lists at 100 entries: the last one still matches ---------------------------------------
+
+
+NOTES = {"collections": ["sx_notes"]}
+RECENT: dict[str, Any] = {"mode": "recent", "scope": NOTES}
 
 
 @pytest.mark.parametrize(
@@ -395,7 +395,7 @@ def test_a_value_list_of_100_entries_is_applied_in_full(
     assert ids(search(sx, {**RECENT, "where": condition})) == [match]
 
 
-# --- candidates: the top of the default formula -----------------------------------------------------
+# --- candidates: the top of the default formula ---------------------------------------------------
 
 
 def test_k_100_proposes_1000_candidates_by_default(sx: Client) -> None:
@@ -410,7 +410,7 @@ def test_k_100_proposes_1000_candidates_by_default(sx: Client) -> None:
     assert explicit["backend"]["candidate_count"] == 1000 and ids(explicit) == ids(body)
 
 
-# --- GET /search and GET /context at k 100 ------------------------------------------------------------
+# --- GET /search and GET /context at k 100 --------------------------------------------------------
 
 
 def test_get_search_and_get_context_return_100_at_k_100(sx: Client) -> None:
@@ -433,7 +433,7 @@ def test_get_context_k_defaults_to_20(sx: Client) -> None:
     assert response.status_code == 200 and response.get_data(as_text=True).count("[id=") == 20
 
 
-# --- combined searches: the smallest weight, the largest boost ------------------------------------------
+# --- combined searches: the smallest weight, the largest boost ------------------------------------
 
 
 def test_a_tiny_source_weight_scales_the_rrf_value(sx: Client) -> None:
@@ -466,7 +466,7 @@ def test_a_boost_at_the_expression_limits_multiplies_the_rrf_value(
     assert [h["rank_score"] for h in body["hits"]] == pytest.approx([factor / 61])
 
 
-# --- graph views: depth 16, limit 500, the orphans' 500 -----------------------------------------------
+# --- graph views: depth 16, limit 500, the orphans' 500 -------------------------------------------
 
 
 def test_a_walk_of_depth_16_reaches_exactly_16_links(sx: Client) -> None:
@@ -499,7 +499,7 @@ def test_an_orphan_report_of_500_of_501(sx: Client) -> None:
     assert [o["key"] for o in body["orphans"]] == [f"p{i:03d}" for i in range(500)]
 
 
-# --- graph_boost: depth 4 and the default depth 2, the default limit 100 --------------------------------
+# --- graph_boost: depth 4 and the default depth 2, the default limit 100 --------------------------
 
 
 @pytest.fixture
@@ -563,20 +563,7 @@ def test_the_default_response_limit_is_4_mib(sx: Client, sx_with: ClientFactory)
     assert len(ok(sx.post("/search", json={**body, "k": 90}))["hits"]) == 90
 
 
-# --- POST /records: the batch bounds --------------------------------------------------------------
-
-
-@pytest.mark.parametrize("count", [pytest.param(0, id="0"), pytest.param(1001, id="1001")])
-def test_a_batch_outside_1_to_1000_is_refused_at_records(sx: Client, count: int) -> None:
-    """Design §3: "`POST /records` — `{"records": [RecordIn, …]}`, 1–1,000 records"; the error's
-    `loc` is the list itself, and nothing is written."""
-    response = post_records(sx, *(note(f"n{i}") for i in range(count)))
-    err = invalid(response, "records")
-    assert all(d["loc"] == ["records"] for d in err["details"]), err
-    assert search(sx, {**RECENT, "k": 1})["hits"] == []
-
-
-# --- deployment ceilings below the spec's defaults ---------------------------------------------------
+# --- deployment ceilings below the spec's defaults ------------------------------------------------
 
 
 @pytest.mark.parametrize(

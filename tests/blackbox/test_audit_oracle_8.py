@@ -45,20 +45,10 @@ from tests.helpers import written
 from tests.openai_server import OpenAIServer
 from tests.openai_server import hashed_embedding
 
-DIM = 384
-CHANNELS = ["email", "call", "note", "sms"]
-TAGS = ["vip", "churn", "beta", "trial"]
-VOCAB = ["amber", "basalt", "cobalt", "dune", "ember", "fjord", "garnet", "harbor"]
-RARE_WORD = "zephyr"
-"""A word some texts hold (text mode)."""
-WORDS = ["quasar", "nebula", "pulsar", "comet", "meteor"]
-"""Query words no text holds: their embeddings pick one position each."""
-BASE = datetime(2026, 1, 1, tzinfo=UTC)
-IMP = ["score", "importance"]
-SIM = ["similarity"]
+# --- the oracle -----------------------------------------------------------------------------------
 
 
-# --- the oracle's model of a record ----------------------------------------------------------------
+ALL = ["ao8_vec", "ao8_side"]
 
 
 @dataclass
@@ -103,19 +93,6 @@ class Rec:
         return item
 
 
-def position(word: str) -> tuple[int, float]:
-    """The one non-zero position of a one-word query's embedding and its sign."""
-    embedded = hashed_embedding(word, DIM)
-    (index,) = [i for i, x in enumerate(embedded) if x != 0.0]
-    return index, embedded[index]
-
-
-def similarity(rec: Rec, word: str) -> float:
-    """`1 - cosine_distance(query, record)` for a one-word query."""
-    index, sign = position(word)
-    return sign * rec.vector[index] / math.sqrt(sum(x * x for x in rec.vector))
-
-
 @dataclass
 class Corpus:
     """Every record written, in ingestion order."""
@@ -129,314 +106,9 @@ class Corpus:
         return [r for r in self.records if r.entity == entity]
 
 
-# --- building the corpus -------------------------------------------------------------------------
-
-
-def random_vector(rng: random.Random) -> list[int]:
-    return [rng.randint(-3, 3) for _ in range(DIM)]
-
-
-def random_content(rng: random.Random) -> dict[str, Any]:
-    content: dict[str, Any] = {}
-    if rng.random() < 0.85:
-        content["channel"] = rng.choice(CHANNELS)
-    if rng.random() < 0.8:
-        content["amount"] = round(rng.uniform(0, 100), 2)
-    if rng.random() < 0.8:
-        content["count"] = rng.randint(0, 20)
-    if rng.random() < 0.7:
-        content["vip"] = rng.random() < 0.3
-    if rng.random() < 0.75:
-        content["tags"] = rng.sample(TAGS, rng.randint(0, 3))
-    if rng.random() < 0.6:
-        content["starts_at"] = (BASE + timedelta(hours=rng.randint(0, 4000))).isoformat()
-    return content
-
-
-def build(rng: random.Random) -> list[Rec]:
-    """The corpus: 8 bulk accounts, two selective ones (`rare` 6, `tiny` 3), a side collection, keyed
-    facts with history, drafts and derived records."""
-    recs: list[Rec] = []
-
-    def add(entity: str, collection: str = "ao8_vec", **values: Any) -> Rec:
-        words = rng.sample(VOCAB, 3) + ([RARE_WORD] if rng.random() < 0.06 else [])
-        occurred = BASE + timedelta(hours=rng.randint(0, 4000))
-        if recs and rng.random() < 0.12:  # ties in occurred_at across records
-            occurred = rng.choice(recs).occurred_at
-        values.setdefault("importance", rng.choice([None, 0, 1, 2, 3, 4, 5]))
-        values.setdefault(
-            "type", rng.choice(["note", "event", "fact"]) if collection == "ao8_vec" else "note"
-        )
-        rec = Rec(
-            seq=len(recs),
-            collection=collection,
-            entity=entity,
-            text=f"record {len(recs)} " + " ".join(words),
-            vector=random_vector(rng),
-            occurred_at=occurred,
-            content=random_content(rng) if collection == "ao8_vec" else {"channel": rng.choice(CHANNELS)},
-            **values,
-        )
-        if recs and rng.random() < 0.05:  # an identical vector: an exact similarity tie
-            rec.vector = list(rng.choice(recs).vector)
-        recs.append(rec)
-        return rec
-
-    for i in range(280):
-        add(f"acct-{i % 8}", status="draft" if rng.random() < 0.08 else "active")
-    for _ in range(6):
-        add("rare")
-    for _ in range(3):
-        add("tiny")
-    for i in range(30):
-        add(f"acct-{i % 3}", collection="ao8_side")
-    for slot in range(6):  # keyed facts, three values each, plus a draft value
-        for _ in range(3):
-            add(f"person-{slot % 3}", key=f"risk-{slot}", type="fact")
-        add(f"person-{slot % 3}", key=f"risk-{slot}", type="fact", status="draft")
-    for i in range(8):  # derived records, depth 1 and 2
-        parent = recs[i * 3]
-        child = add(parent.entity, parents=[parent.seq], depth=parent.depth + 1)
-        if i % 2:
-            add(child.entity, parents=[child.seq], depth=child.depth + 1)
-    twins(recs, rng)
-    return recs
-
-
-def twins(recs: list[Rec], rng: random.Random) -> None:
-    """Entity `twins`: two vectors and two moments shared by several records, so value and
-    occurred_at tie and ingestion order decides."""
-    vectors = [random_vector(rng), random_vector(rng)]
-    moments = [BASE + timedelta(hours=100), BASE + timedelta(hours=200)]
-    plan = [(0, 0, 3), (0, 0, 3), (1, 1, 3), (0, 1, 3), (0, 0, 3), (1, 0, 3), (0, 0, 4), (1, 1, 3), (0, 0, 3)]
-    for vector, moment, importance in plan:
-        recs.append(
-            Rec(
-                seq=len(recs),
-                collection="ao8_vec",
-                entity="twins",
-                type="note",
-                text=f"twin {RARE_WORD}",
-                vector=list(vectors[vector]),
-                occurred_at=moments[moment],
-                content={"channel": "fax"},
-                importance=importance,
-            )
-        )
-
-
-def settle_currency(recs: list[Rec]) -> None:
-    """Per slot `(collection, entity, key, status)`, the newest non-retracted value is current;
-    events are always current."""
-    newest: dict[tuple[str, str, str, str], Rec] = {}
-    for rec in recs:
-        if rec.key is not None and not rec.retracted:
-            newest[(rec.collection, rec.entity, rec.key, rec.status)] = rec
-    for rec in recs:
-        if rec.key is not None:
-            rec.current = newest.get((rec.collection, rec.entity, rec.key, rec.status)) is rec
-
-
-RETRACTED = [5, 17, 40, 77, 150, 281, 285]
-"""Sequence numbers of records retracted after writing (events, a `rare` record, a `tiny` one)."""
-
-
-def write_corpus(client: Client, recs: list[Rec]) -> None:
-    """One `POST /records?wait=true` per record, so ingestion order is the list's order."""
-    ids_by_seq: dict[int, str] = {}
-    for rec in recs:
-        (result,) = written(client, rec.body(ids_by_seq), query="?wait=true")
-        assert result["processing"] == "ready", result
-        rec.id = ids_by_seq[rec.seq] = result["id"]
-    keyed_current = [r.seq for r in recs if r.key is not None and r.status == "active"][2::6]
-    for seq in RETRACTED + keyed_current:
-        ok_status = client.post(f"/records/{recs[seq].id}/retract", json={"reason": "audit"}).status_code
-        assert ok_status == 200, ok_status
-        recs[seq].retracted = True
-    settle_currency(recs)
-
-
-@pytest.fixture(scope="module")
-def ao8_runtime(
-    runtime: Runtime, sx_server: OpenAIServer, tmp_path_factory: pytest.TempPathFactory
-) -> Runtime:
-    root = sx_catalog(tmp_path_factory.mktemp("ao8-catalog"), "sx-views", "ao8")
-    return runtime_for(runtime, root, environ(sx_server))
-
-
-@pytest.fixture(scope="module")
-def corpus_client(ao8_runtime: Runtime, engine: Engine) -> Iterator[tuple[Client, Corpus]]:
-    tenant = make_tenant(engine, "ao8-oracle")
-    client = client_for(ao8_runtime, tenant)
-    recs = build(random.Random(8))
-    write_corpus(client, recs)
-    yield client, Corpus(recs)
-    empty_tenant_tables(engine)
-
-
-@pytest.fixture
-def ao8(corpus_client: tuple[Client, Corpus]) -> Client:
-    return corpus_client[0]
-
-
-@pytest.fixture
-def corpus(corpus_client: tuple[Client, Corpus]) -> Corpus:
-    return corpus_client[1]
-
-
-# --- the oracle -----------------------------------------------------------------------------------
-
-
-def ts(value: str) -> datetime:
-    return datetime.fromisoformat(value.replace("Z", "+00:00"))
-
-
-def field_value(rec: Rec, name: str) -> Any:
-    value = rec.content.get(name)
-    if name == "starts_at" and value is not None:
-        return ts(value)
-    return value
-
-
-def condition(value: Any, op: str, operand: Any, name: str) -> bool:
-    """One typed condition of the spec's table on a (possibly missing) value."""
-    if op == "exists":
-        return (value is not None) == operand
-    if value is None:
-        return False
-    if name == "starts_at" and op in {"gt", "gte", "lt", "lte", "eq"}:
-        operand = ts(operand)
-    compare: dict[str, Callable[[], bool]] = {
-        "eq": lambda: value == operand and isinstance(value, bool) == isinstance(operand, bool),
-        "in": lambda: value in operand,
-        "gt": lambda: value > operand,
-        "gte": lambda: value >= operand,
-        "lt": lambda: value < operand,
-        "lte": lambda: value <= operand,
-        "contains_any": lambda: bool(set(value) & set(operand)),
-        "contains_all": lambda: set(operand) <= set(value),
-    }
-    return compare[op]()
-
-
-def eligible(
-    corpus: Corpus, scope: dict[str, Any], where: dict[str, Any], collections: list[str]
-) -> list[Rec]:
-    """Every record the spec's scope and filters admit."""
-    status = scope.get("status", "active")
-    keyed = scope.get("keyed", "any")
-    out = []
-    for rec in corpus.records:
-        checks = [
-            not rec.retracted,
-            rec.collection in scope.get("collections", collections),
-            status == "all" or rec.status == status,
-            scope.get("versions", "current") == "all" or rec.current,
-            "entities" not in scope or rec.entity in scope["entities"],
-            "types" not in scope or rec.type in scope["types"],
-            keyed == "any" or (rec.key is not None) == keyed,
-            "occurred_after" not in scope or rec.occurred_at > ts(scope["occurred_after"]),
-            "occurred_before" not in scope or rec.occurred_at < ts(scope["occurred_before"]),
-            "depth_lte" not in scope or rec.depth <= scope["depth_lte"],
-        ]
-        checks += [
-            condition(field_value(rec, name), op, operand, name)
-            for name, conditions in where.items()
-            for op, operand in conditions.items()
-        ]
-        if all(checks):
-            out.append(rec)
-    return out
-
-
-ALL = ["ao8_vec", "ao8_side"]
-
-
-def newest_first(recs: list[Rec]) -> list[Rec]:
-    """occurred_at descending, then ingestion order descending."""
-    return sorted(recs, key=lambda r: (r.occurred_at, r.seq), reverse=True)
-
-
-def scored_order(values: dict[int, float], recs: list[Rec]) -> list[Rec]:
-    """ "results are ordered by internal value descending, then by occurred_at descending, then by
-    ingestion order descending, then by record id"."""
-    return sorted(recs, key=lambda r: (values[r.seq], r.occurred_at, r.seq), reverse=True)
-
-
-def public_scores(values: list[float], pool: list[float]) -> list[float]:
-    """ "score = 1 if high == low, (u - low) / (high - low) otherwise", bounds over the ranked pool."""
-    low, high = min(pool), max(pool)
-    return [1.0 if high == low else (u - low) / (high - low) for u in values]
-
-
-def default_candidates(k: int) -> int:
-    return min(1000, max(100, 10 * k))
-
-
-@dataclass(frozen=True)
-class Expected:
-    """The oracle's answer: ids in order, their rank values and public scores."""
-
-    ids: list[str]
-    values: list[float]
-    scores: list[float]
-
-
-def expect(ranked: list[Rec], pool: list[Rec], value: Callable[[Rec], float], k: int) -> Expected:
-    values = {r.seq: value(r) for r in pool}
-    top = scored_order(values, pool)[:k]
-    shown = [values[r.seq] for r in top]
-    return Expected([r.id for r in top], shown, public_scores(shown, list(values.values())))
-
-
-def check(body: dict[str, Any], expected: Expected, corpus: Corpus) -> None:
-    """Ids, order, rank, rank_score and score of a scored response against the oracle."""
-    got = [h["id"] for h in body["hits"]]
-    assert got == expected.ids, describe(got, expected.ids, corpus)
-    assert [h["rank"] for h in body["hits"]] == list(range(1, len(got) + 1))
-    assert [h["rank_score"] for h in body["hits"]] == pytest.approx(expected.values, abs=1e-9)
-    assert [h["score"] for h in body["hits"]] == pytest.approx(expected.scores, abs=1e-9)
-
-
-def describe(got: list[str], want: list[str], corpus: Corpus) -> str:
-    def seqs(ids_: list[str]) -> list[int]:
-        return [corpus.by_id(i).seq if any(r.id == i for r in corpus.records) else -1 for i in ids_]
-
-    return f"got seqs {seqs(got)}, expected {seqs(want)}"
-
-
+SIM = ["similarity"]
 Scope = dict[str, Any] | Callable[[Corpus], dict[str, Any]]
-
-
-def resolve(scope: Scope, corpus: Corpus, where: dict[str, Any]) -> dict[str, Any]:
-    """The scope, naming ao8_vec when it filters: "every field you filter on … exists … in every
-    collection version" the search could read from."""
-    made = scope(corpus) if callable(scope) else scope
-    return {"collections": ["ao8_vec"], **made} if where else made
-
-
-def semantic(elig: list[Rec], word: str) -> list[Rec]:
-    """Nearest first."""
-    return sorted(elig, key=lambda r: -similarity(r, word))
-
-
-def interleave(*lists: list[Rec], limit: int) -> list[Rec]:
-    """ "interleaved and deduplicated", cut to the candidate count."""
-    out: list[Rec] = []
-    for slot in range(max(map(len, lists), default=0)):
-        for items in lists:
-            if slot < len(items) and items[slot] not in out:
-                out.append(items[slot])
-    return out[:limit]
-
-
-def request(mode: str, scope: dict[str, Any], where: dict[str, Any], k: int, **extra: Any) -> dict[str, Any]:
-    body: dict[str, Any] = {"mode": mode, "k": k, **extra}
-    if scope:
-        body["scope"] = scope
-    if where:
-        body["where"] = where
-    return body
+FOUR = {"entities": ["acct-0", "acct-1", "acct-2", "acct-3"]}
 
 
 def window(entity: str, low: int, high: int) -> Callable[[Corpus], dict[str, Any]]:
@@ -453,8 +125,6 @@ def window(entity: str, low: int, high: int) -> Callable[[Corpus], dict[str, Any
 
     return make
 
-
-FOUR = {"entities": ["acct-0", "acct-1", "acct-2", "acct-3"]}
 
 VECTOR_CASES = [
     pytest.param("nebula", {"entities": ["rare"]}, {}, 10, {}, id="rare-entity-1.7pct"),
@@ -537,8 +207,6 @@ VECTOR_CASES = [
         id="entities-types-where-combo",
     ),
 ]
-
-
 TWINS = {"entities": ["twins"]}
 VECTOR_CASES += [
     pytest.param("quasar", TWINS, {}, 20, {}, id="twins-ties"),
@@ -555,6 +223,313 @@ VECTOR_CASES += [
         id="a-hundred-entities",
     ),
 ]
+
+
+@dataclass(frozen=True)
+class Expected:
+    """The oracle's answer: ids in order, their rank values and public scores."""
+
+    ids: list[str]
+    values: list[float]
+    scores: list[float]
+
+
+BASE = datetime(2026, 1, 1, tzinfo=UTC)
+CHANNELS = ["email", "call", "note", "sms"]
+RARE_WORD = "zephyr"
+"""A word some texts hold (text mode)."""
+VOCAB = ["amber", "basalt", "cobalt", "dune", "ember", "fjord", "garnet", "harbor"]
+TAGS = ["vip", "churn", "beta", "trial"]
+
+
+def random_content(rng: random.Random) -> dict[str, Any]:
+    content: dict[str, Any] = {}
+    if rng.random() < 0.85:
+        content["channel"] = rng.choice(CHANNELS)
+    if rng.random() < 0.8:
+        content["amount"] = round(rng.uniform(0, 100), 2)
+    if rng.random() < 0.8:
+        content["count"] = rng.randint(0, 20)
+    if rng.random() < 0.7:
+        content["vip"] = rng.random() < 0.3
+    if rng.random() < 0.75:
+        content["tags"] = rng.sample(TAGS, rng.randint(0, 3))
+    if rng.random() < 0.6:
+        content["starts_at"] = (BASE + timedelta(hours=rng.randint(0, 4000))).isoformat()
+    return content
+
+
+DIM = 384
+
+
+def random_vector(rng: random.Random) -> list[int]:
+    return [rng.randint(-3, 3) for _ in range(DIM)]
+
+
+def twins(recs: list[Rec], rng: random.Random) -> None:
+    """Entity `twins`: two vectors and two moments shared by several records, so value and
+    occurred_at tie and ingestion order decides."""
+    vectors = [random_vector(rng), random_vector(rng)]
+    moments = [BASE + timedelta(hours=100), BASE + timedelta(hours=200)]
+    plan = [(0, 0, 3), (0, 0, 3), (1, 1, 3), (0, 1, 3), (0, 0, 3), (1, 0, 3), (0, 0, 4), (1, 1, 3), (0, 0, 3)]
+    for vector, moment, importance in plan:
+        recs.append(
+            Rec(
+                seq=len(recs),
+                collection="ao8_vec",
+                entity="twins",
+                type="note",
+                text=f"twin {RARE_WORD}",
+                vector=list(vectors[vector]),
+                occurred_at=moments[moment],
+                content={"channel": "fax"},
+                importance=importance,
+            )
+        )
+
+
+def build(rng: random.Random) -> list[Rec]:
+    """The corpus: 8 bulk accounts, two selective ones (`rare` 6, `tiny` 3), a side collection, keyed
+    facts with history, drafts and derived records."""
+    recs: list[Rec] = []
+
+    def add(entity: str, collection: str = "ao8_vec", **values: Any) -> Rec:
+        words = rng.sample(VOCAB, 3) + ([RARE_WORD] if rng.random() < 0.06 else [])
+        occurred = BASE + timedelta(hours=rng.randint(0, 4000))
+        if recs and rng.random() < 0.12:  # ties in occurred_at across records
+            occurred = rng.choice(recs).occurred_at
+        values.setdefault("importance", rng.choice([None, 0, 1, 2, 3, 4, 5]))
+        values.setdefault(
+            "type", rng.choice(["note", "event", "fact"]) if collection == "ao8_vec" else "note"
+        )
+        rec = Rec(
+            seq=len(recs),
+            collection=collection,
+            entity=entity,
+            text=f"record {len(recs)} " + " ".join(words),
+            vector=random_vector(rng),
+            occurred_at=occurred,
+            content=random_content(rng) if collection == "ao8_vec" else {"channel": rng.choice(CHANNELS)},
+            **values,
+        )
+        if recs and rng.random() < 0.05:  # an identical vector: an exact similarity tie
+            rec.vector = list(rng.choice(recs).vector)
+        recs.append(rec)
+        return rec
+
+    for i in range(280):
+        add(f"acct-{i % 8}", status="draft" if rng.random() < 0.08 else "active")
+    for _ in range(6):
+        add("rare")
+    for _ in range(3):
+        add("tiny")
+    for i in range(30):
+        add(f"acct-{i % 3}", collection="ao8_side")
+    for slot in range(6):  # keyed facts, three values each, plus a draft value
+        for _ in range(3):
+            add(f"person-{slot % 3}", key=f"risk-{slot}", type="fact")
+        add(f"person-{slot % 3}", key=f"risk-{slot}", type="fact", status="draft")
+    for i in range(8):  # derived records, depth 1 and 2
+        parent = recs[i * 3]
+        child = add(parent.entity, parents=[parent.seq], depth=parent.depth + 1)
+        if i % 2:
+            add(child.entity, parents=[child.seq], depth=child.depth + 1)
+    twins(recs, rng)
+    return recs
+
+
+RETRACTED = [5, 17, 40, 77, 150, 281, 285]
+"""Sequence numbers of records retracted after writing (events, a `rare` record, a `tiny` one)."""
+
+
+def settle_currency(recs: list[Rec]) -> None:
+    """Per slot `(collection, entity, key, status)`, the newest non-retracted value is current;
+    events are always current."""
+    newest: dict[tuple[str, str, str, str], Rec] = {}
+    for rec in recs:
+        if rec.key is not None and not rec.retracted:
+            newest[(rec.collection, rec.entity, rec.key, rec.status)] = rec
+    for rec in recs:
+        if rec.key is not None:
+            rec.current = newest.get((rec.collection, rec.entity, rec.key, rec.status)) is rec
+
+
+def write_corpus(client: Client, recs: list[Rec]) -> None:
+    """One `POST /records?wait=true` per record, so ingestion order is the list's order."""
+    ids_by_seq: dict[int, str] = {}
+    for rec in recs:
+        (result,) = written(client, rec.body(ids_by_seq), query="?wait=true")
+        assert result["processing"] == "ready", result
+        rec.id = ids_by_seq[rec.seq] = result["id"]
+    keyed_current = [r.seq for r in recs if r.key is not None and r.status == "active"][2::6]
+    for seq in RETRACTED + keyed_current:
+        ok_status = client.post(f"/records/{recs[seq].id}/retract", json={"reason": "audit"}).status_code
+        assert ok_status == 200, ok_status
+        recs[seq].retracted = True
+    settle_currency(recs)
+
+
+@pytest.fixture(scope="module")
+def ao8_runtime(
+    runtime: Runtime, sx_server: OpenAIServer, tmp_path_factory: pytest.TempPathFactory
+) -> Runtime:
+    root = sx_catalog(tmp_path_factory.mktemp("ao8-catalog"), "sx-views", "ao8")
+    return runtime_for(runtime, root, environ(sx_server))
+
+
+@pytest.fixture(scope="module")
+def corpus_client(ao8_runtime: Runtime, engine: Engine) -> Iterator[tuple[Client, Corpus]]:
+    tenant = make_tenant(engine, "ao8-oracle")
+    client = client_for(ao8_runtime, tenant)
+    recs = build(random.Random(8))
+    write_corpus(client, recs)
+    yield client, Corpus(recs)
+    empty_tenant_tables(engine)
+
+
+@pytest.fixture
+def corpus(corpus_client: tuple[Client, Corpus]) -> Corpus:
+    return corpus_client[1]
+
+
+def describe(got: list[str], want: list[str], corpus: Corpus) -> str:
+    def seqs(ids_: list[str]) -> list[int]:
+        return [corpus.by_id(i).seq if any(r.id == i for r in corpus.records) else -1 for i in ids_]
+
+    return f"got seqs {seqs(got)}, expected {seqs(want)}"
+
+
+def check(body: dict[str, Any], expected: Expected, corpus: Corpus) -> None:
+    """Ids, order, rank, rank_score and score of a scored response against the oracle."""
+    got = [h["id"] for h in body["hits"]]
+    assert got == expected.ids, describe(got, expected.ids, corpus)
+    assert [h["rank"] for h in body["hits"]] == list(range(1, len(got) + 1))
+    assert [h["rank_score"] for h in body["hits"]] == pytest.approx(expected.values, abs=1e-9)
+    assert [h["score"] for h in body["hits"]] == pytest.approx(expected.scores, abs=1e-9)
+
+
+def default_candidates(k: int) -> int:
+    return min(1000, max(100, 10 * k))
+
+
+def ts(value: str) -> datetime:
+    return datetime.fromisoformat(value.replace("Z", "+00:00"))
+
+
+def condition(value: Any, op: str, operand: Any, name: str) -> bool:
+    """One typed condition of the spec's table on a (possibly missing) value."""
+    if op == "exists":
+        return (value is not None) == operand
+    if value is None:
+        return False
+    if name == "starts_at" and op in {"gt", "gte", "lt", "lte", "eq"}:
+        operand = ts(operand)
+    compare: dict[str, Callable[[], bool]] = {
+        "eq": lambda: value == operand and isinstance(value, bool) == isinstance(operand, bool),
+        "in": lambda: value in operand,
+        "gt": lambda: value > operand,
+        "gte": lambda: value >= operand,
+        "lt": lambda: value < operand,
+        "lte": lambda: value <= operand,
+        "contains_any": lambda: bool(set(value) & set(operand)),
+        "contains_all": lambda: set(operand) <= set(value),
+    }
+    return compare[op]()
+
+
+def field_value(rec: Rec, name: str) -> Any:
+    value = rec.content.get(name)
+    if name == "starts_at" and value is not None:
+        return ts(value)
+    return value
+
+
+def eligible(
+    corpus: Corpus, scope: dict[str, Any], where: dict[str, Any], collections: list[str]
+) -> list[Rec]:
+    """Every record the spec's scope and filters admit."""
+    status = scope.get("status", "active")
+    keyed = scope.get("keyed", "any")
+    out = []
+    for rec in corpus.records:
+        checks = [
+            not rec.retracted,
+            rec.collection in scope.get("collections", collections),
+            status == "all" or rec.status == status,
+            scope.get("versions", "current") == "all" or rec.current,
+            "entities" not in scope or rec.entity in scope["entities"],
+            "types" not in scope or rec.type in scope["types"],
+            keyed == "any" or (rec.key is not None) == keyed,
+            "occurred_after" not in scope or rec.occurred_at > ts(scope["occurred_after"]),
+            "occurred_before" not in scope or rec.occurred_at < ts(scope["occurred_before"]),
+            "depth_lte" not in scope or rec.depth <= scope["depth_lte"],
+        ]
+        checks += [
+            condition(field_value(rec, name), op, operand, name)
+            for name, conditions in where.items()
+            for op, operand in conditions.items()
+        ]
+        if all(checks):
+            out.append(rec)
+    return out
+
+
+def public_scores(values: list[float], pool: list[float]) -> list[float]:
+    """ "score = 1 if high == low, (u - low) / (high - low) otherwise", bounds over the ranked pool."""
+    low, high = min(pool), max(pool)
+    return [1.0 if high == low else (u - low) / (high - low) for u in values]
+
+
+def scored_order(values: dict[int, float], recs: list[Rec]) -> list[Rec]:
+    """ "results are ordered by internal value descending, then by occurred_at descending, then by
+    ingestion order descending, then by record id"."""
+    return sorted(recs, key=lambda r: (values[r.seq], r.occurred_at, r.seq), reverse=True)
+
+
+def expect(ranked: list[Rec], pool: list[Rec], value: Callable[[Rec], float], k: int) -> Expected:
+    values = {r.seq: value(r) for r in pool}
+    top = scored_order(values, pool)[:k]
+    shown = [values[r.seq] for r in top]
+    return Expected([r.id for r in top], shown, public_scores(shown, list(values.values())))
+
+
+def request(mode: str, scope: dict[str, Any], where: dict[str, Any], k: int, **extra: Any) -> dict[str, Any]:
+    body: dict[str, Any] = {"mode": mode, "k": k, **extra}
+    if scope:
+        body["scope"] = scope
+    if where:
+        body["where"] = where
+    return body
+
+
+def resolve(scope: Scope, corpus: Corpus, where: dict[str, Any]) -> dict[str, Any]:
+    """The scope, naming ao8_vec when it filters: "every field you filter on … exists … in every
+    collection version" the search could read from."""
+    made = scope(corpus) if callable(scope) else scope
+    return {"collections": ["ao8_vec"], **made} if where else made
+
+
+def position(word: str) -> tuple[int, float]:
+    """The one non-zero position of a one-word query's embedding and its sign."""
+    embedded = hashed_embedding(word, DIM)
+    (index,) = [i for i, x in enumerate(embedded) if x != 0.0]
+    return index, embedded[index]
+
+
+def similarity(rec: Rec, word: str) -> float:
+    """`1 - cosine_distance(query, record)` for a one-word query."""
+    index, sign = position(word)
+    return sign * rec.vector[index] / math.sqrt(sum(x * x for x in rec.vector))
+
+
+def semantic(elig: list[Rec], word: str) -> list[Rec]:
+    """Nearest first."""
+    return sorted(elig, key=lambda r: -similarity(r, word))
+
+
+@pytest.fixture
+def ao8(corpus_client: tuple[Client, Corpus]) -> Client:
+    return corpus_client[0]
 
 
 @pytest.mark.parametrize(("word", "scope", "where", "k", "params"), VECTOR_CASES)
@@ -610,6 +585,7 @@ def test_broad_vector_search_recall(ao8: Client, corpus: Corpus, word: str, k: i
     assert [r.seq for r in got] == [r.seq for r in scored_order(values, got)]
 
 
+IMP = ["score", "importance"]
 RECENT_CASES = [
     pytest.param({}, {}, 5, {}, id="broad-k5-candidates-100"),
     pytest.param({}, {}, 15, {}, id="broad-k15-candidates-150"),
@@ -632,8 +608,6 @@ RECENT_CASES = [
         FOUR, {"count": {"gt": 5, "lte": 15}}, 5, {"candidates": 20}, id="four-accounts-count-candidates-20"
     ),
 ]
-
-
 RECENT_CASES += [
     pytest.param(TWINS, {}, 20, {}, id="twins-ties"),
     pytest.param(
@@ -652,6 +626,11 @@ RECENT_CASES += [
     ),
     pytest.param({}, {"channel": {"eq": "fax"}}, 5, {"candidates": 6}, id="twins-candidates-6"),
 ]
+
+
+def newest_first(recs: list[Rec]) -> list[Rec]:
+    """occurred_at descending, then ingestion order descending."""
+    return sorted(recs, key=lambda r: (r.occurred_at, r.seq), reverse=True)
 
 
 @pytest.mark.parametrize(("scope", "where", "k", "params"), RECENT_CASES)
@@ -700,8 +679,6 @@ TEXT_CASES = [
         id="all-status-where",
     ),
 ]
-
-
 TEXT_CASES += [pytest.param(TWINS, {}, 20, id="twins-ties")]
 
 
@@ -733,6 +710,16 @@ HYBRID_CASES = [
 ]
 
 
+def interleave(*lists: list[Rec], limit: int) -> list[Rec]:
+    """ "interleaved and deduplicated", cut to the candidate count."""
+    out: list[Rec] = []
+    for slot in range(max(map(len, lists), default=0)):
+        for items in lists:
+            if slot < len(items) and items[slot] not in out:
+                out.append(items[slot])
+    return out[:limit]
+
+
 @pytest.mark.parametrize(("word", "scope", "k", "params"), HYBRID_CASES)
 def test_hybrid_search_equals_oracle(
     ao8: Client, corpus: Corpus, word: str, scope: dict[str, Any], k: int, params: dict[str, Any]
@@ -750,42 +737,6 @@ def test_hybrid_search_equals_oracle(
     extra = {"params": params} if params else {}
     body = search(ao8, request("hybrid", scope, {}, k, q=word, rank=SIM, **extra))
     check(body, expect(pool, pool, lambda r: similarity(r, word), k), corpus)
-
-
-def sort_key(order_by: list[dict[str, str]]) -> Callable[[Rec], tuple[Any, ...]]:
-    """ "compares each order_by field in the order you declared them, honoring each direction.
-    Missing values always sort last … Remaining ties use ingestion order ascending"."""
-
-    def key(rec: Rec) -> tuple[Any, ...]:
-        parts: list[Any] = []
-        for item in order_by:
-            value = field_value(rec, item["field"])
-            if value is None:
-                parts.append((1, 0))
-                continue
-            if isinstance(value, datetime):
-                value = value.timestamp()
-            if isinstance(value, bool):
-                value = int(value)
-            if item.get("direction", "asc") == "desc":
-                value = Desc(value)
-            parts.append((0, value))
-        return (*parts, rec.seq)
-
-    return key
-
-
-@dataclass(frozen=True)
-class Desc:
-    """A value that sorts in reverse."""
-
-    value: Any
-
-    def __lt__(self, other: Desc) -> bool:
-        return bool(self.value > other.value)
-
-    def __gt__(self, other: Desc) -> bool:
-        return bool(self.value < other.value)
 
 
 STRUCTURED_CASES = [
@@ -819,6 +770,42 @@ STRUCTURED_CASES = [
     ),
     pytest.param({}, {"amount": {"gt": 90}}, [{"field": "channel"}], 20, id="where-amount-channel-ties"),
 ]
+
+
+@dataclass(frozen=True)
+class Desc:
+    """A value that sorts in reverse."""
+
+    value: Any
+
+    def __lt__(self, other: Desc) -> bool:
+        return bool(self.value > other.value)
+
+    def __gt__(self, other: Desc) -> bool:
+        return bool(self.value < other.value)
+
+
+def sort_key(order_by: list[dict[str, str]]) -> Callable[[Rec], tuple[Any, ...]]:
+    """ "compares each order_by field in the order you declared them, honoring each direction.
+    Missing values always sort last … Remaining ties use ingestion order ascending"."""
+
+    def key(rec: Rec) -> tuple[Any, ...]:
+        parts: list[Any] = []
+        for item in order_by:
+            value = field_value(rec, item["field"])
+            if value is None:
+                parts.append((1, 0))
+                continue
+            if isinstance(value, datetime):
+                value = value.timestamp()
+            if isinstance(value, bool):
+                value = int(value)
+            if item.get("direction", "asc") == "desc":
+                value = Desc(value)
+            parts.append((0, value))
+        return (*parts, rec.seq)
+
+    return key
 
 
 @pytest.mark.parametrize(("scope", "where", "order_by", "k"), STRUCTURED_CASES)
@@ -862,6 +849,10 @@ def test_a_large_candidate_budget_makes_a_broad_vector_search_exact(ao8: Client,
     check(body, expect(elig, elig, lambda r: similarity(r, "pulsar"), 100), corpus)
 
 
+def expect_recs(pool: list[Rec], value: Callable[[Rec], float], k: int) -> list[Rec]:
+    return scored_order({r.seq: value(r) for r in pool}, pool)[:k]
+
+
 @dataclass(frozen=True)
 class Source:
     """One source of a combined search and how the oracle computes its list."""
@@ -898,11 +889,6 @@ class Source:
         return expect_recs(newest_first(elig)[:cand], lambda r: float(r.importance or 0), self.k)
 
 
-def expect_recs(pool: list[Rec], value: Callable[[Rec], float], k: int) -> list[Rec]:
-    return scored_order({r.seq: value(r) for r in pool}, pool)[:k]
-
-
-NEAR = Source("near", "vector", {"collections": ["ao8_vec"], **FOUR}, 15, 1.0, SIM)
 FRESH = Source(
     "fresh",
     "recent",
@@ -911,12 +897,9 @@ FRESH = Source(
     1.1,
     IMP,
 )
-WORDS_SOURCE = Source("words", "text", {"collections": ["ao8_vec"]}, 5, 1.0, IMP)
 LEVEL_FRESH = Source(
     "fresh", "recent", {"collections": ["ao8_vec"], "entities": ["acct-2", "acct-3"]}, 10, 1.0, IMP
 )
-
-
 LISTED = Source(
     "listed",
     "structured",
@@ -925,6 +908,8 @@ LISTED = Source(
     0.9,
     [{"field": "amount", "direction": "desc"}],
 )
+NEAR = Source("near", "vector", {"collections": ["ao8_vec"], **FOUR}, 15, 1.0, SIM)
+WORDS_SOURCE = Source("words", "text", {"collections": ["ao8_vec"]}, 5, 1.0, IMP)
 
 
 @pytest.mark.parametrize(
@@ -966,7 +951,8 @@ def test_combined_search_equals_rrf_oracle(
     assert body["ranking"]["kind"] == "rrf"
 
 
-Where = Callable[[Corpus], dict[str, Any]]
+def amounts(corpus: Corpus, count: int) -> list[float]:
+    return [r.content["amount"] for r in corpus.records if "amount" in r.content][3 : 3 + count]
 
 
 def first_with(corpus: Corpus, name: str, test: Callable[[Any], bool] = bool) -> Rec:
@@ -979,10 +965,6 @@ def first_with(corpus: Corpus, name: str, test: Callable[[Any], bool] = bool) ->
 def shifted(value: str) -> str:
     """The same instant written at +05:30."""
     return ts(value).astimezone(timezone(timedelta(hours=5, minutes=30))).isoformat()
-
-
-def amounts(corpus: Corpus, count: int) -> list[float]:
-    return [r.content["amount"] for r in corpus.records if "amount" in r.content][3 : 3 + count]
 
 
 EXACT_WHERE: list[Any] = [
@@ -1023,6 +1005,7 @@ EXACT_WHERE: list[Any] = [
     ),
     pytest.param(lambda c: {"vip": {"exists": False}, "tags": {"exists": True}}, "count", id="exists-combo"),
 ]
+Where = Callable[[Corpus], dict[str, Any]]
 
 
 @pytest.mark.parametrize(("where", "sort"), EXACT_WHERE)
@@ -1099,33 +1082,7 @@ def test_combined_boost_equals_oracle(
     check(body, expected, corpus)
 
 
-# --- the reference catalog's default formulas ------------------------------------------------------
-
-
-def normalized(values: dict[int, float]) -> dict[int, float]:
-    """ "`(x - min) / (max - min)` across the current candidates → 0–1. If every candidate ties, all
-    become 0"."""
-    low, high = min(values.values()), max(values.values())
-    return {seq: 0.0 if high == low else (v - low) / (high - low) for seq, v in values.items()}
-
-
-def last_read(client: Client, pool: list[Rec]) -> dict[int, datetime]:
-    """Each pool record's last_accessed as `GET /records/{id}` reports it, once pending touches are
-    written."""
-    touches_written(client)
-    return {r.seq: ts(fetch(client, r.id)["last_accessed"]) for r in pool}
-
-
-def default_values(client: Client, pool: list[Rec], relevance: Callable[[Rec], float]) -> dict[int, float]:
-    """ "N(relevance) + D24(age(last_accessed)) + N(importance)" (the reference catalog's formula)."""
-    read = last_read(client, pool)
-    now = datetime.now(UTC)
-    rel = normalized({r.seq: relevance(r) for r in pool})
-    imp = normalized({r.seq: float(r.importance or 0) for r in pool})
-    return {
-        r.seq: rel[r.seq] + 1 / (1 + max(0.0, (now - read[r.seq]).total_seconds() / 3600) / 24) + imp[r.seq]
-        for r in pool
-    }
+# --- the reference catalog's default formulas -----------------------------------------------------
 
 
 def check_default(
@@ -1141,6 +1098,32 @@ def check_default(
     assert [h["score"] for h in body["hits"]] == pytest.approx(
         public_scores(shown, list(values.values())), abs=1e-4
     )
+
+
+def last_read(client: Client, pool: list[Rec]) -> dict[int, datetime]:
+    """Each pool record's last_accessed as `GET /records/{id}` reports it, once pending touches are
+    written."""
+    touches_written(client)
+    return {r.seq: ts(fetch(client, r.id)["last_accessed"]) for r in pool}
+
+
+def normalized(values: dict[int, float]) -> dict[int, float]:
+    """ "`(x - min) / (max - min)` across the current candidates → 0–1. If every candidate ties, all
+    become 0"."""
+    low, high = min(values.values()), max(values.values())
+    return {seq: 0.0 if high == low else (v - low) / (high - low) for seq, v in values.items()}
+
+
+def default_values(client: Client, pool: list[Rec], relevance: Callable[[Rec], float]) -> dict[int, float]:
+    """ "N(relevance) + D24(age(last_accessed)) + N(importance)" (the reference catalog's formula)."""
+    read = last_read(client, pool)
+    now = datetime.now(UTC)
+    rel = normalized({r.seq: relevance(r) for r in pool})
+    imp = normalized({r.seq: float(r.importance or 0) for r in pool})
+    return {
+        r.seq: rel[r.seq] + 1 / (1 + max(0.0, (now - read[r.seq]).total_seconds() / 3600) / 24) + imp[r.seq]
+        for r in pool
+    }
 
 
 @pytest.mark.parametrize(

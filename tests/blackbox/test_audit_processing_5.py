@@ -48,31 +48,9 @@ from tests.helpers import written_ids
 from tests.openai_server import OpenAIServer
 from tests.openai_server import hashed_embedding
 
-Messages = list[dict[str, Any]]
-MODEL_ID = "all-MiniLM-L6-v2"
-"""The `model:` of the `bw` catalog's `default` alias (conf/models.yaml)."""
+# --- a provider that is down: 503, one error shape, nothing internal ------------------------------
 
 
-def embedding_calls(server: OpenAIServer) -> list[Any]:
-    """The bodies of the embedding requests the server received."""
-    return [r.body for r in server.requests if r.path == "/v1/embeddings"]
-
-
-def post_raw(client: Client, path: str, raw: str) -> Any:
-    """POST `raw` (JSON text that Python's encoder would not produce) to `path`."""
-    headers = {**client.tenant.headers, "Content-Type": "application/json"}
-    return client.raw.post(path, data=raw, headers=headers)
-
-
-def leaks(err: dict[str, Any], *secrets: str) -> list[str]:
-    """Which of `secrets` (or a traceback) the error's text shows."""
-    text = json.dumps(err)
-    return [s for s in (*secrets, "Traceback", "scripted") if s in text]
-
-
-# --- a provider that is down: 503, one error shape, nothing internal -----------------------------
-
-VECTOR_SEARCH = {"q": "down provider", "mode": "vector", "scope": {"collections": ["sx_vec"]}}
 COMBINED = {
     "q": "down provider",
     "sources": [
@@ -81,6 +59,7 @@ COMBINED = {
     ],
     "fuse": {"kind": "rrf"},
 }
+VECTOR_SEARCH = {"q": "down provider", "mode": "vector", "scope": {"collections": ["sx_vec"]}}
 READS_NEEDING_EMBEDDINGS = [
     pytest.param("POST", "/search", VECTOR_SEARCH, id="vector"),
     pytest.param("POST", "/search", {**VECTOR_SEARCH, "mode": "hybrid"}, id="hybrid"),
@@ -88,6 +67,12 @@ READS_NEEDING_EMBEDDINGS = [
     pytest.param("GET", "/search?q=down%20provider", None, id="get-search"),
     pytest.param("GET", "/context?q=down%20provider", None, id="get-context"),
 ]
+
+
+def leaks(err: dict[str, Any], *secrets: str) -> list[str]:
+    """Which of `secrets` (or a traceback) the error's text shows."""
+    text = json.dumps(err)
+    return [s for s in (*secrets, "Traceback", "scripted") if s in text]
 
 
 @pytest.mark.parametrize(("method", "path", "body"), READS_NEEDING_EMBEDDINGS)
@@ -150,6 +135,11 @@ READS_WITHOUT_EMBEDDINGS = [
 ]
 
 
+def embedding_calls(server: OpenAIServer) -> list[Any]:
+    """The bodies of the embedding requests the server received."""
+    return [r.body for r in server.requests if r.path == "/v1/embeddings"]
+
+
 @pytest.mark.parametrize("body", READS_WITHOUT_EMBEDDINGS)
 def test_text_recent_and_structured_work_while_the_provider_is_down(
     sx: Client, server: OpenAIServer, body: dict[str, Any]
@@ -177,7 +167,7 @@ def test_views_without_vector_searches_work_while_the_provider_is_down(
     assert ok(offline.get("/views"))["views"]
 
 
-# --- the query is embedded once per request ------------------------------------------------------
+# --- the query is embedded once per request -------------------------------------------------------
 
 
 def test_the_query_is_embedded_once_across_every_search_of_a_request(
@@ -202,18 +192,7 @@ def test_the_query_is_embedded_once_across_every_search_of_a_request(
     assert texts == ["shared query vector"]
 
 
-# --- a record that is not ready is never returned ------------------------------------------------
-
-
-def pending_and_ready(sx: Client) -> tuple[str, str]:
-    """A `sx_vec` record left `pending` (no vector supplied, no worker) and a ready twin."""
-    unembedded = {
-        k: v for k, v in vec("pendingword twin", entity="e-p").items() if not k.startswith("embedding")
-    }
-    (pending,) = written(sx, unembedded)
-    assert pending["processing"] == "pending"
-    (ready,) = write(sx, vec("pendingword twin", entity="e-p"))
-    return pending["id"], ready
+# --- a record that is not ready is never returned -------------------------------------------------
 
 
 PENDING_READS = [
@@ -236,6 +215,17 @@ PENDING_READS = [
     ),
     pytest.param("GET", "/search?q=pendingword%20twin", None, id="get-search"),
 ]
+
+
+def pending_and_ready(sx: Client) -> tuple[str, str]:
+    """A `sx_vec` record left `pending` (no vector supplied, no worker) and a ready twin."""
+    unembedded = {
+        k: v for k, v in vec("pendingword twin", entity="e-p").items() if not k.startswith("embedding")
+    }
+    (pending,) = written(sx, unembedded)
+    assert pending["processing"] == "pending"
+    (ready,) = write(sx, vec("pendingword twin", entity="e-p"))
+    return pending["id"], ready
 
 
 @pytest.mark.parametrize(("method", "path", "body"), PENDING_READS)
@@ -271,10 +261,9 @@ def test_a_pending_record_without_a_vector_never_reaches_vector_signals(
     assert set(ids(search(sx, body))) == {pending, ready}
 
 
-@pytest.fixture
-def sclient(served: Runtime, bw_ws: Tenant) -> Client:
-    """A `bw` client whose `cheap`/`remote` models are the local OpenAI-protocol server."""
-    return client_for(served, bw_ws)
+DEFAULT_MODEL = "all-MiniLM-L6-v2"
+"""The `model:` of the `bw` catalog's `default` alias (conf/models.yaml)."""
+Messages = list[dict[str, Any]]
 
 
 def labelled(score: Any = 7, label: Any = "positive") -> Any:
@@ -294,7 +283,7 @@ def test_a_record_with_its_vector_but_enrichments_pending_is_not_searchable(
     value was not supplied"; "only `ready` records are searchable" — a supplied vector alone does
     not make it ready, and a record that then fails stays out of every search."""
     record = rec(
-        "customer_events", text="vector but no enrichments", embedding=VECTOR, embedding_model=MODEL_ID
+        "customer_events", text="vector but no enrichments", embedding=VECTOR, embedding_model=DEFAULT_MODEL
     )
     (result,) = written(sclient, record)
     assert result["processing"] == "pending"
@@ -310,7 +299,7 @@ def test_a_record_with_its_vector_but_enrichments_pending_is_not_searchable(
     assert [ids(search(sclient, body)) for body in searches] == [[], [], [], []]
 
 
-# --- enrichment answers: strict, never guessed ---------------------------------------------------
+# --- enrichment answers: strict, never guessed ----------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -402,7 +391,7 @@ def test_a_chat_provider_error_fails_the_record_with_the_error_and_no_address(
     assert "test-key" not in record["processing_error"]
 
 
-# --- embeddings a provider gets wrong ------------------------------------------------------------
+# --- embeddings a provider gets wrong -------------------------------------------------------------
 
 
 def embeddings_body(*vectors: list[float]) -> dict[str, Any]:
@@ -478,7 +467,13 @@ def test_a_zero_query_vector_is_answered_with_finite_scores_or_503(sx: Client, s
         assert 0.0 <= hit["score"] <= 1.0
 
 
-# --- supplied embeddings ---------------------------------------------------------------------------
+# --- supplied embeddings --------------------------------------------------------------------------
+
+
+def post_raw(client: Client, path: str, raw: str) -> Any:
+    """POST `raw` (JSON text that Python's encoder would not produce) to `path`."""
+    headers = {**client.tenant.headers, "Content-Type": "application/json"}
+    return client.raw.post(path, data=raw, headers=headers)
 
 
 @pytest.mark.parametrize(
@@ -498,7 +493,7 @@ def test_a_supplied_embedding_is_a_list_of_finite_floats(
 ) -> None:
     """Design §3: "optionally `embedding` (a list of finite floats) with `embedding_model` … else
     `422`"; "any invalid record → `422` listing every problem by index, and nothing is written"."""
-    body = json.dumps({"records": [rec("bw_vec", embedding_model=MODEL_ID)]})
+    body = json.dumps({"records": [rec("bw_vec", embedding_model=DEFAULT_MODEL)]})
     raw = body[:-3] + ', "embedding": [' + raw_values + "]}]}"
     found = locs(post_raw(bw, "/records", raw))
     assert found and all(loc[:3] == ["records", 0, "embedding"] for loc in found), found
@@ -508,9 +503,9 @@ def test_a_supplied_embedding_is_a_list_of_finite_floats(
 def test_a_wrong_embedding_model_is_located_at_its_record(bw: Client, bw_db: Any, bw_ws: Tenant) -> None:
     """Design §3: "the model id must equal the collection's embedding model id and the dimension
     must match, else `422`"; "any invalid record → `422` listing every problem by index"."""
-    good = rec("bw_vec", embedding=VECTOR, embedding_model=MODEL_ID)
+    good = rec("bw_vec", embedding=VECTOR, embedding_model=DEFAULT_MODEL)
     other_model = rec("bw_vec", embedding=VECTOR, embedding_model="text-embedding-3-small")
-    short = rec("bw_vec", embedding=VECTOR[:100], embedding_model=MODEL_ID)
+    short = rec("bw_vec", embedding=VECTOR[:100], embedding_model=DEFAULT_MODEL)
     found = locs(post_records(bw, good, other_model, short))
     assert found == [["records", 1, "embedding_model"], ["records", 2, "embedding"]]
     assert count_records(bw_db, bw_ws) == 0
@@ -528,7 +523,7 @@ def test_a_remote_collection_takes_a_vector_of_its_own_model(
     (result,) = written(sclient, record)
     assert result["processing"] == "ready"
     assert embedding_calls(openai_server) == []
-    wrong = rec("bw_remote", text="x", embedding=vector, embedding_model=MODEL_ID)
+    wrong = rec("bw_remote", text="x", embedding=vector, embedding_model=DEFAULT_MODEL)
     assert locs(post_records(sclient, wrong)) == [["records", 0, "embedding_model"]]
 
 
@@ -538,7 +533,7 @@ def test_a_supplied_embedding_for_sx_vec_needs_the_declared_model(sx: Client) ->
     assert locs(post_records(sx, record)) == [["records", 0, "embedding_model"]]
 
 
-# --- client enrichments and supplied enrichment values -------------------------------------------
+# --- client enrichments and supplied enrichment values --------------------------------------------
 
 
 def test_a_missing_client_enrichment_is_located_at_its_record(sx: Client) -> None:
@@ -591,41 +586,7 @@ def test_a_supplied_llm_score_is_a_number_within_its_range(
         assert locs(response) == [["records", 0, "scores", "sx_rating"]]
 
 
-# --- ?wait=true ------------------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    "timeout",
-    ["nan", "inf", "-inf", "1e309", "60.5", "60.000001", "", "-0.5", "0x10"],
-)
-def test_a_wait_timeout_outside_0_to_60_seconds_is_422(
-    bw: Client, bw_db: Any, bw_ws: Tenant, timeout: str
-) -> None:
-    """Design §3: "`?wait=true` (with `timeout`, default 10 s, max 60 s)"; invalid → 422, never a
-    500, and the request writes nothing."""
-    response = post_records(bw, rec(), query=f"?wait=true&timeout={timeout}")
-    assert ["query", "timeout"] in locs(response)
-    assert count_records(bw_db, bw_ws) == 0
-
-
-@pytest.mark.parametrize("timeout", ["60", "60.0", "0.25"])
-def test_a_wait_timeout_up_to_60_seconds_is_accepted(bw: Client, timeout: str) -> None:
-    """Design §3: "`timeout`, default 10 s, max 60 s"."""
-    (result,) = written(bw, rec(), query=f"?wait=true&timeout={timeout}")
-    assert result["processing"] == "ready"
-
-
-def test_a_zero_vector_record_is_answered_with_finite_scores(sx: Client) -> None:
-    """Design §3: `embedding` is "a list of finite floats"; spec: "Every value produced must be
-    finite" — a record whose vector has no direction never turns a search into a 500 or NaN."""
-    write(sx, vec("zero record vector", embedding=[0.0] * 384), vec("zero record vector"))
-    for mode in ("vector", "hybrid"):
-        body = {"q": "zero record vector", "mode": mode, "scope": {"collections": ["sx_vec"]}}
-        hits = search(sx, body)["hits"]
-        assert len(hits) == 2 and all(0.0 <= hit["score"] <= 1.0 for hit in hits)
-
-
-# --- failures are per record -------------------------------------------------------------------------
+# --- failures are per record ----------------------------------------------------------------------
 
 
 def test_a_failing_provider_fails_only_the_records_that_need_it(bw: Client, bw_runtime: Runtime) -> None:
@@ -699,17 +660,17 @@ def test_wait_returns_the_failed_state_as_soon_as_processing_gives_up(
     assert fetch(bw, result["id"])["processing_error"]
 
 
-# --- graph reads count only processed nodes (`p5_` catalog) --------------------------------------
+# --- graph reads count only processed nodes (`p5_` catalog) ---------------------------------------
+
+
+def orphan_keys(client: Client) -> list[str]:
+    return [hit["key"] for hit in ok(view_query(client, "p5_orphans", {}))["hits"]]
 
 
 @pytest.fixture(scope="module")
 def p5_runtime(bw_runtime: Runtime, tmp_path_factory: pytest.TempPathFactory) -> Runtime:
     """The `bw` catalog plus a node collection embedded by the `remote` (OpenAI-protocol) model."""
     return runtime_for(bw_runtime, fixture_catalog(tmp_path_factory.mktemp("p5-catalog"), "bw", "p5"))
-
-
-def orphan_keys(client: Client) -> list[str]:
-    return [hit["key"] for hit in ok(view_query(client, "p5_orphans", {}))["hits"]]
 
 
 def test_orphan_reports_count_only_fully_processed_nodes(
@@ -730,7 +691,8 @@ def test_orphan_reports_count_only_fully_processed_nodes(
     assert orphan_keys(client) == ["ready-part"]
 
 
-# --- validation comes before the provider ------------------------------------------------------------
+# --- validation comes before the provider ---------------------------------------------------------
+
 
 INVALID_VECTOR_READS = [
     pytest.param(
@@ -783,24 +745,16 @@ def test_an_invalid_request_is_422_even_while_the_provider_is_down(
     assert embedding_calls(server) == []
 
 
-def test_a_replay_with_another_embedding_is_a_conflict(bw: Client, bw_db: Any, bw_ws: Tenant) -> None:
-    """Design §3: "the same key with a different payload → `409`" — the vector is part of the
-    payload."""
-    first = rec("bw_vec", embedding=VECTOR, embedding_model=MODEL_ID, idempotency_key="vec-1")
-    written(bw, first)
-    other = {**first, "embedding": [0.06] * 384}
-    error(post_records(bw, other), 409)
-    assert count_records(bw_db, bw_ws) == 1
-
-
-# --- processing never changes which value is current, nor un-retracts ---------------------------------
+# --- processing never changes which value is current, nor un-retracts -----------------------------
 
 
 def test_a_newer_value_that_fails_still_hides_the_older_one(bw: Client, bw_runtime: Runtime) -> None:
     """Design §1 Records: "'Newest' is decided by write order, never by processing state"; spec:
     "If a newer value exists but is still being processed, versions: current does not fall back to
     the older one"; a `failed` record is "never in search"."""
-    older = rec("customer_events", key="tier", text="gold tier", embedding=VECTOR, embedding_model=MODEL_ID)
+    older = rec(
+        "customer_events", key="tier", text="gold tier", embedding=VECTOR, embedding_model=DEFAULT_MODEL
+    )
     older["scores"], older["annotations"] = {"importance": 5}, {"sentiment": {"label": "neutral"}}
     (old_id,) = written_ids(bw, older)
     (new_id,) = written_ids(bw, rec("customer_events", key="tier", text="platinum tier"))
@@ -892,7 +846,7 @@ def test_a_supplied_vector_needs_no_configured_provider(bw: Client) -> None:
     assert ids(search(bw, {"mode": "recent", "scope": {"collections": ["bw_remote"]}})) == [result["id"]]
 
 
-# --- no workspace learns what another one searched ---------------------------------------------------
+# --- no workspace learns what another one searched ------------------------------------------------
 
 
 @pytest.mark.parametrize("down", [False, True], ids=["provider-up", "provider-down"])
@@ -915,7 +869,7 @@ def test_another_workspaces_query_is_not_reused(
     assert len(embedding_calls(server)) == 1
 
 
-# --- finite floats that a vector column cannot hold ---------------------------------------------------
+# --- finite floats that a vector column cannot hold -----------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -931,7 +885,7 @@ def test_a_supplied_vector_of_extreme_finite_floats_is_stored_or_refused(
     bw: Client, bw_db: Any, bw_ws: Tenant, value: float
 ) -> None:
     """Design §3: `embedding` is "a list of finite floats" … "else `422`"; never a 500."""
-    response = post_records(bw, rec("bw_vec", embedding=[value] * 384, embedding_model=MODEL_ID))
+    response = post_records(bw, rec("bw_vec", embedding=[value] * 384, embedding_model=DEFAULT_MODEL))
     if response.status_code == 201:
         assert response.get_json()["records"][0]["processing"] == "ready"
         search(bw, {"q": "a note", "mode": "vector", "scope": {"collections": ["bw_vec"]}})
@@ -1000,7 +954,7 @@ def test_a_record_with_everything_supplied_is_ready_at_once(bw: Client) -> None:
         "customer_events",
         text="all supplied",
         embedding=VECTOR,
-        embedding_model=MODEL_ID,
+        embedding_model=DEFAULT_MODEL,
         scores={"importance": 2},
         annotations={"sentiment": {"label": "negative"}},
     )

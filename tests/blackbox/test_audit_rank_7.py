@@ -22,12 +22,12 @@ from tests.blackbox.support import vec
 from tests.blackbox.support import write
 from tests.conftest import Client
 
-NOTES = {"collections": ["sx_notes"]}
-VEC = {"collections": ["sx_vec"]}
-IMP = ["score", "importance"]
-URG = ["score", "urgency"]
+# --- decay and saturate of real ages --------------------------------------------------------------
+
+
 HOURS = 100_000.0
 """A midpoint in hours (about 11 years): a few seconds of test time change nothing visible."""
+NOTES = {"collections": ["sx_notes"]}
 
 
 def by_text(client: Client, body: dict[str, Any]) -> dict[str, float]:
@@ -36,17 +36,9 @@ def by_text(client: Client, body: dict[str, Any]) -> dict[str, float]:
     return {hit["text"]: hit["rank_score"] for hit in answer["hits"]}
 
 
-def recent(client: Client, rank: Any, **extra: Any) -> dict[str, float]:
+def ranked_recent(client: Client, rank: Any, **extra: Any) -> dict[str, float]:
     """rank_score by text of a recent search over sx_notes ranked by `rank`."""
     return by_text(client, {"mode": "recent", "scope": NOTES, "rank": rank, **extra})
-
-
-def scored(client: Client, *scores: dict[str, float]) -> None:
-    """One note per `scores` mapping, texts r0, r1, …, oldest first (occurred_at July 1, 2, …)."""
-    write(client, *(note(f"r{i}", scores=s, occurred_at=at(i + 1)) for i, s in enumerate(scores)))
-
-
-# --- decay and saturate of real ages -----------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -72,7 +64,7 @@ def test_decay_and_saturate_of_age_hours(
     "`[age_hours, field]` | Hours since `created_at`, `occurred_at`, or `last_accessed`"."""
     write(sx, note("old", occurred_at=ago(age)))
     rank = [shaper, ["age_hours", "occurred_at"], {"midpoint": HOURS, "exponent": exponent}]
-    assert recent(sx, rank) == {"old": pytest.approx(expected, abs=1e-7)}
+    assert ranked_recent(sx, rank) == {"old": pytest.approx(expected, abs=1e-7)}
 
 
 @pytest.mark.parametrize(
@@ -88,7 +80,7 @@ def test_age_hours_is_hours_since_the_instant(sx: Client, occurred_at: str, utc:
     of a fixed past instant lies between the hours counted before and after the request."""
     write(sx, note("fixed", occurred_at=occurred_at))
     before = (datetime.now(UTC) - utc).total_seconds() / 3600
-    age = recent(sx, ["age_hours", "occurred_at"])["fixed"]
+    age = ranked_recent(sx, ["age_hours", "occurred_at"])["fixed"]
     after = (datetime.now(UTC) - utc).total_seconds() / 3600
     assert before - 1e-6 <= age <= after + 1e-6
 
@@ -98,11 +90,19 @@ def test_a_future_occurred_at_decays_from_exactly_1(sx: Client) -> None:
     saturate of it exactly 0, whatever the options."""
     write(sx, note("future", occurred_at=ago(-10 * HOURS)))
     age = ["age_hours", "occurred_at"]
-    assert recent(sx, ["decay", age, {"midpoint": 0.001, "exponent": 7}]) == {"future": 1.0}
-    assert recent(sx, ["saturate", age, {"midpoint": 0.001, "exponent": 0.1}]) == {"future": 0.0}
+    assert ranked_recent(sx, ["decay", age, {"midpoint": 0.001, "exponent": 7}]) == {"future": 1.0}
+    assert ranked_recent(sx, ["saturate", age, {"midpoint": 0.001, "exponent": 0.1}]) == {"future": 0.0}
 
 
-# --- normalize over the ranked candidate pool ------------------------------------------------------
+# --- normalize over the ranked candidate pool -----------------------------------------------------
+
+
+IMP = ["score", "importance"]
+
+
+def scored(client: Client, *scores: dict[str, float]) -> None:
+    """One note per `scores` mapping, texts r0, r1, …, oldest first (occurred_at July 1, 2, …)."""
+    write(client, *(note(f"r{i}", scores=s, occurred_at=at(i + 1)) for i, s in enumerate(scores)))
 
 
 def test_normalize_of_a_single_candidate_is_0_and_its_score_1(sx: Client) -> None:
@@ -118,7 +118,7 @@ def test_normalize_reads_only_the_candidates_params_candidates_proposes(sx: Clie
     "Newest first, then reordered by the formula": with candidates 2 the oldest record (importance
     1) is never a candidate, so min is 5, not 1."""
     scored(sx, {"importance": 1}, {"importance": 9}, {"importance": 5})
-    values = recent(sx, ["normalize", IMP], params={"candidates": 2})
+    values = ranked_recent(sx, ["normalize", IMP], params={"candidates": 2})
     assert values == {"r1": 1.0, "r2": 0.0}
 
 
@@ -131,7 +131,7 @@ def test_normalize_reads_only_records_the_filters_keep(sx: Client) -> None:
         note("top", scores={"importance": 10}, content={"channel": "a"}),
         note("none", content={"channel": "a"}),
     )
-    values = recent(sx, ["normalize", IMP], where={"channel": {"eq": "a"}})
+    values = ranked_recent(sx, ["normalize", IMP], where={"channel": {"eq": "a"}})
     assert values == {"mid": pytest.approx(0.4), "top": 1.0, "none": 0.0}
 
 
@@ -139,9 +139,10 @@ def test_normalize_with_negative_and_missing_scores(sx: Client) -> None:
     """ "Any missing signal is 0" — inside normalize too, so a record without the score sits at 0
     between a negative and a positive one: (x - (-3)) / (5 - (-3))."""
     scored(sx, {"importance": -3}, {"importance": 5}, {})
-    assert recent(sx, ["normalize", IMP]) == {"r0": 0.0, "r1": 1.0, "r2": pytest.approx(3 / 8)}
+    assert ranked_recent(sx, ["normalize", IMP]) == {"r0": 0.0, "r1": 1.0, "r2": pytest.approx(3 / 8)}
 
 
+URG = ["score", "urgency"]
 NESTED = [
     pytest.param(
         ["normalize", ["sum", [["normalize", IMP], ["normalize", URG]]]],
@@ -178,10 +179,10 @@ def test_nested_normalize(sx: Client, rank: Any, expected: dict[str, float]) -> 
         {"urgency": 5},
         {"importance": 6},
     )
-    assert recent(sx, rank) == pytest.approx(expected, abs=1e-12)
+    assert ranked_recent(sx, rank) == pytest.approx(expected, abs=1e-12)
 
 
-# --- max, sum and product with missing signals and negative values ----------------------------------
+# --- max, sum and product with missing signals and negative values --------------------------------
 
 
 @pytest.mark.parametrize(
@@ -222,7 +223,7 @@ def test_shapers_with_missing_and_negative_values(sx: Client, rank: Any, expecte
     the largest child", "`[sum, …]` | Adds the children", "a negative factor makes it a penalty",
     "saturate and decay clamp their input at 0 first". importance 2, —, 7."""
     scored(sx, {"importance": 2}, {}, {"importance": 7})
-    assert recent(sx, rank) == pytest.approx(expected, abs=1e-12)
+    assert ranked_recent(sx, rank) == pytest.approx(expected, abs=1e-12)
 
 
 def test_min_is_not_an_operator(sx: Client) -> None:
@@ -258,7 +259,7 @@ def test_order_and_score_follow_negative_values(sx: Client) -> None:
     ]
 
 
-# --- query signals: each shaper applied to the values the signal reads -----------------------------
+# --- query signals: each shaper applied to the values the signal reads ----------------------------
 
 
 def raw(client: Client, body: dict[str, Any], signal: str) -> dict[str, float]:
@@ -286,6 +287,9 @@ def test_text_match_shaped_in_text_mode(sx: Client) -> None:
     shaped = by_text(sx, {**body, "rank": ["saturate", ["text_match"], {"midpoint": m, "exponent": 2}]})
     # ts_rank_cd is a float4: allow its precision, not more
     assert shaped == pytest.approx({t: x**2 / (x**2 + m**2) for t, x in tm.items()}, abs=1e-6)
+
+
+VEC = {"collections": ["sx_vec"]}
 
 
 def test_hybrid_signals_shaped(sx: Client) -> None:
@@ -331,7 +335,7 @@ def test_a_value_that_is_not_finite_is_refused(sx: Client, rank: Any) -> None:
     assert err["details"][0]["loc"][0] == "rank"
 
 
-# --- the same tree in SQL (rank) and in Python (combined boost) ------------------------------------
+# --- the same tree in SQL (rank) and in Python (combined boost) -----------------------------------
 
 
 BOOST_TREES = [
@@ -367,7 +371,7 @@ def test_boost_evaluates_a_tree_like_rank_does(sx: Client, tree: Any) -> None:
         note("c", scores={"urgency": 1}, occurred_at=ago(HOURS / 3)),
         note("d", scores={"importance": 6, "urgency": 4}, occurred_at=ago(5 * HOURS)),
     )
-    direct = recent(sx, tree)
+    direct = ranked_recent(sx, tree)
     assert len(direct) == 4
     body = search(
         sx,

@@ -17,10 +17,12 @@ from tests.blackbox.conftest import environ
 from tests.blackbox.support import invalid
 from tests.blackbox.support import link
 from tests.blackbox.support import note
+from tests.blackbox.support import orphans
 from tests.blackbox.support import part
-from tests.blackbox.support import search
+from tests.blackbox.support import rendered
 from tests.blackbox.support import sx_catalog
 from tests.blackbox.support import vec
+from tests.blackbox.support import walk_sx
 from tests.blackbox.support import write
 from tests.conftest import Client
 from tests.conftest import Tenant
@@ -30,29 +32,7 @@ from tests.helpers import runtime_for
 from tests.helpers import view_query
 from tests.openai_server import OpenAIServer
 
-FENCE_HEAD = '<records untrusted="true">'
-LONG_PREAMBLE = "1234567890 " * 180
-"""About 2,000 characters: several hundred tokens under any tokenizer."""
-
-
-def rendered(client: Client, **extra: Any) -> dict[str, Any]:
-    return search(client, {"mode": "recent", "render": True, **extra})
-
-
-def text_of(response: Any) -> str:
-    assert response.status_code == 200, response.get_data(as_text=True)
-    return str(response.get_data(as_text=True))
-
-
-def walk(client: Client, **parameters: Any) -> dict[str, Any]:
-    return ok(view_query(client, "sx_walk", parameters))
-
-
-def orphans(client: Client, **parameters: Any) -> dict[str, Any]:
-    return ok(view_query(client, "sx_orphans", parameters))
-
-
-# --- rendered rows ----------------------------------------------------------------------------------
+# --- rendered rows --------------------------------------------------------------------------------
 
 
 def test_the_row_timestamp_is_utc_even_across_midnight(sx: Client) -> None:
@@ -189,7 +169,11 @@ def test_annotations_do_not_change_the_row(sx: Client) -> None:
     assert annotated["rendered"] == plain
 
 
-# --- the budget ---------------------------------------------------------------------------------------
+# --- the budget -----------------------------------------------------------------------------------
+
+
+LONG_PREAMBLE = "1234567890 " * 180
+"""About 2,000 characters: several hundred tokens under any tokenizer."""
 
 
 def test_a_fence_counts_against_the_render_budget(sx: Client, sx_with: ClientFactory) -> None:
@@ -202,6 +186,9 @@ def test_a_fence_counts_against_the_render_budget(sx: Client, sx_with: ClientFac
     fenced = rendered(small, fence={"preamble": LONG_PREAMBLE})
     assert fenced["truncated"] is True and "[id=" not in fenced["rendered"]
     assert len(fenced["hits"]) == 3  # the JSON results are unaffected
+
+
+FENCE_HEAD = '<records untrusted="true">'
 
 
 def test_a_budget_too_small_for_the_fence_shows_no_row(sx: Client, sx_with: ClientFactory) -> None:
@@ -239,6 +226,11 @@ def test_rendering_stops_at_the_first_row_that_does_not_fit(sx: Client, sx_with:
     assert body["truncated"] is True
 
 
+def text_of(response: Any) -> str:
+    assert response.status_code == 200, response.get_data(as_text=True)
+    return str(response.get_data(as_text=True))
+
+
 def test_get_context_is_bounded_by_the_same_budget(sx: Client, sx_with: ClientFactory) -> None:
     """GET /context's response is "the rendered block" (design §3), and "The whole rendered block is
     bounded ... When the next complete row would exceed the budget, rendering stops, appends a
@@ -250,7 +242,7 @@ def test_get_context_is_bounded_by_the_same_budget(sx: Client, sx_with: ClientFa
     assert lines[-2] == "[...] truncated" and 1 <= text.count("[id=") < 5
 
 
-# --- GET /search and GET /context -------------------------------------------------------------------
+# --- GET /search and GET /context -----------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -328,13 +320,13 @@ def test_get_context_on_a_collection_without_embeddings_points_at_the_collection
     invalid(sx.get("/context?q=x&collection=sx_notes"), "query", "collection")
 
 
-# --- graph walks ------------------------------------------------------------------------------------
+# --- graph walks ----------------------------------------------------------------------------------
 
 
 def test_parallel_links_are_distinct_paths(sx: Client) -> None:
     """Spec: "citations lists each link record a returned path used, once"; paths differ by their links."""
     uses, owns = write(sx, link("a", "uses", "b"), link("a", "owns", "b"))
-    body = walk(sx, seed="a")
+    body = walk_sx(sx, seed="a")
     assert [p["nodes"] for p in body["paths"]] == [["a", "b"], ["a", "b"]]
     assert sorted(e for p in body["paths"] for e in p["edge_ids"]) == sorted([uses, owns])
     assert sorted(body["input_record_ids"]) == sorted([uses, owns]) and body["nodes"] == ["a", "b"]
@@ -345,17 +337,17 @@ def test_a_self_loop_is_never_followed(sx: Client) -> None:
     never part of a path."""
     loop, onward = write(sx, link("s", "r", "s"), link("s", "r", "t"))
     for direction in ("out", "in", "both"):
-        body = walk(sx, seed="s", direction=direction, depth=3)
+        body = walk_sx(sx, seed="s", direction=direction, depth=3)
         assert loop not in body["input_record_ids"], direction
-    assert [p["nodes"] for p in walk(sx, seed="s", depth=3)["paths"]] == [["s", "t"]]
-    assert walk(sx, seed="s", depth=3)["input_record_ids"] == [onward]
+    assert [p["nodes"] for p in walk_sx(sx, seed="s", depth=3)["paths"]] == [["s", "t"]]
+    assert walk_sx(sx, seed="s", depth=3)["input_record_ids"] == [onward]
 
 
 def test_both_directions_over_a_two_cycle(sx: Client) -> None:
     """direction "both" follows links either way, and walks "never revisit a node already on the
     current path": x→y and y→x give two one-link paths and nothing longer."""
     there, back = write(sx, link("x", "r", "y"), link("y", "r", "x"))
-    body = walk(sx, seed="x", direction="both", depth=4)
+    body = walk_sx(sx, seed="x", direction="both", depth=4)
     assert [p["nodes"] for p in body["paths"]] == [["x", "y"], ["x", "y"]]
     assert sorted(p["edge_ids"][0] for p in body["paths"]) == sorted([there, back])
     assert body["truncated"] is False
@@ -365,13 +357,13 @@ def test_both_directions_walk_on_against_a_link(sx: Client) -> None:
     """direction "both": a path may mix links followed forwards and backwards; "A path's depth counts
     links, so edge_ids has that many entries and nodes has one more."."""
     ab, cb = write(sx, link("a", "r", "b"), link("c", "r", "b"))
-    body = walk(sx, seed="a", direction="both", depth=2)
+    body = walk_sx(sx, seed="a", direction="both", depth=2)
     assert body["paths"] == [
         {"nodes": ["a", "b"], "edge_ids": [ab], "depth": 1},
         {"nodes": ["a", "b", "c"], "edge_ids": [ab, cb], "depth": 2},
     ]
     assert body["nodes"] == ["a", "b", "c"]
-    assert walk(sx, seed="a", depth=2)["nodes"] == ["a", "b"]  # out alone cannot go against c→b
+    assert walk_sx(sx, seed="a", depth=2)["nodes"] == ["a", "b"]  # out alone cannot go against c→b
 
 
 def test_a_limited_walk_cites_only_the_returned_paths(sx: Client) -> None:
@@ -379,7 +371,7 @@ def test_a_limited_walk_cites_only_the_returned_paths(sx: Client) -> None:
     input_record_ids is those same ids in order"; "truncated: true means at least one more path
     existed beyond limit"."""
     write(sx, link("hub", "r", "n1"), link("hub", "r", "n2"), link("hub", "r", "n3"))
-    body = walk(sx, seed="hub", limit=1)
+    body = walk_sx(sx, seed="hub", limit=1)
     (path,) = body["paths"]
     assert body["input_record_ids"] == path["edge_ids"]
     assert [c["id"] for c in body["citations"]] == path["edge_ids"] and body["hits"] == body["citations"]
@@ -389,7 +381,7 @@ def test_a_limited_walk_cites_only_the_returned_paths(sx: Client) -> None:
 def test_depth_stops_the_walk(sx: Client) -> None:
     """Spec: "depth is how many links to follow": paths of every length up to depth, none longer."""
     write(sx, link("p1", "r", "p2"), link("p2", "r", "p3"), link("p3", "r", "p4"))
-    body = walk(sx, seed="p1", depth=2)
+    body = walk_sx(sx, seed="p1", depth=2)
     assert [p["depth"] for p in body["paths"]] == [1, 2] and body["nodes"] == ["p1", "p2", "p3"]
     assert body["truncated"] is False
 
@@ -398,7 +390,7 @@ def test_a_reached_node_is_walked_from_along_every_path(sx: Client) -> None:
     """Walks "never revisit a node already on the *current* path": a node reached two ways is a
     node of two paths, and the walk goes on from it along each."""
     write(sx, link("a", "r", "b"), link("a", "r", "c"), link("b", "r", "d"), link("c", "r", "d"))
-    body = walk(sx, seed="a", depth=2)
+    body = walk_sx(sx, seed="a", depth=2)
     assert sorted(p["nodes"] for p in body["paths"] if p["depth"] == 2) == [["a", "b", "d"], ["a", "c", "d"]]
     assert [p["depth"] for p in body["paths"]] == [1, 1, 2, 2]  # ordered by distance first
 
@@ -412,7 +404,7 @@ def test_the_deployment_ceiling_admits_its_own_value(sx_with: ClientFactory, sx:
     assert [p["depth"] for p in body["paths"]] == [1, 2] and body["truncated"] is False
 
 
-# --- orphan reports ---------------------------------------------------------------------------------
+# --- orphan reports -------------------------------------------------------------------------------
 
 
 def test_a_node_whose_only_link_is_retracted_is_an_orphan(sx: Client) -> None:
@@ -452,10 +444,6 @@ def test_orphans_are_only_the_nodes_collection(sx: Client) -> None:
     assert [o["key"] for o in orphans(sx)["orphans"]] == ["lonely"]
 
 
-TREE = [("a", "r", f"c{i}") for i in range(3)] + [
-    (f"c{i}", "r", f"g{i}{j}") for i in range(3) for j in range(4)
-]
-"""A seed with three children of four children each: the walk's room runs out inside a level."""
 MESH = [
     ("a", "r", "b"),
     ("a", "p", "b"),
@@ -470,6 +458,10 @@ MESH = [
     ("D", "p", "f"),
 ]
 """Cycles, a parallel pair, mixed-case and punctuated names: every walk has many paths."""
+TREE = [("a", "r", f"c{i}") for i in range(3)] + [
+    (f"c{i}", "r", f"g{i}{j}") for i in range(3) for j in range(4)
+]
+"""A seed with three children of four children each: the walk's room runs out inside a level."""
 
 
 @pytest.mark.parametrize(
@@ -490,11 +482,11 @@ def test_a_limited_walk_is_the_first_paths_of_the_whole_walk(
     least one more path existed beyond limit". So a walk with `limit` n returns the first n paths
     of the same walk with room for all, and is truncated exactly when that walk has more."""
     write(sx, *(link(s, p, o) for s, p, o in graph))
-    whole = walk(sx, seed="a", direction=direction, depth=3, limit=500)
+    whole = walk_sx(sx, seed="a", direction=direction, depth=3, limit=500)
     assert whole["truncated"] is False and len(whole["paths"]) > 4
     assert [p["depth"] for p in whole["paths"]] == sorted(p["depth"] for p in whole["paths"])
     for limit in range(1, len(whole["paths"]) + 2):
-        body = walk(sx, seed="a", direction=direction, depth=3, limit=limit)
+        body = walk_sx(sx, seed="a", direction=direction, depth=3, limit=limit)
         assert body["paths"] == whole["paths"][:limit], limit
         assert body["truncated"] is (len(whole["paths"]) > limit), limit
 
@@ -504,7 +496,7 @@ def test_every_path_of_a_walk_is_simple_and_live(sx: Client) -> None:
     so edge_ids has that many entries and nodes has one more"; every link used is cited once."""
     written = write(sx, *(link(s, p, o) for s, p, o in MESH))
     ends = {edge: (s, o) for edge, (s, _p, o) in zip(written, MESH, strict=True)}
-    body = walk(sx, seed="a", direction="both", depth=4, limit=500)
+    body = walk_sx(sx, seed="a", direction="both", depth=4, limit=500)
     for path in body["paths"]:
         nodes, edges = path["nodes"], path["edge_ids"]
         assert len(set(nodes)) == len(nodes) == len(edges) + 1 == path["depth"] + 1
@@ -532,7 +524,7 @@ def test_nodes_and_orphans_sort_by_code_point(sx: Client) -> None:
     and key" — the same order on every deployment, whatever its database collation."""
     names = ["b", "B", "_z", "a", "10", "9", "é"]
     write(sx, *(link("hub", "r", name) for name in names))
-    assert walk(sx, seed="hub")["nodes"] == sorted([*names, "hub"])
+    assert walk_sx(sx, seed="hub")["nodes"] == sorted([*names, "hub"])
     nodes = [("E", f"o{name}") for name in names] + [("e", "x"), ("_", "y")]
     write(sx, *(part(key, entity=entity) for entity, key in reversed(nodes)))
     assert [(o["entity"], o["key"]) for o in orphans(sx)["orphans"]] == sorted(nodes)

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
 from typing import Any
 
 import pytest
 
 from memseek.runtime import Runtime
 from tests.blackbox.conftest import environ
+from tests.blackbox.fusion_support import chat_calls
+from tests.blackbox.rerank_support import judge
 from tests.blackbox.support import SCORED_RANKING
 from tests.blackbox.support import at
 from tests.blackbox.support import ids
@@ -38,36 +39,13 @@ from tests.helpers import runtime_for
 from tests.helpers import view_query
 from tests.openai_server import OpenAIServer
 
-NOTES = {"collections": ["sx_notes"]}
-VEC = {"collections": ["sx_vec"]}
-IMP = ["score", "importance"]
-RECORD = re.compile(r'<record id="([^"]+)">(.*?)</record>')
-"""One record of the judge's prompt: its prompt id and text."""
+# --- the public score after reranking -------------------------------------------------------------
+
+
 JUDGED = {"kind": "llm_judge", **SCORED_RANKING}
 """The spec's ranking contract of a reranked single search: "ranking.kind: llm_judge"."""
-
-Reply = Callable[[list[dict[str, Any]]], str]
-
-
-def sent(messages: list[dict[str, Any]]) -> dict[str, str]:
-    """Prompt id → record text, from the user message the judge received."""
-    return dict(RECORD.findall(messages[-1]["content"]))
-
-
-def judge(scores: dict[str, float]) -> Reply:
-    """A judge reply scoring each record sent by its text."""
-
-    def reply(messages: list[dict[str, Any]]) -> str:
-        return json.dumps(
-            {"judgments": [{"id": rid, "score": scores[t]} for rid, t in sent(messages).items()]}
-        )
-
-    return reply
-
-
-def chat_calls(server: OpenAIServer) -> list[Any]:
-    """The chat requests the judge received."""
-    return [r for r in server.requests if r.path == "/v1/chat/completions"]
+IMP = ["score", "importance"]
+NOTES = {"collections": ["sx_notes"]}
 
 
 def text_search(top_n: int, **extra: Any) -> dict[str, Any]:
@@ -80,20 +58,6 @@ def text_search(top_n: int, **extra: Any) -> dict[str, Any]:
         "rerank": {"backend": "llm_judge", "top_n": top_n},
         **extra,
     }
-
-
-def values(body: dict[str, Any], name: str) -> dict[str, Any]:
-    """`name` of each hit, by id."""
-    return {hit["id"]: hit[name] for hit in body["hits"]}
-
-
-def min_max(pool: list[float]) -> list[float]:
-    """The spec's public score of each value over the pool."""
-    low, high = min(pool), max(pool)
-    return [1.0 if high == low else (v - low) / (high - low) for v in pool]
-
-
-# --- the public score after reranking --------------------------------------------------------------
 
 
 @pytest.fixture
@@ -136,6 +100,9 @@ def test_a_judged_tie_keeps_the_previous_order_and_shares_its_score(
     assert len({h["rank_score"] for h in body["hits"]}) == 1
 
 
+VEC = {"collections": ["sx_vec"]}
+
+
 @pytest.mark.parametrize("mode", ["text", "vector", "hybrid"])
 def test_every_query_mode_can_be_reranked(sx: Client, server: OpenAIServer, mode: str) -> None:
     """ "It is allowed only when every search uses text, vector, or hybrid mode" and "Single-search
@@ -161,7 +128,18 @@ def test_every_query_mode_can_be_reranked(sx: Client, server: OpenAIServer, mode
     assert [h["score"] for h in body["hits"]] == [1.0, 0.0]
 
 
-# --- reranking and the graph boost in one request -----------------------------------------------------
+# --- reranking and the graph boost in one request -------------------------------------------------
+
+
+def min_max(pool: list[float]) -> list[float]:
+    """The spec's public score of each value over the pool."""
+    low, high = min(pool), max(pool)
+    return [1.0 if high == low else (v - low) / (high - low) for v in pool]
+
+
+def values(body: dict[str, Any], name: str) -> dict[str, Any]:
+    """`name` of each hit, by id."""
+    return {hit["id"]: hit[name] for hit in body["hits"]}
 
 
 @pytest.fixture
@@ -252,7 +230,7 @@ def test_a_combined_search_reranks_each_source_then_boosts_the_merge(
     assert body["rerank"]["judged_records"] == 2 and body["graph_boost"]["matched_records"] == 1
 
 
-# --- the arithmetic and the tie order after a boost -------------------------------------------------
+# --- the arithmetic and the tie order after a boost -----------------------------------------------
 
 
 def test_a_node_reached_two_ways_counts_its_shortest_distance(sx: Client) -> None:
@@ -399,7 +377,7 @@ def test_rendered_rows_follow_the_reranked_and_boosted_order(
     assert re.findall(r"\[id=([0-9a-f-]+)\]", body["rendered"]) == [maya, other]
 
 
-# --- which links the boost's walk uses ----------------------------------------------------------------
+# --- which links the boost's walk uses ------------------------------------------------------------
 
 
 def test_the_boost_skips_retracted_links(sx: Client) -> None:
@@ -435,7 +413,7 @@ def test_the_boost_skips_superseded_automatic_links(sx: Client) -> None:
     assert body["graph_boost"]["edge_count"] == 1
 
 
-# --- both stages inside views --------------------------------------------------------------------------
+# --- both stages inside views ---------------------------------------------------------------------
 
 
 def test_a_boosted_view_orders_and_scores_like_the_search_it_holds(sx: Client, maya_graph: None) -> None:
@@ -488,7 +466,7 @@ def test_a_reranked_view_orders_and_scores_like_the_search_it_holds(
     assert "rerank" not in view and "graph_boost" not in view
 
 
-# --- a judge that answers badly -----------------------------------------------------------------------
+# --- a judge that answers badly -------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -581,7 +559,7 @@ def test_a_view_trims_an_anchor_its_parameter_filled(sx: Client, maya_graph: Non
     assert ids(padded) == ids(plain)
 
 
-# --- which graph a boost walks --------------------------------------------------------------------------
+# --- which graph a boost walks --------------------------------------------------------------------
 
 
 @pytest.fixture(scope="session")

@@ -12,63 +12,38 @@ from typing import Any
 
 import pytest
 
+from tests.blackbox.fusion_support import source
 from tests.blackbox.support import at
 from tests.blackbox.support import ids
 from tests.blackbox.support import note
 from tests.blackbox.support import rejects
 from tests.blackbox.support import search
 from tests.blackbox.support import write
-from tests.blackbox.test_spec_combined import source
 from tests.conftest import Client
 from tests.helpers import view_query
 
+# --- timestamps -----------------------------------------------------------------------------------
+
+
 NOTES = {"collections": ["sx_notes"]}
-IMP = ["score", "importance"]
-HUGE = 10**400
-"""An integer no float holds: JSON allows it, so it must be answered as a value, never a 500."""
-PAST_64_BITS = 2**70
-RRF = {"kind": "rrf", "rank_constant": 60}
 
 
-def recent(**extra: Any) -> dict[str, Any]:
+def recent_body(**extra: Any) -> dict[str, Any]:
     """A recent-mode search over sx_notes."""
     return {"mode": "recent", "scope": NOTES, **extra}
-
-
-def boosted(**values: Any) -> dict[str, Any]:
-    """A recent search with a graph boost of anchor "a" and `values`."""
-    return recent(graph_boost={"anchor": "a", **values})
-
-
-def judged(top_n: Any) -> dict[str, Any]:
-    """A text search reranked by the judge with `top_n`."""
-    return {"q": "x", "mode": "text", "rerank": {"backend": "llm_judge", "top_n": top_n}}
-
-
-def combined(*sources: dict[str, Any], **extra: Any) -> dict[str, Any]:
-    """A combined search of `sources` fused with the default RRF constant."""
-    return {"sources": list(sources), "fuse": RRF, **extra}
-
-
-def ranked(client: Client, rank: Any) -> list[float]:
-    """The rank_score of each hit of a recent search ranked by `rank`."""
-    return [hit["rank_score"] for hit in search(client, recent(rank=rank))["hits"]]
-
-
-# --- timestamps -----------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("bound", ["occurred_after", "occurred_before"])
 def test_a_digit_string_is_not_a_time_bound(sx: Client, bound: str) -> None:
     """ "occurred_after: "2026-01-01T00:00:00Z" # time bounds, timezone required" and "Time bounds
     must include a timezone": a string of digits is no ISO timestamp and names no timezone."""
-    rejects(sx, recent(scope={bound: "1767225600"}), "scope", bound)
+    rejects(sx, recent_body(scope={bound: "1767225600"}), "scope", bound)
 
 
 def test_a_digit_string_is_not_a_timestamp_filter(sx: Client) -> None:
     """ "`gt`, `gte`, `lt`, `lte` — numbers and timestamps" and "Conditions are type-checked against
     the declared field": "1767225600" is a string, neither a number nor a timestamp with a zone."""
-    rejects(sx, recent(where={"starts_at": {"gt": "1767225600"}}), "where", "starts_at", "gt")
+    rejects(sx, recent_body(where={"starts_at": {"gt": "1767225600"}}), "where", "starts_at", "gt")
 
 
 def test_a_digit_string_is_not_a_datetime_parameter(sx: Client) -> None:
@@ -86,7 +61,7 @@ def bounded(after: str | None = None, before: str | None = None, **starts_at: st
     """A recent search with strict time bounds and conditions `starts_at` on starts_at."""
     scope = {"occurred_after": after, "occurred_before": before}
     where = {"starts_at": starts_at} if starts_at else {}
-    return recent(scope={**NOTES, **{key: value for key, value in scope.items() if value}}, where=where)
+    return recent_body(scope={**NOTES, **{key: value for key, value in scope.items() if value}}, where=where)
 
 
 @pytest.mark.parametrize(
@@ -119,48 +94,74 @@ def test_time_bounds_compare_instants_across_offsets(
 def test_a_fractional_second_on_the_record_counts(sx: Client) -> None:
     """ "Both comparisons are strict": a record one microsecond after the bound is not on it."""
     (record,) = write(sx, note(occurred_at="2026-07-01T10:00:00.000001Z"))
-    assert ids(search(sx, recent(scope={"occurred_after": "2026-07-01T12:00:00+02:00"}))) == [record]
-    assert ids(search(sx, recent(scope={"occurred_before": "2026-07-01T10:00:00.000001+00:00"}))) == []
+    assert ids(search(sx, recent_body(scope={"occurred_after": "2026-07-01T12:00:00+02:00"}))) == [record]
+    assert ids(search(sx, recent_body(scope={"occurred_before": "2026-07-01T10:00:00.000001+00:00"}))) == []
 
 
 def test_after_equal_to_before_in_other_offsets_is_422(sx: Client) -> None:
     """ "occurred_after must be earlier than occurred_before": the same instant written in two
     offsets is not earlier."""
     scope = {"occurred_after": "2026-07-01T12:00:00+02:00", "occurred_before": "2026-07-01T10:00:00Z"}
-    rejects(sx, recent(scope=scope))
+    rejects(sx, recent_body(scope=scope))
 
 
-# --- numbers: booleans, digit strings, integers past 64 bits ---------------------------------------
+# --- numbers: booleans, digit strings, integers past 64 bits --------------------------------------
+
+
+HUGE = 10**400
+"""An integer no float holds: JSON allows it, so it must be answered as a value, never a 500."""
+IMP = ["score", "importance"]
+PAST_64_BITS = 2**70
+
+
+def boosted(**values: Any) -> dict[str, Any]:
+    """A recent search with a graph boost of anchor "a" and `values`."""
+    return recent_body(graph_boost={"anchor": "a", **values})
+
+
+def judged(top_n: Any) -> dict[str, Any]:
+    """A text search reranked by the judge with `top_n`."""
+    return {"q": "x", "mode": "text", "rerank": {"backend": "llm_judge", "top_n": top_n}}
 
 
 @pytest.mark.parametrize(
     ("body", "loc"),
     [
-        pytest.param(recent(k=True), ("k",), id="k-true"),
-        pytest.param(recent(k="5"), ("k",), id="k-digits"),
-        pytest.param(recent(k=PAST_64_BITS), ("k",), id="k-past-64-bits"),
-        pytest.param(recent(params={"candidates": True}), ("params", "candidates"), id="candidates-true"),
-        pytest.param(recent(params={"candidates": "100"}), ("params", "candidates"), id="candidates-digits"),
-        pytest.param(recent(params={"candidates": HUGE}), ("params", "candidates"), id="candidates-huge"),
-        pytest.param(recent(scope={"depth_lte": True}), ("scope", "depth_lte"), id="depth-lte-true"),
-        pytest.param(recent(scope={"depth_lte": "2"}), ("scope", "depth_lte"), id="depth-lte-digits"),
+        pytest.param(recent_body(k=True), ("k",), id="k-true"),
+        pytest.param(recent_body(k="5"), ("k",), id="k-digits"),
+        pytest.param(recent_body(k=PAST_64_BITS), ("k",), id="k-past-64-bits"),
         pytest.param(
-            recent(scope={"collections": ["sx_notes"], "collection_versions": {"sx_notes": [True]}}),
+            recent_body(params={"candidates": True}), ("params", "candidates"), id="candidates-true"
+        ),
+        pytest.param(
+            recent_body(params={"candidates": "100"}), ("params", "candidates"), id="candidates-digits"
+        ),
+        pytest.param(
+            recent_body(params={"candidates": HUGE}), ("params", "candidates"), id="candidates-huge"
+        ),
+        pytest.param(recent_body(scope={"depth_lte": True}), ("scope", "depth_lte"), id="depth-lte-true"),
+        pytest.param(recent_body(scope={"depth_lte": "2"}), ("scope", "depth_lte"), id="depth-lte-digits"),
+        pytest.param(
+            recent_body(scope={"collections": ["sx_notes"], "collection_versions": {"sx_notes": [True]}}),
             ("scope", "collection_versions", "sx_notes", 0),
             id="collection-version-true",
         ),
-        pytest.param(recent(rank=["const", HUGE]), ("rank",), id="const-huge"),
-        pytest.param(recent(rank=["product", HUGE, IMP]), ("rank",), id="factor-huge"),
+        pytest.param(recent_body(rank=["const", HUGE]), ("rank",), id="const-huge"),
+        pytest.param(recent_body(rank=["product", HUGE, IMP]), ("rank",), id="factor-huge"),
         pytest.param(
-            recent(rank=["decay", IMP, {"midpoint": HUGE, "exponent": 1}]), ("rank",), id="midpoint-huge"
+            recent_body(rank=["decay", IMP, {"midpoint": HUGE, "exponent": 1}]), ("rank",), id="midpoint-huge"
         ),
         pytest.param(
-            recent(rank=["saturate", IMP, {"midpoint": 1, "exponent": True}]), ("rank",), id="exponent-true"
+            recent_body(rank=["saturate", IMP, {"midpoint": 1, "exponent": True}]),
+            ("rank",),
+            id="exponent-true",
         ),
         pytest.param(
-            recent(rank=["decay", IMP, {"midpoint": "5", "exponent": 1}]), ("rank",), id="midpoint-digits"
+            recent_body(rank=["decay", IMP, {"midpoint": "5", "exponent": 1}]),
+            ("rank",),
+            id="midpoint-digits",
         ),
-        pytest.param(recent(rank=["product", True, IMP]), ("rank",), id="factor-true"),
+        pytest.param(recent_body(rank=["product", True, IMP]), ("rank",), id="factor-true"),
         pytest.param(boosted(weight=True), ("graph_boost", "weight"), id="boost-weight-true"),
         pytest.param(boosted(weight=HUGE), ("graph_boost", "weight"), id="boost-weight-huge"),
         pytest.param(boosted(depth=True), ("graph_boost", "depth"), id="boost-depth-true"),
@@ -176,6 +177,14 @@ def test_numbers_are_numbers_in_range(sx: Client, body: dict[str, Any], loc: tup
     float holds is a 422 at its own key, never a 500."""
     err = rejects(sx, body)
     assert any(detail["loc"][: len(loc)] == list(loc) for detail in err["details"]), err["details"]
+
+
+RRF_60 = {"kind": "rrf", "rank_constant": 60}
+
+
+def fused(*sources: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    """A combined search of `sources` fused with the default RRF constant."""
+    return {"sources": list(sources), "fuse": RRF_60, **extra}
 
 
 @pytest.mark.parametrize(
@@ -194,7 +203,7 @@ def test_source_numbers_are_numbers_in_range(
 ) -> None:
     """ "plus a weight (default 1.0) …" "The accepted range is greater than 0 and at most 100" and
     "k (1–100)": each refused at the source's own key."""
-    rejects(sx, combined({**source("a", "importance"), **change}), *loc)
+    rejects(sx, fused({**source("a", "importance"), **change}), *loc)
 
 
 @pytest.mark.parametrize(
@@ -208,7 +217,7 @@ def test_source_numbers_are_numbers_in_range(
 )
 def test_rank_constant_is_an_integer_1_to_1000(sx: Client, fuse: dict[str, Any]) -> None:
     """ "rank_constant defaults to 60 and must be 1–1000"."""
-    rejects(sx, {**combined(source("a", "importance")), "fuse": fuse}, "fuse", "rank_constant")
+    rejects(sx, {**fused(source("a", "importance")), "fuse": fuse}, "fuse", "rank_constant")
 
 
 @pytest.mark.parametrize(
@@ -234,7 +243,7 @@ def test_conditions_are_type_checked_against_the_field(
 ) -> None:
     """ "Conditions are type-checked against the declared field": booleans are not numbers, digit
     strings are not numbers, numbers are not strings."""
-    err = rejects(sx, recent(where=where))
+    err = rejects(sx, recent_body(where=where))
     assert any(detail["loc"][: len(loc)] == list(loc) for detail in err["details"]), err["details"]
 
 
@@ -260,7 +269,7 @@ def test_number_filters_past_float_and_64_bits(sx: Client, where: dict[str, Any]
         note("big", content={"count": 4, "amount": 1e20}),
     )
     names = {three: "three", big: "big"}
-    assert {names[i] for i in ids(search(sx, recent(where=where)))} == expected
+    assert {names[i] for i in ids(search(sx, recent_body(where=where)))} == expected
 
 
 def test_an_in_list_may_repeat_a_value(sx: Client) -> None:
@@ -268,17 +277,17 @@ def test_an_in_list_may_repeat_a_value(sx: Client) -> None:
     entries" — uniqueness is not required of them (it is of scope lists)."""
     (record,) = write(sx, note(content={"channel": "email", "tags": ["vip"]}))
     where = {"channel": {"in": ["email", "email"]}, "tags": {"contains_all": ["vip", "vip"]}}
-    assert ids(search(sx, recent(where=where))) == [record]
+    assert ids(search(sx, recent_body(where=where))) == [record]
 
 
-# --- candidates and k at their bounds --------------------------------------------------------------
+# --- candidates and k at their bounds -------------------------------------------------------------
 
 
 def test_one_candidate_means_at_most_one_result(sx: Client) -> None:
     """ "params.candidates (1–1000 …) — how many records the search engine proposes before
     ranking": with 1 proposed, k: 20 returns at most one, which scores 1."""
     write(sx, *(note(f"n{i}", occurred_at=at(i + 1)) for i in range(3)))
-    body = search(sx, recent(k=20, params={"candidates": 1}))
+    body = search(sx, recent_body(k=20, params={"candidates": 1}))
     assert len(body["hits"]) == 1
     assert body["hits"][0]["score"] == 1.0
 
@@ -287,11 +296,16 @@ def test_k_1_and_100_with_1000_candidates(sx: Client) -> None:
     """ "k (default 20, between 1 and 100)" and "params.candidates (1–1000 …)": both bounds are
     inclusive."""
     first, second = write(sx, note("a", occurred_at=at(2)), note("b", occurred_at=at(1)))
-    assert ids(search(sx, recent(k=1, params={"candidates": 1000}))) == [first]
-    assert ids(search(sx, recent(k=100, params={"candidates": 1000}))) == [first, second]
+    assert ids(search(sx, recent_body(k=1, params={"candidates": 1000}))) == [first]
+    assert ids(search(sx, recent_body(k=100, params={"candidates": 1000}))) == [first, second]
 
 
-# --- rank expressions at extreme values -------------------------------------------------------------
+# --- rank expressions at extreme values -----------------------------------------------------------
+
+
+def ranked(client: Client, rank: Any) -> list[float]:
+    """The rank_score of each hit of a recent search ranked by `rank`."""
+    return [hit["rank_score"] for hit in search(client, recent_body(rank=rank))["hits"]]
 
 
 def test_const_keeps_tiny_and_huge_finite_values(sx: Client) -> None:
@@ -325,12 +339,12 @@ def test_min_max_over_the_widest_finite_range_tops_at_1(sx: Client) -> None:
     """ "score = (u - low) / (high - low)" and "the top hit always scores 1.0": rank_scores of
     1e308 and -1e308 are both finite; the top one scores 1 and the bottom one 0."""
     write(sx, note(scores={"importance": 1}), note(scores={"importance": -1}))
-    body = search(sx, recent(rank=["product", 1e308, IMP]))
+    body = search(sx, recent_body(rank=["product", 1e308, IMP]))
     assert [hit["rank_score"] for hit in body["hits"]] == [1e308, -1e308]
     assert [hit["score"] for hit in body["hits"]] == [1.0, 0.0]
 
 
-# --- combined searches at the bounds -----------------------------------------------------------------
+# --- combined searches at the bounds --------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -344,7 +358,7 @@ def test_rank_constant_bounds_reach_the_formula(
     and "rank_constant … must be 1–1000": both ends are inclusive and used exactly."""
     write(sx, note(scores={"importance": 2}), note(scores={"importance": 1}))
     body = search(
-        sx, {**combined(source("a", "importance")), "fuse": {"kind": "rrf", "rank_constant": rank_constant}}
+        sx, {**fused(source("a", "importance")), "fuse": {"kind": "rrf", "rank_constant": rank_constant}}
     )
     assert [hit["rank_score"] for hit in body["hits"]] == [pytest.approx(first), pytest.approx(second)]
 
@@ -355,7 +369,7 @@ def test_extreme_weight_ratios_still_follow_the_formula(sx: Client) -> None:
     lone, both = write(
         sx, note(scores={"importance": 2, "urgency": 1}), note(scores={"importance": 1, "urgency": 2})
     )
-    body = search(sx, combined(source("tiny", "importance", 1e-300), source("full", "urgency", 100)))
+    body = search(sx, fused(source("tiny", "importance", 1e-300), source("full", "urgency", 100)))
     hits = {hit["id"]: hit for hit in body["hits"]}
     assert hits[lone]["rank_score"] == pytest.approx(1e-300 / 61 + 100 / 62)
     assert hits[both]["rank_score"] == pytest.approx(1e-300 / 62 + 100 / 61)
@@ -365,8 +379,8 @@ def test_extreme_weight_ratios_still_follow_the_formula(sx: Client) -> None:
 def test_an_integer_weight_merges_like_the_same_float(sx: Client) -> None:
     """ "1.0 and 2.0 merge exactly like 10 and 20": integer weights are the same numbers."""
     write(sx, note(scores={"importance": 2, "urgency": 1}), note(scores={"importance": 1, "urgency": 2}))
-    as_ints = search(sx, combined(source("a", "importance", 1), source("b", "urgency", 2)))
-    as_floats = search(sx, combined(source("a", "importance", 1.0), source("b", "urgency", 2.0)))
+    as_ints = search(sx, fused(source("a", "importance", 1), source("b", "urgency", 2)))
+    as_floats = search(sx, fused(source("a", "importance", 1.0), source("b", "urgency", 2.0)))
     assert [h["rank_score"] for h in as_ints["hits"]] == [h["rank_score"] for h in as_floats["hits"]]
     assert ids(as_ints) == ids(as_floats)
 
@@ -384,7 +398,7 @@ def test_equal_rrf_values_break_by_occurred_at_then_ingestion_order(sx: Client) 
     only = {"where": {}, "params": {"candidates": 100}}
     body = search(
         sx,
-        combined(
+        fused(
             {**source("a", "importance", k=1), **only},
             {**source("b", "urgency", k=1), **only},
             {**source("c", "hidden", k=1), **only},
@@ -404,7 +418,7 @@ def test_a_zero_boost_ties_every_record_and_falls_to_the_tie_breakers(sx: Client
         note(scores={"importance": 9}, occurred_at=at(1)),
         note(scores={"importance": 1}, occurred_at=at(5)),
     )
-    body = search(sx, {**combined(source("a", "importance")), "boost": ["const", -3]})
+    body = search(sx, {**fused(source("a", "importance")), "boost": ["const", -3]})
     assert ids(body) == [newest, best]
     assert [hit["rank_score"] for hit in body["hits"]] == [0, 0]
     assert [hit["score"] for hit in body["hits"]] == [1.0, 1.0]
@@ -414,13 +428,13 @@ def test_unicode_source_names_key_source_ranks(sx: Client) -> None:
     """ "1 to 8 sources, each with a unique name" and "source_ranks: an object mapping each source
     name to the record's position in that source's list": any text is a name."""
     (record,) = write(sx, note(scores={"importance": 1, "urgency": 1}))
-    body = search(sx, combined(source("événements", "importance"), source("🧠 reflections", "urgency")))
+    body = search(sx, fused(source("événements", "importance"), source("🧠 reflections", "urgency")))
     assert body["hits"][0]["id"] == record
     assert body["hits"][0]["source_ranks"] == {"événements": 1, "🧠 reflections": 1}
     assert {entry["source"] for entry in body["backend"]} == {"événements", "🧠 reflections"}
 
 
-# --- where errors point inside a source ---------------------------------------------------------------
+# --- where errors point inside a source -----------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -447,18 +461,18 @@ def test_problems_inside_a_source_are_located_there(
     """ "Each source takes its own mode, scope, where, order_by, rank, params, and k (1–100) — the
     same options as a single search": a problem in one is reported at that source's key."""
     rejects(
-        sx, combined(source("ok", "urgency"), {**source("a", "importance"), **change}), *loc[:1], 1, *loc[2:]
+        sx, fused(source("ok", "urgency"), {**source("a", "importance"), **change}), *loc[:1], 1, *loc[2:]
     )
 
 
 def test_rerank_next_to_a_recent_source_is_refused_at_rerank(sx: Client) -> None:
     """ "It is allowed only when every search uses text, vector, or hybrid mode.\""""
     text = {"name": "t", "mode": "text", "scope": NOTES}
-    body = combined(text, source("r", "importance"), q="x", rerank={"backend": "llm_judge", "top_n": 1})
+    body = fused(text, source("r", "importance"), q="x", rerank={"backend": "llm_judge", "top_n": 1})
     rejects(sx, body, "rerank")
 
 
-# --- where: operators on the wrong kind of field, list equality, long strings -----------------------
+# --- where: operators on the wrong kind of field, list equality, long strings ---------------------
 
 
 @pytest.mark.parametrize(
@@ -479,7 +493,7 @@ def test_operators_only_work_on_their_kinds_of_field(
     """The operator table: "`in` | is one of the listed values | single values", "`gt` … | numbers
     and timestamps", "`eq` | any single value, or an exact ordered match for a list", and
     "contains_any/contains_all also require the field to hold a list"."""
-    err = rejects(sx, recent(where=where))
+    err = rejects(sx, recent_body(where=where))
     assert any(detail["loc"][: len(loc)] == list(loc) for detail in err["details"]), err["details"]
 
 
@@ -492,9 +506,9 @@ def test_eq_on_a_list_is_an_exact_ordered_match_even_when_empty(sx: Client) -> N
         note(content={}),
         note(content={"tags": ["a", "b"]}),
     )
-    assert ids(search(sx, recent(where={"tags": {"eq": []}}))) == [empty]
-    assert ids(search(sx, recent(where={"tags": {"eq": ["a", "b"]}}))) == [ordered]
-    assert ids(search(sx, recent(where={"tags": {"eq": ["b", "a"]}}))) == []
+    assert ids(search(sx, recent_body(where={"tags": {"eq": []}}))) == [empty]
+    assert ids(search(sx, recent_body(where={"tags": {"eq": ["a", "b"]}}))) == [ordered]
+    assert ids(search(sx, recent_body(where={"tags": {"eq": ["b", "a"]}}))) == []
 
 
 def test_long_and_unicode_filter_values_are_answered(sx: Client) -> None:
@@ -502,9 +516,9 @@ def test_long_and_unicode_filter_values_are_answered(sx: Client) -> None:
     compared exactly (a long value simply matches nothing)."""
     (record,) = write(sx, note(content={"channel": "электронная почта 📧"}))
     long_values = ["x" * 20_000] + [f"{i}" * 1000 for i in range(99)]
-    assert ids(search(sx, recent(where={"channel": {"eq": "x" * 20_000}}))) == []
-    assert ids(search(sx, recent(where={"channel": {"in": long_values}}))) == []
-    assert ids(search(sx, recent(where={"channel": {"in": ["электронная почта 📧"]}}))) == [record]
+    assert ids(search(sx, recent_body(where={"channel": {"eq": "x" * 20_000}}))) == []
+    assert ids(search(sx, recent_body(where={"channel": {"in": long_values}}))) == []
+    assert ids(search(sx, recent_body(where={"channel": {"in": ["электронная почта 📧"]}}))) == [record]
 
 
 @pytest.mark.parametrize(
@@ -521,15 +535,15 @@ def test_a_decimal_fraction_matches_itself(sx: Client, condition: dict[str, Any]
     """ "`eq` | equals | any single value" and "`gt`, `gte`, `lt`, `lte` | greater/less than (or
     equal)": the JSON number 0.1 written on a record equals the JSON number 0.1 in a filter."""
     (record,) = write(sx, note(content={"amount": 0.1}))
-    assert ids(search(sx, recent(where={"amount": condition}))) == [record]
+    assert ids(search(sx, recent_body(where={"amount": condition}))) == [record]
 
 
 def test_subnormal_and_extreme_number_bounds_are_answered(sx: Client) -> None:
     """ "`gt`, `gte`, `lt`, `lte` | … | numbers": any finite JSON number is a bound."""
     (record,) = write(sx, note(content={"amount": 1e-320}))
-    assert ids(search(sx, recent(where={"amount": {"eq": 5e-324}}))) == []
-    assert ids(search(sx, recent(where={"amount": {"gt": 5e-324, "lt": 1e-300}}))) == [record]
-    assert ids(search(sx, recent(where={"amount": {"gt": -1.7976931348623157e308}}))) == [record]
+    assert ids(search(sx, recent_body(where={"amount": {"eq": 5e-324}}))) == []
+    assert ids(search(sx, recent_body(where={"amount": {"gt": 5e-324, "lt": 1e-300}}))) == [record]
+    assert ids(search(sx, recent_body(where={"amount": {"gt": -1.7976931348623157e308}}))) == [record]
 
 
 @pytest.mark.parametrize(
@@ -552,7 +566,7 @@ def test_shapers_at_the_edges_of_the_float_range(sx: Client, rank: Any, expected
     assert sorted(ranked(sx, rank), reverse=True) == [pytest.approx(v) for v in expected]
 
 
-# --- more timestamps, ordering keys, rerank none, anchors ----------------------------------------------
+# --- more timestamps, ordering keys, rerank none, anchors -----------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -569,7 +583,7 @@ def test_timestamp_values_are_instants_whatever_their_offset(sx: Client, where: 
     numbers and timestamps": a timestamp names an instant; its offset is only how it is written,
     even at the ends of the calendar."""
     (record,) = write(sx, note(content={"starts_at": "2026-07-01T10:00:00Z"}))
-    assert ids(search(sx, recent(where=where))) == [record]
+    assert ids(search(sx, recent_body(where=where))) == [record]
 
 
 @pytest.mark.parametrize(
@@ -583,7 +597,7 @@ def test_time_bounds_at_the_ends_of_the_calendar(sx: Client, scope: dict[str, st
     """ "occurred_after / occurred_before … time bounds, timezone required": any valid timestamp with
     a timezone is a bound, even one whose UTC instant falls outside years 1-9999."""
     (record,) = write(sx, note(occurred_at="2026-07-01T10:00:00Z"))
-    assert ids(search(sx, recent(scope=scope))) == [record]
+    assert ids(search(sx, recent_body(scope=scope))) == [record]
 
 
 def test_recent_proposes_the_newest_first(sx: Client) -> None:
@@ -595,7 +609,7 @@ def test_recent_proposes_the_newest_first(sx: Client) -> None:
         note(scores={"importance": 9}, occurred_at=at(1)),
         note(scores={"importance": 1}, occurred_at=at(3)),
     )
-    assert ids(search(sx, recent(rank=IMP, params={"candidates": 1}))) == [newest]
+    assert ids(search(sx, recent_body(rank=IMP, params={"candidates": 1}))) == [newest]
 
 
 def test_rerank_none_does_nothing_and_reports_nothing(sx: Client) -> None:
@@ -616,14 +630,14 @@ def test_rerank_none_does_nothing_and_reports_nothing(sx: Client) -> None:
 )
 def test_the_anchor_is_trimmed_then_1_to_128_characters(sx: Client, anchor: str, accepted: bool) -> None:
     """ "anchor: people/maya # trimmed, 1–128 characters"."""
-    body = recent(graph_boost={"anchor": anchor})
+    body = recent_body(graph_boost={"anchor": anchor})
     if accepted:
         search(sx, body)
     else:
         rejects(sx, body, "graph_boost", "anchor")
 
 
-# --- integer fields, structured sorts on booleans and extremes, source k ---------------------------
+# --- integer fields, structured sorts on booleans and extremes, source k --------------------------
 
 
 @pytest.mark.parametrize(
@@ -642,7 +656,7 @@ def test_integer_fields_compare_with_any_number(
     """ "`gt`, `gte`, `lt`, `lte` | greater/less than (or equal) | numbers and timestamps": an integer
     field compares by value with any number, fractional or beyond 64 bits."""
     written = write(sx, *(note(f"n{i}", content={"count": i}, occurred_at=at(1, i)) for i in range(5)))
-    assert ids(search(sx, recent(where={"count": condition}))) == [written[i] for i in expected]
+    assert ids(search(sx, recent_body(where={"count": condition}))) == [written[i] for i in expected]
 
 
 @pytest.mark.parametrize(
@@ -680,7 +694,7 @@ def test_a_sources_k_defaults_to_20(sx: Client) -> None:
     and "Each source is ranked and cut to its own k before merging"."""
     write(sx, *(note(f"n{i}", scores={"importance": i}) for i in range(25)))
     plain = {"name": "a", "mode": "recent", "scope": NOTES, "rank": IMP}
-    body = search(sx, combined(plain, k=100))
+    body = search(sx, fused(plain, k=100))
     assert len(body["hits"]) == 20
     assert sorted(hit["source_ranks"]["a"] for hit in body["hits"]) == list(range(1, 21))
 
@@ -690,5 +704,5 @@ def test_a_boost_that_overflows_the_merged_value_is_refused_not_a_500(sx: Client
     finite" and the error table ("The request or a catalog reference is invalid | `422`"): a boost
     of 1e308 on an RRF value of 100 is not finite."""
     write(sx, note(scores={"urgency": 1}))
-    heavy = combined(source("a", "urgency", 100), source("b", "urgency", 100), boost=["const", 1e308])
+    heavy = fused(source("a", "urgency", 100), source("b", "urgency", 100), boost=["const", 1e308])
     rejects(sx, {**heavy, "fuse": {"kind": "rrf", "rank_constant": 1}})

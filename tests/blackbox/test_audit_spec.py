@@ -21,9 +21,9 @@ from tests.blackbox.support import write
 from tests.conftest import Client
 from tests.helpers import ok
 
+COMBINED = {"q": "x", "fuse": {"kind": "rrf"}}
 NUL = "a\x00b"
 SURROGATE = "a\ud800b"
-COMBINED = {"q": "x", "fuse": {"kind": "rrf"}}
 
 
 def source(**values: Any) -> dict[str, Any]:
@@ -124,13 +124,14 @@ def test_unstorable_text_in_view_parameters_is_422_naming_the_parameter(
     invalid(sx.post(f"/views/{view}/query", json=parameters), "parameters", name)
 
 
-# --- a scope finds its matches, however many better matches lie outside it -----------------------
+# --- a scope finds its matches, however many better matches lie outside it ------------------------
+
+
+LONE = "a long planning meeting where the yearly budget came up once among many other things"
 # Spec, Scopes: "scope narrows a search to the records that should even be considered"; every
 # proposal is re-checked, so a bounded proposal that holds only records outside the scope must not
 # stand for the whole answer. CROWD exceeds the candidates of a default search (k 20 → 200).
-
 CROWD = 250
-LONE = "a long planning meeting where the yearly budget came up once among many other things"
 
 
 def crowd(**values: Any) -> list[dict[str, Any]]:
@@ -164,11 +165,11 @@ def test_superseded_values_never_crowd_out_the_current_ones(sx: Client) -> None:
     assert sorted(ids(body)) == sorted([current, lone_id])
 
 
-# --- the published contract shows the deployment's graph ceilings --------------------------------
+# --- the published contract shows the deployment's graph ceilings ---------------------------------
+
+
 # Spec: input_schema "is the complete machine-readable contract, including ... numeric and length
 # limits"; graph depth (1-16) and limit (1-500) may have lower deployment ceilings.
-
-
 def published_schemas(client: Client) -> dict[str, dict[str, Any]]:
     """Each graph view's input schema as `GET /views` and the MCP tool list publish it."""
     listed = {
@@ -191,11 +192,11 @@ def test_input_schemas_show_the_spec_bounds_under_the_default_ceilings(sx: Clien
     assert (walk["depth"]["maximum"], walk["limit"]["maximum"], orphans["limit"]["maximum"]) == (16, 500, 500)
 
 
-# --- GET /search and GET /context: every problem is located at the query parameter ---------------
+# --- GET /search and GET /context: every problem is located at the query parameter ----------------
+
+
 # Design, errors: "details items carry a loc (JSON path)"; a GET request has no body, so its
 # problems are at ["query", <parameter>] — as a missing `q` or an unknown parameter already are.
-
-
 @pytest.mark.parametrize("route", ["/search", "/context"])
 @pytest.mark.parametrize(
     ("query", "parameter"),

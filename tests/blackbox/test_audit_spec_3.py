@@ -48,11 +48,10 @@ from tests.integration.view_support import SPEC_GRAPH_PARAMETERS
 from tests.integration.view_support import spec_graph_response
 from tests.openai_server import OpenAIServer
 
-NOTES = {"collections": ["sx_notes"]}
+# --- load-time checks: `memseek catalog check` ----------------------------------------------------
+
+
 SEARCH = "query: {mode: recent, scope: {collections: [sx_notes]}}"
-
-# --- load-time checks: `memseek catalog check` -----------------------------------------------------
-
 MIXED = """
 collections:
   - name: s3_left
@@ -81,33 +80,6 @@ def check_views_file(tmp_path: Path, capsys: pytest.CaptureFixture[str], text: s
     return check_catalog(root, capsys)
 
 
-def catalog_check(tmp_path: Path, capsys: pytest.CaptureFixture[str], view: str) -> tuple[int, str]:
-    """`check_views_file` whose only view is `s3_case`, declared by `view` (every key after `name`,
-    `version` included)."""
-    return check_views_file(tmp_path, capsys, "views:\n  - name: s3_case\n" + view)
-
-
-def refused(tmp_path: Path, capsys: pytest.CaptureFixture[str], view: str, problem: str) -> None:
-    """`catalog_check` of `view` exits 2 naming `problem`."""
-    code, err = catalog_check(tmp_path, capsys, view)
-    assert code == 2 and problem in err, err
-
-
-WALK_PREDICATES = "{type: string_array, default: [], item_enum: [uses, owns]}"
-WALK_DEPTH = "{type: integer, default: 1, maximum: 3}"
-"""A graph view's predicates narrowed by item_enum and its depth by a lower ceiling."""
-
-
-def with_parameter(declaration: str) -> str:
-    """A search view (version 1) whose one parameter `x` is `declaration`."""
-    return f"    version: 1\n    parameters: {{x: {declaration}}}\n    {SEARCH}\n"
-
-
-def with_query(parameters: str, query: str) -> str:
-    """A search view (version 1) with `parameters` and `query` as inline YAML maps."""
-    return f"    version: 1\n    parameters: {parameters}\n    query: {query}\n"
-
-
 @pytest.mark.parametrize(
     ("text", "problem"),
     [
@@ -133,6 +105,21 @@ def test_a_views_file_is_a_views_list(
     assert code == 2 and "views/sx.yaml" in err and problem in err, err
 
 
+# Spec, Parameter fields: "`item_enum` | `string_array` only | ... non-empty and unique"; "Constraints
+# are checked against the declared type when your definitions load, so minimum on a string, or
+# item_enum on anything but a string_array, is an error rather than a silently ignored key."
+BAD_CONSTRAINTS = [
+    pytest.param("{type: string_array, item_enum: []}", "item_enum", id="empty-item-enum"),
+    pytest.param("{type: integer, item_enum: [a]}", "item_enum", id="item-enum-on-integer"),
+    pytest.param("{type: datetime, item_enum: [a]}", "item_enum", id="item-enum-on-datetime"),
+    pytest.param("{type: string_array, min_length: 1}", "min_length", id="min-length-on-array"),
+    pytest.param("{type: boolean, max_length: 3}", "max_length", id="max-length-on-boolean"),
+    pytest.param("{type: datetime, minimum: 1}", "minimum", id="minimum-on-datetime"),
+    pytest.param("{type: string_array, maximum: 3}", "maximum", id="maximum-on-array"),
+    pytest.param("{type: integer, min_items: 1}", "min_items", id="min-items-on-integer"),
+    pytest.param("{type: string_array, min_items: 3, max_items: 1}", "max_items", id="min-items-above-max"),
+    pytest.param("{type: number, minimum: 2.5, maximum: 1.5}", "maximum", id="number-minimum-above-maximum"),
+]
 # Spec, Parameter fields: "`default` | optional parameters | ... Must satisfy the type and every
 # constraint below."
 BAD_DEFAULTS = [
@@ -147,7 +134,6 @@ BAD_DEFAULTS = [
     pytest.param("{type: datetime, default: soon}", "default", id="not-a-timestamp"),
     pytest.param("{type: string_array, default: a}", "default", id="string-for-array"),
 ]
-
 # Spec, Parameter fields: "`enum` | any | The complete set of allowed values, non-empty and unique.
 # Each entry must match the type and the other constraints."
 BAD_ENUMS = [
@@ -169,21 +155,22 @@ BAD_ENUMS = [
     pytest.param("{type: string, enum: a}", "enum", id="not-a-list"),
 ]
 
-# Spec, Parameter fields: "`item_enum` | `string_array` only | ... non-empty and unique"; "Constraints
-# are checked against the declared type when your definitions load, so minimum on a string, or
-# item_enum on anything but a string_array, is an error rather than a silently ignored key."
-BAD_CONSTRAINTS = [
-    pytest.param("{type: string_array, item_enum: []}", "item_enum", id="empty-item-enum"),
-    pytest.param("{type: integer, item_enum: [a]}", "item_enum", id="item-enum-on-integer"),
-    pytest.param("{type: datetime, item_enum: [a]}", "item_enum", id="item-enum-on-datetime"),
-    pytest.param("{type: string_array, min_length: 1}", "min_length", id="min-length-on-array"),
-    pytest.param("{type: boolean, max_length: 3}", "max_length", id="max-length-on-boolean"),
-    pytest.param("{type: datetime, minimum: 1}", "minimum", id="minimum-on-datetime"),
-    pytest.param("{type: string_array, maximum: 3}", "maximum", id="maximum-on-array"),
-    pytest.param("{type: integer, min_items: 1}", "min_items", id="min-items-on-integer"),
-    pytest.param("{type: string_array, min_items: 3, max_items: 1}", "max_items", id="min-items-above-max"),
-    pytest.param("{type: number, minimum: 2.5, maximum: 1.5}", "maximum", id="number-minimum-above-maximum"),
-]
+
+def catalog_check(tmp_path: Path, capsys: pytest.CaptureFixture[str], view: str) -> tuple[int, str]:
+    """`check_views_file` whose only view is `s3_case`, declared by `view` (every key after `name`,
+    `version` included)."""
+    return check_views_file(tmp_path, capsys, "views:\n  - name: s3_case\n" + view)
+
+
+def refused(tmp_path: Path, capsys: pytest.CaptureFixture[str], view: str, problem: str) -> None:
+    """`catalog_check` of `view` exits 2 naming `problem`."""
+    code, err = catalog_check(tmp_path, capsys, view)
+    assert code == 2 and problem in err, err
+
+
+def with_parameter(declaration: str) -> str:
+    """A search view (version 1) whose one parameter `x` is `declaration`."""
+    return f"    version: 1\n    parameters: {{x: {declaration}}}\n    {SEARCH}\n"
 
 
 @pytest.mark.parametrize(("declaration", "key"), [*BAD_DEFAULTS, *BAD_ENUMS, *BAD_CONSTRAINTS])
@@ -194,21 +181,6 @@ def test_a_parameter_declaration_is_checked_against_its_type_and_constraints(
     entry must match the type and the other constraints"; "Constraints are checked against the
     declared type when your definitions load"."""
     refused(tmp_path, capsys, with_parameter(declaration), f"views[0].parameters.x.{key}")
-
-
-# Spec, View fields: "name, version, active — ... a stable public name, a positive integer version,
-# and at most one active version per name (active defaults to false)".
-BAD_IDENTITIES = [
-    pytest.param(f"    version: true\n    {SEARCH}\n", "views[0].version", id="version-boolean"),
-    pytest.param(f"    version: 1.5\n    {SEARCH}\n", "views[0].version", id="version-fractional"),
-    pytest.param(f"    version: -1\n    {SEARCH}\n", "views[0].version", id="version-negative"),
-    pytest.param(f"    version: '1'\n    {SEARCH}\n", "views[0].version", id="version-string"),
-    pytest.param(f"    version: 1\n    active: 1\n    {SEARCH}\n", "views[0].active", id="active-number"),
-    pytest.param(
-        f"    version: 1\n    active: 'true'\n    {SEARCH}\n", "views[0].active", id="active-string"
-    ),
-    pytest.param(f"    version: 1\n    title: x\n    {SEARCH}\n", "views[0].title", id="unknown-view-field"),
-]
 
 
 STRICT = [
@@ -242,6 +214,11 @@ STRICT = [
         id="fence-without-render",
     ),
 ]
+
+
+def with_query(parameters: str, query: str) -> str:
+    """A search view (version 1) with `parameters` and `query` as inline YAML maps."""
+    return f"    version: 1\n    parameters: {parameters}\n    query: {query}\n"
 
 
 @pytest.mark.parametrize(("query", "loc"), STRICT)
@@ -329,8 +306,19 @@ BAD_FIELD_USES = [
         id="sort-declared-sortable-in-one-collection",
     ),
 ]
-
-
+# Spec, View fields: "name, version, active — ... a stable public name, a positive integer version,
+# and at most one active version per name (active defaults to false)".
+BAD_IDENTITIES = [
+    pytest.param(f"    version: true\n    {SEARCH}\n", "views[0].version", id="version-boolean"),
+    pytest.param(f"    version: 1.5\n    {SEARCH}\n", "views[0].version", id="version-fractional"),
+    pytest.param(f"    version: -1\n    {SEARCH}\n", "views[0].version", id="version-negative"),
+    pytest.param(f"    version: '1'\n    {SEARCH}\n", "views[0].version", id="version-string"),
+    pytest.param(f"    version: 1\n    active: 1\n    {SEARCH}\n", "views[0].active", id="active-number"),
+    pytest.param(
+        f"    version: 1\n    active: 'true'\n    {SEARCH}\n", "views[0].active", id="active-string"
+    ),
+    pytest.param(f"    version: 1\n    title: x\n    {SEARCH}\n", "views[0].title", id="unknown-view-field"),
+]
 # Spec: "query (required for kind: search)"; "seed ... must be 1–128 characters"; "direction is out,
 # in, or both"; the orphan limit accepts "1–500".
 WIDENED_GRAPHS = [
@@ -364,6 +352,11 @@ def test_a_view_is_refused_at_load_naming_the_key_at_fault(
     """Spec: "Views are checked when your definitions load"; each table above quotes the rule its
     cases break."""
     refused(tmp_path, capsys, view, loc)
+
+
+WALK_DEPTH = "{type: integer, default: 1, maximum: 3}"
+"""A graph view's predicates narrowed by item_enum and its depth by a lower ceiling."""
+WALK_PREDICATES = "{type: string_array, default: [], item_enum: [uses, owns]}"
 
 
 @pytest.mark.parametrize(
@@ -428,7 +421,7 @@ def test_every_placeholder_names_a_declared_parameter(
     refused(tmp_path, capsys, with_query("{}", query), "{{nobody}} names no declared parameter")
 
 
-# --- call-time contracts: the `s3_` views ------------------------------------------------------------
+# --- call-time contracts: the `s3_` views ---------------------------------------------------------
 
 
 @pytest.fixture(scope="module")
@@ -597,7 +590,7 @@ def test_any_name_without_an_active_view_is_404(s3: Client, name: str) -> None:
     error(s3.post(f"/views/{name}/query", json={}), 404, "not_found")
 
 
-# --- the spec's own examples on the reference catalog ------------------------------------------------
+# --- the spec's own examples on the reference catalog ---------------------------------------------
 
 
 def test_get_views_lists_customer_context_as_the_spec_shows(client: Client, sx: Client) -> None:
@@ -620,24 +613,25 @@ def test_graph_query_reproduces_the_spec_example(client: Client) -> None:
     assert body == spec_graph_response({"name": "graph_query", "version": 1, "hash": view["hash"]}, edge)
 
 
-# --- search requests over HTTP -----------------------------------------------------------------------
+# --- search requests over HTTP --------------------------------------------------------------------
 
-WIDE = "\U0001f600"  # one character outside the Basic Multilingual Plane: 4 bytes of UTF-8
+
+EMOJI = "\U0001f600"  # one character outside the Basic Multilingual Plane: 4 bytes of UTF-8
 
 
 def test_q_is_bounded_in_characters_not_bytes(sx: Client) -> None:
     """Spec: "q — the query text, up to 8,192 characters by default"."""
-    assert search(sx, {"mode": "text", "q": WIDE * 8192})["hits"] == []
-    rejects(sx, {"mode": "text", "q": WIDE * 8193}, "q")
+    assert search(sx, {"mode": "text", "q": EMOJI * 8192})["hits"] == []
+    rejects(sx, {"mode": "text", "q": EMOJI * 8193}, "q")
 
 
 @pytest.mark.parametrize(
     ("entity", "accepted"),
     [
-        pytest.param(WIDE * 3, True, id="3-at-min-length"),
-        pytest.param(WIDE * 12, True, id="12-at-max-length"),
-        pytest.param(WIDE * 2, False, id="2-below"),
-        pytest.param(WIDE * 13, False, id="13-above"),
+        pytest.param(EMOJI * 3, True, id="3-at-min-length"),
+        pytest.param(EMOJI * 12, True, id="12-at-max-length"),
+        pytest.param(EMOJI * 2, False, id="2-below"),
+        pytest.param(EMOJI * 13, False, id="13-above"),
     ],
 )
 def test_length_bounds_count_characters(sx: Client, entity: str, accepted: bool) -> None:
@@ -650,13 +644,19 @@ def test_length_bounds_count_characters(sx: Client, entity: str, accepted: bool)
         invalid(response, "parameters", "entity")
 
 
+NOTES = {"collections": ["sx_notes"]}
+
+
 def test_seed_and_anchor_take_128_characters_of_any_width(sx: Client) -> None:
     """Spec: seed "must be 1–128 characters"; graph_boost anchor "trimmed, 1–128 characters"."""
-    assert ok(view_query(sx, "sx_walk", {"seed": WIDE * 128}))["parameters"]["seed"] == WIDE * 128
-    search(sx, {"mode": "recent", "scope": NOTES, "graph_boost": {"anchor": WIDE * 128}})
-    invalid(view_query(sx, "sx_walk", {"seed": WIDE * 129}), "parameters", "seed")
+    assert ok(view_query(sx, "sx_walk", {"seed": EMOJI * 128}))["parameters"]["seed"] == EMOJI * 128
+    search(sx, {"mode": "recent", "scope": NOTES, "graph_boost": {"anchor": EMOJI * 128}})
+    invalid(view_query(sx, "sx_walk", {"seed": EMOJI * 129}), "parameters", "seed")
     rejects(
-        sx, {"mode": "recent", "scope": NOTES, "graph_boost": {"anchor": WIDE * 129}}, "graph_boost", "anchor"
+        sx,
+        {"mode": "recent", "scope": NOTES, "graph_boost": {"anchor": EMOJI * 129}},
+        "graph_boost",
+        "anchor",
     )
 
 
@@ -738,7 +738,7 @@ def test_a_parameter_value_is_data_not_a_template(sx: Client) -> None:
     assert body["hits"] == [] and body["parameters"]["task"] == "{{entity}}"
 
 
-# --- changing a view ---------------------------------------------------------------------------------
+# --- changing a view ------------------------------------------------------------------------------
 
 
 def sx_catalog_with(tmp_path: Path, old: str, new: str) -> Path:
@@ -786,9 +786,7 @@ def test_editing_a_loaded_view_version_is_refused(sx_runtime: Runtime, tmp_path:
     assert "sx_context v1" in message and "new version" in message, message
 
 
-# --- numbers in filters ------------------------------------------------------------------------------
-
-"""What the service does with them: 'the rank formula produced a value out of range'."""
+# --- numbers in filters ---------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(

@@ -28,43 +28,15 @@ from tests.helpers import ok
 from tests.helpers import post_records
 from tests.helpers import view_query
 
-WIDE = "😀"
-"""One character outside the Basic Multilingual Plane: two UTF-16 units, four UTF-8 bytes."""
-ESCAPES = {"&": "\\u0026", "<": "\\u003c", ">": "\\u003e"}
-"""Spec, Fencing rendered rows: "&  becomes  \\u0026", "<  becomes  \\u003c", ">  becomes  \\u003e"."""
-JSON_MARKER = "[...] truncated [...]"
+# --- the query text is words, whatever characters it holds ----------------------------------------
+
+
 NOTES = {"collections": ["sx_notes"]}
-MOMENT = "2026-07-01T10:22:00Z"
 
 
 def text_hits(client: Client, q: str, **extra: Any) -> list[str]:
     """The ids a `text` search of `sx_notes` for `q` returns (expecting 200)."""
     return [hit["id"] for hit in search(client, {"q": q, "mode": "text", "scope": NOTES, **extra})["hits"]]
-
-
-def hit_text(client: Client) -> str:
-    """The JSON `text` of the only record a `recent` search finds."""
-    (hit,) = search(client, {"mode": "recent", "include": ["text"]})["hits"]
-    return str(hit["text"])
-
-
-def row_text(client: Client) -> str:
-    """The text part of the only rendered row of a `recent` search."""
-    return str(search(client, {"mode": "recent", "render": True})["rendered"]).split(" | ")[-1]
-
-
-def unescape(text: str) -> str:
-    """`text` with the spec's three escapes turned back into their characters."""
-    for char, escaped in ESCAPES.items():
-        text = text.replace(escaped, char)
-    return text
-
-
-def has_lone_surrogate(text: str) -> bool:
-    return any(0xD800 <= ord(char) <= 0xDFFF for char in text)
-
-
-# --- the query text is words, whatever characters it holds ---------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -121,6 +93,10 @@ def test_records_holding_tsquery_syntax_are_found_by_it(sx: Client, text: str, q
     (record,) = write(sx, note(text))
     write(sx, note("nothing in common"))
     assert text_hits(sx, q) == [record]
+
+
+WIDE = "😀"
+"""One character outside the Basic Multilingual Plane: two UTF-16 units, four UTF-8 bytes."""
 
 
 @pytest.mark.parametrize(
@@ -203,7 +179,8 @@ def test_get_routes_count_q_in_characters(sx_with: ClientFactory, route: str) ->
     invalid(small.get(route, query_string={"q": WIDE * 5, "collection": "sx_vec"}), "query", "q")
 
 
-# --- stored text comes back exactly as written -----------------------------------------------------
+# --- stored text comes back exactly as written ----------------------------------------------------
+
 
 ODD_TEXTS = [
     pytest.param("line one\r\nline two\n\tindented", id="line-breaks-and-tab"),
@@ -219,6 +196,12 @@ ODD_TEXTS = [
     pytest.param("budget & plan | !x :* <-> (y)", id="tsquery-syntax"),
     pytest.param("  padded  ", id="surrounding-spaces"),
 ]
+
+
+def hit_text(client: Client) -> str:
+    """The JSON `text` of the only record a `recent` search finds."""
+    (hit,) = search(client, {"mode": "recent", "include": ["text"]})["hits"]
+    return str(hit["text"])
 
 
 @pytest.mark.parametrize("text", ODD_TEXTS)
@@ -323,6 +306,13 @@ def test_json_text_of_2000_wide_characters_is_whole(sx: Client, text: str) -> No
     assert hit_text(sx) == text
 
 
+JSON_MARKER = "[...] truncated [...]"
+
+
+def has_lone_surrogate(text: str) -> bool:
+    return any(0xD800 <= ord(char) <= 0xDFFF for char in text)
+
+
 @pytest.mark.parametrize(
     "text",
     [
@@ -381,7 +371,15 @@ def test_a_word_at_the_end_of_a_maximal_text_is_found(sx: Client) -> None:
     assert text_hits(sx, "budget") == [record]
 
 
-# --- rendered rows: 500 characters, escaped exactly, fenced -----------------------------------------
+# --- rendered rows: 500 characters, escaped exactly, fenced ---------------------------------------
+
+
+MOMENT = "2026-07-01T10:22:00Z"
+
+
+def row_text(client: Client) -> str:
+    """The text part of the only rendered row of a `recent` search."""
+    return str(search(client, {"mode": "recent", "render": True})["rendered"]).split(" | ")[-1]
 
 
 @pytest.mark.parametrize(
@@ -407,6 +405,17 @@ def test_a_row_of_501_emoji_is_shortened_from_the_middle(sx: Client) -> None:
     shown = row_text(sx)
     assert len(shown) <= 500 and shown != text and not has_lone_surrogate(shown)
     assert shown.startswith(WIDE * 200) and shown.endswith(WIDE * 200)
+
+
+ESCAPES = {"&": "\\u0026", "<": "\\u003c", ">": "\\u003e"}
+"""Spec, Fencing rendered rows: "&  becomes  \\u0026", "<  becomes  \\u003c", ">  becomes  \\u003e"."""
+
+
+def unescape(text: str) -> str:
+    """`text` with the spec's three escapes turned back into their characters."""
+    for char, escaped in ESCAPES.items():
+        text = text.replace(escaped, char)
+    return text
 
 
 @pytest.mark.parametrize(
@@ -532,7 +541,7 @@ def test_get_context_returns_wide_characters_and_escapes(sx: Client) -> None:
     )
 
 
-# --- a view's parameter fills the query text as a value ---------------------------------------------
+# --- a view's parameter fills the query text as a value -------------------------------------------
 
 
 @pytest.mark.parametrize(

@@ -35,45 +35,7 @@ from tests.helpers import ok
 from tests.helpers import post_records
 from tests.helpers import runtime_for
 
-OLD = catalog_text("av6-old", "collections/av6.yaml")
-"""The catalog before v2 is published (test catalog `av6-old`): `av6_ev` and `av6_slot` v1."""
-NEW = catalog_text("av6-new", "collections/av6.yaml")
-"""The catalog after v2 is published (test catalog `av6-new`): v1 unchanged except that it is no
-longer active; v2 of `av6_ev` and `av6_slot`, and `av6_num`, `av6_enr`."""
-
-
-def catalog(root: Path, collections: str, **files: str) -> Path:
-    """A catalog folder holding `collections` (and `files`, relative path → text)."""
-    return fixture_catalog(root, files={"collections/av6.yaml": collections, **files}, rank_default=True)
-
-
-@pytest.fixture(scope="module")
-def old_runtime(runtime: Runtime, tmp_path_factory: pytest.TempPathFactory) -> Runtime:
-    return runtime_for(runtime, catalog(tmp_path_factory.mktemp("av6-old"), OLD))
-
-
-@pytest.fixture(scope="module")
-def new_runtime(runtime: Runtime, old_runtime: Runtime, tmp_path_factory: pytest.TempPathFactory) -> Runtime:
-    """Built after `old_runtime`: the same database, restarted on the catalog that gained v2."""
-    return runtime_for(runtime, catalog(tmp_path_factory.mktemp("av6-new"), NEW))
-
-
-@pytest.fixture
-def old(old_runtime: Runtime, tenant: Tenant) -> Client:
-    return client_for(old_runtime, tenant)
-
-
-@pytest.fixture
-def new(new_runtime: Runtime, tenant: Tenant) -> Client:
-    return client_for(new_runtime, tenant)
-
-
-def ev(text: str, content: dict[str, Any], **values: Any) -> dict[str, Any]:
-    return {"collection": "av6_ev", "entity": "e", "type": "note", "text": text, "content": content, **values}
-
-
-def num(text: str, **content: Any) -> dict[str, Any]:
-    return {"collection": "av6_num", "entity": "e", "type": "note", "text": text, "content": content}
+# --- reading each record with its own version -----------------------------------------------------
 
 
 def scope(*versions: int, collection: str = "av6_ev") -> dict[str, Any]:
@@ -86,27 +48,45 @@ def listing(client: Client, *versions: int, **body: Any) -> dict[str, Any]:
     return search(client, {"mode": "recent", "scope": scope(*versions), "k": 100, **body})
 
 
-def ordered(
-    client: Client, field: str, direction: str, *versions: int, collection: str = "av6_ev"
-) -> list[str]:
-    body = {
-        "mode": "structured",
-        "scope": scope(*versions, collection=collection),
-        "order_by": [{"field": field, "direction": direction}],
-        "k": 100,
-    }
-    return ids(search(client, body))
+def ev(text: str, content: dict[str, Any], **values: Any) -> dict[str, Any]:
+    return {"collection": "av6_ev", "entity": "e", "type": "note", "text": text, "content": content, **values}
 
 
-def fields_of(body: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    return {hit["id"]: hit["fields"] for hit in body["hits"]}
+NEW = catalog_text("av6-new", "collections/av6.yaml")
+"""The catalog after v2 is published (test catalog `av6-new`): v1 unchanged except that it is no
+longer active; v2 of `av6_ev` and `av6_slot`, and `av6_num`, `av6_enr`."""
 
 
-def instant(value: str) -> datetime:
-    return datetime.fromisoformat(value.replace("Z", "+00:00"))
+def av6_catalog(root: Path, collections: str, **files: str) -> Path:
+    """A catalog folder holding `collections` (and `files`, relative path → text)."""
+    return fixture_catalog(root, files={"collections/av6.yaml": collections, **files}, rank_default=True)
 
 
-# --- reading each record with its own version -------------------------------------------------------
+OLD = catalog_text("av6-old", "collections/av6.yaml")
+"""The catalog before v2 is published (test catalog `av6-old`): `av6_ev` and `av6_slot` v1."""
+
+
+@pytest.fixture(scope="module")
+def av6_old_runtime(runtime: Runtime, tmp_path_factory: pytest.TempPathFactory) -> Runtime:
+    return runtime_for(runtime, av6_catalog(tmp_path_factory.mktemp("av6-old"), OLD))
+
+
+@pytest.fixture(scope="module")
+def av6_new_runtime(
+    runtime: Runtime, av6_old_runtime: Runtime, tmp_path_factory: pytest.TempPathFactory
+) -> Runtime:
+    """Built after `old_runtime`: the same database, restarted on the catalog that gained v2."""
+    return runtime_for(runtime, av6_catalog(tmp_path_factory.mktemp("av6-new"), NEW))
+
+
+@pytest.fixture
+def new(av6_new_runtime: Runtime, tenant: Tenant) -> Client:
+    return client_for(av6_new_runtime, tenant)
+
+
+@pytest.fixture
+def old(av6_old_runtime: Runtime, tenant: Tenant) -> Client:
+    return client_for(av6_old_runtime, tenant)
 
 
 @pytest.fixture
@@ -152,6 +132,10 @@ def test_exists_reads_each_record_with_its_own_version(new: Client, moved: dict[
     assert set(ids(body)) == {moved["v1_nested"], moved["v2_top"]}
 
 
+def fields_of(body: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {hit["id"]: hit["fields"] for hit in body["hits"]}
+
+
 def test_fields_of_a_moved_path_are_null_where_the_own_version_finds_nothing(
     new: Client, moved: dict[str, str]
 ) -> None:
@@ -163,6 +147,18 @@ def test_fields_of_a_moved_path_are_null_where_the_own_version_finds_nothing(
         moved["v2_both"]: {"channel": "call"},
         moved["v2_top"]: {"channel": None},
     }
+
+
+def ordered(
+    client: Client, field: str, direction: str, *versions: int, collection: str = "av6_ev"
+) -> list[str]:
+    body = {
+        "mode": "structured",
+        "scope": scope(*versions, collection=collection),
+        "order_by": [{"field": field, "direction": direction}],
+        "k": 100,
+    }
+    return ids(search(client, body))
 
 
 @pytest.mark.parametrize(
@@ -179,6 +175,10 @@ def test_order_by_reads_each_record_with_its_own_version(
     Remaining ties use ingestion order ascending" — a value is missing when the record's own
     version finds none ("call" < "email"; v1_nested was written before v2_top)."""
     assert ordered(new, "channel", direction) == [moved[name] for name in expected]
+
+
+def instant(value: str) -> datetime:
+    return datetime.fromisoformat(value.replace("Z", "+00:00"))
 
 
 @pytest.fixture
@@ -261,7 +261,7 @@ def test_a_record_pinned_to_v1_is_checked_and_read_as_v1(new: Client) -> None:
     assert ids(listing(new, 1, where={"kind": {"eq": "word"}})) == [pinned]
 
 
-# --- which versions a search can reach ---------------------------------------------------------------
+# --- which versions a search can reach ------------------------------------------------------------
 
 
 def test_scope_collection_versions_pins_exact_versions(new: Client, moved: dict[str, str]) -> None:
@@ -395,7 +395,7 @@ def test_annotations_must_be_required_by_every_version_reached(new: Client) -> N
     assert set(ids(search(new, {"mode": "recent", "scope": enr}))) == {v1, v2}
 
 
-# --- keyed facts across versions ----------------------------------------------------------------------
+# --- keyed facts across versions ------------------------------------------------------------------
 
 
 def test_a_slot_spans_collection_versions(old: Client, new: Client) -> None:
@@ -426,7 +426,7 @@ def test_an_approved_draft_keeps_the_version_it_was_written_under(old: Client, n
     assert [(hit["id"], hit["fields"]) for hit in search(new, body)["hits"]] == [(draft, {"v": "one"})]
 
 
-# --- rendered rows show each version's displayed scores -----------------------------------------------
+# --- rendered rows show each version's displayed scores -------------------------------------------
 
 
 def test_rendered_rows_show_the_scores_each_version_displays(old: Client, new: Client) -> None:
@@ -442,17 +442,19 @@ def test_rendered_rows_show_the_scores_each_version_displays(old: Client, new: C
     assert "importance" not in new_row
 
 
-# --- immutability --------------------------------------------------------------------------------------
+# --- immutability ---------------------------------------------------------------------------------
 
 
-def test_changing_a_field_path_of_a_loaded_version_is_refused(new_runtime: Runtime, tmp_path: Path) -> None:
+def test_changing_a_field_path_of_a_loaded_version_is_refused(
+    av6_new_runtime: Runtime, tmp_path: Path
+) -> None:
     """Design §2: "Definitions are immutable … loading a catalog that changes an existing version's
     content is refused ("publish a new version")", and "every error names the file, the definition
     (kind, name, version), the YAML path and the problem"."""
     changed = NEW.replace("path: meta.channel", "path: meta.medium", 1)
     assert changed != NEW
     with pytest.raises(StartupError) as raised:
-        runtime_for(new_runtime, catalog(tmp_path, changed))
+        runtime_for(av6_new_runtime, av6_catalog(tmp_path, changed))
     message = str(raised.value)
     assert "collections/av6.yaml" in message and "collection av6_ev v2" in message, message
     assert "new version" in message, message
@@ -476,49 +478,53 @@ def test_changing_a_field_path_of_a_loaded_version_is_refused(new_runtime: Runti
     ],
 )
 def test_every_declared_field_change_needs_a_new_version(
-    new_runtime: Runtime, tmp_path: Path, old_text: str, new_text: str
+    av6_new_runtime: Runtime, tmp_path: Path, old_text: str, new_text: str
 ) -> None:
     """Design §2: "loading a catalog that changes an existing version's content is refused"."""
     assert NEW.count(old_text) == 1
     with pytest.raises(StartupError) as raised:
-        runtime_for(new_runtime, catalog(tmp_path, NEW.replace(old_text, new_text)))
+        runtime_for(av6_new_runtime, av6_catalog(tmp_path, NEW.replace(old_text, new_text)))
     assert "av6_ev v2" in str(raised.value) and "new version" in str(raised.value)
 
 
-def test_every_changed_version_is_reported_at_once(new_runtime: Runtime, tmp_path: Path) -> None:
+def test_every_changed_version_is_reported_at_once(av6_new_runtime: Runtime, tmp_path: Path) -> None:
     """Design §2: "every error names … the definition (kind, name, version) … — all errors at once,
     not just the first"."""
     changed = NEW.replace("path: meta.channel", "path: meta.medium").replace("path: value", "path: val")
     with pytest.raises(StartupError) as raised:
-        runtime_for(new_runtime, catalog(tmp_path, changed))
+        runtime_for(av6_new_runtime, av6_catalog(tmp_path, changed))
     message = str(raised.value)
     assert "av6_ev v2" in message and "av6_slot v2" in message, message
 
 
-def test_a_refused_catalog_publishes_none_of_its_definitions(new_runtime: Runtime, tmp_path: Path) -> None:
+def test_a_refused_catalog_publishes_none_of_its_definitions(
+    av6_new_runtime: Runtime, tmp_path: Path
+) -> None:
     """Design §2: a catalog changing a loaded version "is refused" — its other definitions were never
     loaded, so a later catalog may still define them differently."""
     fresh = "  - {name: av6_fresh, version: 1, active: true, types: [first]}\n"
     refused = NEW.replace("path: meta.channel", "path: meta.medium") + fresh
     with pytest.raises(StartupError):
-        runtime_for(new_runtime, catalog(tmp_path / "refused", refused))
-    loaded = runtime_for(new_runtime, catalog(tmp_path / "loaded", NEW + fresh.replace("first", "second")))
+        runtime_for(av6_new_runtime, av6_catalog(tmp_path / "refused", refused))
+    loaded = runtime_for(
+        av6_new_runtime, av6_catalog(tmp_path / "loaded", NEW + fresh.replace("first", "second"))
+    )
     assert loaded.catalog.collection("av6_fresh", 1).types == ("second",)
 
 
-def test_a_version_left_out_of_a_catalog_stays_immutable(new_runtime: Runtime, tmp_path: Path) -> None:
+def test_a_version_left_out_of_a_catalog_stays_immutable(av6_new_runtime: Runtime, tmp_path: Path) -> None:
     """Design §2: "each loaded `(kind, name, version)` is stored with its content hash; loading a
     catalog that changes an existing version's content is refused" — also after a catalog that did
     not hold it."""
     gone = "  - {name: av6_gone, version: 1, types: [first]}\n"
-    runtime_for(new_runtime, catalog(tmp_path / "with", NEW + gone))
-    runtime_for(new_runtime, catalog(tmp_path / "without", NEW))
+    runtime_for(av6_new_runtime, av6_catalog(tmp_path / "with", NEW + gone))
+    runtime_for(av6_new_runtime, av6_catalog(tmp_path / "without", NEW))
     with pytest.raises(StartupError) as raised:
-        runtime_for(new_runtime, catalog(tmp_path / "changed", NEW + gone.replace("first", "second")))
+        runtime_for(av6_new_runtime, av6_catalog(tmp_path / "changed", NEW + gone.replace("first", "second")))
     assert "av6_gone v1" in str(raised.value) and "new version" in str(raised.value)
 
 
-def test_reordering_a_loaded_versions_keys_is_not_a_change(new_runtime: Runtime, tmp_path: Path) -> None:
+def test_reordering_a_loaded_versions_keys_is_not_a_change(av6_new_runtime: Runtime, tmp_path: Path) -> None:
     """Design §2: definitions are stored with their content hash; the content of v1 is the same
     whatever order its keys and fields are written in (docs/catalog.md: key order does not count)."""
     reordered = NEW.replace(
@@ -528,11 +534,11 @@ def test_reordering_a_loaded_versions_keys_is_not_a_change(new_runtime: Runtime,
         "      channel: {type: string, path: channel, filterable: true, sortable: true, returnable: true}\n",
     )
     assert reordered != NEW
-    loaded = runtime_for(new_runtime, catalog(tmp_path, "# comment\n" + reordered))
+    loaded = runtime_for(av6_new_runtime, av6_catalog(tmp_path, "# comment\n" + reordered))
     assert loaded.catalog.collection("av6_ev", 1).fields["when"].type == "datetime"
 
 
-# --- load-time checks of views over several versions ------------------------------------------------------
+# --- load-time checks of views over several versions ----------------------------------------------
 
 
 def view(query: str) -> str:
@@ -582,7 +588,7 @@ def test_a_view_must_fit_every_version_it_could_read(
     """Spec What is checked: "every field you filter on, sort by, or ask to have returned exists —
     with compatible declarations — in every collection version the view could read from"; design §2:
     every error names "the file, the definition (kind, name, version), the YAML path"."""
-    root = catalog(tmp_path, NEW, **{"views/av6.yaml": view(query)})
+    root = av6_catalog(tmp_path, NEW, **{"views/av6.yaml": view(query)})
     code = main(["catalog", "check", str(root)])
     out = capsys.readouterr()
     text = out.out + out.err
@@ -615,7 +621,7 @@ def test_a_view_pinned_to_the_versions_declaring_its_fields_loads(
 ) -> None:
     """Spec What is checked: "every collection and pinned collection version resolves" and the fields
     exist "in every collection version the view could read from" — here they do."""
-    root = catalog(tmp_path, NEW, **{"views/av6.yaml": view(query)})
+    root = av6_catalog(tmp_path, NEW, **{"views/av6.yaml": view(query)})
     code = main(["catalog", "check", str(root)])
     out = capsys.readouterr()
     assert code == 0, out.out + out.err
@@ -625,6 +631,10 @@ def test_a_view_pinned_to_the_versions_declaring_its_fields_loads(
 
 
 BIG = 2**53
+
+
+def num(text: str, **content: Any) -> dict[str, Any]:
+    return {"collection": "av6_num", "entity": "e", "type": "note", "text": text, "content": content}
 
 
 def test_integers_past_2_to_the_53_compare_and_sort_exactly(new: Client) -> None:

@@ -39,36 +39,7 @@ from tests.helpers import runtime_for
 from tests.helpers import view_query
 from tests.openai_server import OpenAIServer
 
-
-@pytest.fixture(scope="module")
-def av5_runtime(
-    runtime: Runtime, sx_server: OpenAIServer, tmp_path_factory: pytest.TempPathFactory
-) -> Runtime:
-    return runtime_for(runtime, sx_catalog(tmp_path_factory.mktemp("av5-catalog"), "av5"), environ(sx_server))
-
-
-@pytest.fixture
-def av5(av5_runtime: Runtime, tenant: Tenant, server: OpenAIServer) -> Client:
-    return client_for(av5_runtime, tenant)
-
-
-@pytest.fixture
-def av5_pkg(av5_runtime: Runtime, tenant: Tenant, server: OpenAIServer) -> Client:
-    """The `av5_` catalog served with MEMSEEK_PACKAGE=av5_pkg."""
-    return client_for(runtime_for(av5_runtime, memseek_package="av5_pkg"), tenant)
-
-
-def call_tool(client: Client, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-    """`tools/call`: the JSON-RPC response (a `result` or an `error`)."""
-    return mcp_rpc(client, "tools/call", {"name": name, "arguments": arguments})
-
-
-def active_entries(client: Client) -> dict[str, dict[str, Any]]:
-    """The active entry of every view in `GET /views`, by name."""
-    return {name: entry for (name, _), entry in listed_views(client).items() if entry["active"]}
-
-
-# --- "What is checked, and when": the second check, part by part ------------------------------------
+# --- "What is checked, and when": the second check, part by part ----------------------------------
 
 
 SECOND_CHECK = [
@@ -101,6 +72,18 @@ SECOND_CHECK = [
     pytest.param("av5_boosted", {"anchor": "a", "gl": 101}, "gl", id="boost-limit-above-100"),
     pytest.param("av5_sorted", {"entity": "e", "dir": "up"}, "dir", id="direction-not-asc-or-desc"),
 ]
+
+
+@pytest.fixture(scope="module")
+def av5_runtime(
+    runtime: Runtime, sx_server: OpenAIServer, tmp_path_factory: pytest.TempPathFactory
+) -> Runtime:
+    return runtime_for(runtime, sx_catalog(tmp_path_factory.mktemp("av5-catalog"), "av5"), environ(sx_server))
+
+
+@pytest.fixture
+def av5(av5_runtime: Runtime, tenant: Tenant, server: OpenAIServer) -> Client:
+    return client_for(av5_runtime, tenant)
 
 
 @pytest.mark.parametrize(("view", "parameters", "name"), SECOND_CHECK)
@@ -152,7 +135,7 @@ def test_parameters_that_fit_every_part_run(av5: Client, sx: Client) -> None:
     assert fused["hits"][0]["rank_score"] == pytest.approx(100 / (1000 + 1))
 
 
-# --- "They cannot widen the scope, change the ranking, or ask for more results than you allowed" ----
+# --- "They cannot widen the scope, change the ranking, or ask for more results than you allowed" ---
 
 
 @pytest.mark.parametrize(
@@ -187,7 +170,7 @@ def test_a_version_in_the_query_string_selects_nothing(av5: Client) -> None:
         assert ok(response)["view"]["version"] == 1
 
 
-# --- "Parameter fields": values at the edges of their types --------------------------------------------
+# --- "Parameter fields": values at the edges of their types ---------------------------------------
 
 
 @pytest.mark.parametrize("raw", ["1e999", "-1e999", "NaN", "Infinity"])
@@ -201,19 +184,19 @@ def test_a_number_parameter_must_be_finite(sx: Client, raw: str) -> None:
         assert ["parameters", "min_amount"] in found, found
 
 
-WIDE = "\U0001f600"  # one character outside the Basic Multilingual Plane
+EMOJI = "\U0001f600"  # one character outside the Basic Multilingual Plane: 4 bytes of UTF-8
 
 
 @pytest.mark.parametrize(
     ("entity", "accepted"),
     [
-        pytest.param(WIDE * 3, True, id="3-characters"),
-        pytest.param(WIDE * 12, True, id="12-characters"),
-        pytest.param(WIDE * 2, False, id="2-characters"),
-        pytest.param(WIDE * 13, False, id="13-characters"),
+        pytest.param(EMOJI * 3, True, id="3-characters"),
+        pytest.param(EMOJI * 12, True, id="12-characters"),
+        pytest.param(EMOJI * 2, False, id="2-characters"),
+        pytest.param(EMOJI * 13, False, id="13-characters"),
     ],
 )
-def test_length_bounds_count_characters(sx: Client, entity: str, accepted: bool) -> None:
+def test_length_bounds_count_a_wide_character_once(sx: Client, entity: str, accepted: bool) -> None:
     """Spec: "`min_length`, `max_length` | `string` | Inclusive character-count bounds"
     (`sx_contract.entity` declares 3 and 12)."""
     response = view_query(sx, "sx_contract", {"entity": entity})
@@ -234,7 +217,7 @@ def test_a_datetime_with_a_timezone_is_accepted_and_echoed(sx: Client, moment: s
     assert body["parameters"]["after"] == moment
 
 
-# --- GET /views: graph contracts and what a view can be seen to read -------------------------------------
+# --- GET /views: graph contracts and what a view can be seen to read ------------------------------
 
 
 def test_graph_views_publish_their_fixed_contract(sx: Client) -> None:
@@ -296,7 +279,12 @@ def test_a_view_with_an_empty_scope_lists_every_collection_it_can_read(av5: Clie
     assert entry["profiles"] == ["pg_default"] and entry["parameters"] == {}
 
 
-# --- design §2 "Packages and MCP" -------------------------------------------------------------------------
+# --- design §2 "Packages and MCP" -----------------------------------------------------------------
+
+
+def active_entries(client: Client) -> dict[str, dict[str, Any]]:
+    """The active entry of every view in `GET /views`, by name."""
+    return {name: entry for (name, _), entry in listed_views(client).items() if entry["active"]}
 
 
 def test_without_a_package_every_active_view_is_a_tool_with_its_input_schema(sx: Client) -> None:
@@ -307,6 +295,17 @@ def test_without_a_package_every_active_view_is_a_tool_with_its_input_schema(sx:
     assert set(listed) == set(active)
     for name, tool in listed.items():
         assert tool["inputSchema"] == active[name]["input_schema"], name
+
+
+def call_tool(client: Client, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    """`tools/call`: the JSON-RPC response (a `result` or an `error`)."""
+    return mcp_rpc(client, "tools/call", {"name": name, "arguments": arguments})
+
+
+@pytest.fixture
+def av5_pkg(av5_runtime: Runtime, tenant: Tenant, server: OpenAIServer) -> Client:
+    """The `av5_` catalog served with MEMSEEK_PACKAGE=av5_pkg."""
+    return client_for(runtime_for(av5_runtime, memseek_package="av5_pkg"), tenant)
 
 
 def test_a_package_pins_what_answers_what_is_listed_and_what_is_a_tool(av5_pkg: Client) -> None:
@@ -372,7 +371,7 @@ def test_a_tool_call_with_invalid_arguments_does_not_run(sx: Client, arguments: 
     assert "structuredContent" not in answer.get("result", {}) or not answer["result"]["structuredContent"]
 
 
-# --- "Parameter fields": declarations checked when definitions load -----------------------------------
+# --- "Parameter fields": declarations checked when definitions load -------------------------------
 
 
 def check_parameter(tmp_path: Path, capsys: pytest.CaptureFixture[str], declaration: str) -> tuple[int, str]:

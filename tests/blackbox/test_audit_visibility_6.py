@@ -40,12 +40,13 @@ from tests.helpers import view_query
 from tests.helpers import written
 from tests.openai_server import OpenAIServer
 
+# --- keyed facts: superseded, retracted, restored -------------------------------------------------
+
+
 MODES = ["text", "vector", "hybrid", "recent", "structured"]
 """Every search mode (spec "Choosing a search mode")."""
 SEMANTIC = ("vector", "hybrid")
 """Modes that need embeddings: they read `sx_vec`; the others read `sx_notes`."""
-Q = "budget"
-"""Every record below holds this word, so a text search matches all of them."""
 
 
 def item(mode: str, text: str = "budget note", **values: Any) -> dict[str, Any]:
@@ -59,6 +60,10 @@ def item(mode: str, text: str = "budget note", **values: Any) -> dict[str, Any]:
 def fact(mode: str, text: str, key: str = "risk", **values: Any) -> dict[str, Any]:
     """A keyed fact in slot `key` readable by `mode`."""
     return item(mode, text, type="fact", key=key, **values)
+
+
+Q = "budget"
+"""Every record below holds this word, so a text search matches all of them."""
 
 
 def query(mode: str, k: int = 100, **scope: Any) -> dict[str, Any]:
@@ -77,13 +82,6 @@ def seen(client: Client, mode: str, **scope: Any) -> set[str]:
     return set(ids(search(client, query(mode, **scope))))
 
 
-def retract(client: Client, record_id: str) -> None:
-    assert client.post(f"/records/{record_id}/retract", json={"reason": "wrong"}).status_code == 200
-
-
-# --- keyed facts: superseded, retracted, restored ---------------------------------------------------
-
-
 @pytest.mark.parametrize("mode", MODES)
 def test_a_superseded_value_is_seen_only_with_versions_all(sx: Client, mode: str) -> None:
     """Spec "Scopes": "versions: current returns only the latest value of each named fact … Use
@@ -96,15 +94,19 @@ def test_a_superseded_value_is_seen_only_with_versions_all(sx: Client, mode: str
     assert seen(sx, mode, versions="all") == {old, new}
 
 
+def retracted(client: Client, record_id: str) -> None:
+    assert client.post(f"/records/{record_id}/retract", json={"reason": "wrong"}).status_code == 200
+
+
 @pytest.mark.parametrize("mode", MODES)
 def test_retracting_the_current_value_brings_back_the_previous_one_at_once(sx: Client, mode: str) -> None:
     """Design §1: "Retracting the current value makes the newest non-retracted earlier value
     current again"; "a retracted record is never returned by any read"."""
     first, second, third = (write(sx, fact(mode, f"budget risk {n}"))[0] for n in ("one", "two", "three"))
-    retract(sx, third)
+    retracted(sx, third)
     assert seen(sx, mode) == {second}
     assert seen(sx, mode, versions="all") == {first, second}
-    retract(sx, second)
+    retracted(sx, second)
     assert seen(sx, mode) == {first}
     assert seen(sx, mode, versions="all", status="all") == {first}
 
@@ -114,7 +116,7 @@ def test_retracting_a_superseded_value_changes_only_the_history(sx: Client, mode
     """Design §1: only retracting *the current value* restores an earlier one; a retracted record
     is never returned, even by `versions: all`."""
     old, new = (write(sx, fact(mode, f"budget {n}"))[0] for n in ("old", "new"))
-    retract(sx, old)
+    retracted(sx, old)
     assert seen(sx, mode) == {new}
     assert seen(sx, mode, versions="all") == {new}
 
@@ -177,7 +179,7 @@ def test_retracting_down_to_a_pending_value_shows_no_stale_one(sx: Client, mode:
     (newest,) = write(sx, vec("budget tier gold", type="fact", key="tier"))
     body = {**query(mode), "scope": {"collections": ["sx_vec"]}}
     assert ids(search(sx, body)) == [newest]
-    retract(sx, newest)
+    retracted(sx, newest)
     assert fetch(sx, middle["id"])["current"] is True
     assert ids(search(sx, body)) == []
     body["scope"]["versions"] = "all"
@@ -223,7 +225,7 @@ def test_entities_differing_in_case_or_spacing_are_other_slots(sx: Client, mode:
     assert seen(sx, mode) == set(records)
 
 
-# --- drafts: a lane per status, approve, reject ------------------------------------------------------
+# --- drafts: a lane per status, approve, reject ---------------------------------------------------
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -339,7 +341,7 @@ def test_approval_over_a_pending_value_and_its_retraction(sx: Client, mode: str)
     assert ids(search(sx, body)) == []
     assert sx.post(f"/records/{draft}/approve").status_code == 200
     assert ids(search(sx, body)) == [draft]
-    retract(sx, draft)
+    retracted(sx, draft)
     assert fetch(sx, middle["id"])["current"] is True
     assert ids(search(sx, body)) == []
     body["scope"]["versions"] = "all"
@@ -362,7 +364,7 @@ def test_keyed_picks_facts_or_events_and_keeps_the_version_rule(sx: Client, mode
     assert seen(sx, mode, keyed=False, versions="all") == {event}
 
 
-# --- a newer value still being processed -------------------------------------------------------------
+# --- a newer value still being processed ----------------------------------------------------------
 
 
 @pytest.mark.parametrize("mode", ["text", "vector", "hybrid", "recent"])
@@ -420,7 +422,7 @@ def test_pinning_a_version_never_brings_back_a_superseded_value(sx: Client, mode
     assert set(ids(search(sx, {**body, "scope": both}))) == {under_v1, under_v2}
 
 
-# --- time bounds ---------------------------------------------------------------------------------
+# --- time bounds ----------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -476,7 +478,7 @@ def test_a_record_sits_exactly_on_the_bound_its_own_occurred_at_names(sx: Client
     assert seen(sx, mode, **inside) == {record}
 
 
-# --- derivation depth ----------------------------------------------------------------------------
+# --- derivation depth -----------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -508,7 +510,8 @@ def test_depth_lte_zero_leaves_out_automatic_links(sx: Client) -> None:
     assert len(everything["hits"]) == 2
 
 
-# --- entities are matched exactly ---------------------------------------------------------------------
+# --- entities are matched exactly -----------------------------------------------------------------
+
 
 ENTITIES = ["maria", "Maria", "MARIA", "maria ", " maria", "ma ria", "maría", "Zoë", "zoë", "客户-7"]
 
@@ -533,10 +536,14 @@ def test_get_search_entity_matches_exactly(sx: Client) -> None:
         assert ids(body) == [record], entity
 
 
-# --- crowds of invisible rows never push a visible one out ------------------------------------------
+# --- crowds of invisible rows never push a visible one out ----------------------------------------
 
-CROWD = 250
+
 LONE = "a long planning meeting where the yearly budget came up once among many other things"
+# Spec, Scopes: "scope narrows a search to the records that should even be considered"; every
+# proposal is re-checked, so a bounded proposal that holds only records outside the scope must not
+# stand for the whole answer. CROWD exceeds the candidates of a default search (k 20 → 200).
+CROWD = 250
 
 
 def crowd_records(**values: Any) -> list[dict[str, Any]]:
@@ -610,7 +617,7 @@ def test_retracted_rows_never_crowd_out_the_visible_ones(sx: Client, mode: str) 
     (lone,) = write(sx, vec(LONE, entity="lone", occurred_at="2025-01-01T00:00:00Z"))
     crowd = write(sx, *crowd_records())
     for record in crowd:
-        retract(sx, record)
+        retracted(sx, record)
     body = {"q": Q, "mode": mode, "k": 10, "scope": {"collections": ["sx_vec"]}}
     assert ids(search(sx, body)) == [lone]
 
@@ -677,7 +684,7 @@ def test_another_workspaces_records_change_no_count_of_a_combined_search(
     assert [(h["id"], h["score"]) for h in after["hits"]] == [(h["id"], h["score"]) for h in before["hits"]]
 
 
-# --- combined searches: a scope per source -----------------------------------------------------------
+# --- combined searches: a scope per source --------------------------------------------------------
 
 
 def test_each_source_sees_its_own_status_and_versions(sx: Client) -> None:
@@ -700,7 +707,15 @@ def test_each_source_sees_its_own_status_and_versions(sx: Client) -> None:
     assert hits == {live: {"live", "history"}, old: {"history"}, draft: {"proposed"}}
 
 
-# --- views ---------------------------------------------------------------------------------------
+# --- views ----------------------------------------------------------------------------------------
+
+
+def viewed(client: Client, mode: str, **parameters: Any) -> set[str]:
+    """The ids `vis6_scoped` returns in `mode` for entity `e1`."""
+    cols = ["sx_vec"] if mode in SEMANTIC else ["sx_notes"]
+    body = ok(view_query(client, "vis6_scoped", {"entity": "e1", "mode": mode, "cols": cols, **parameters}))
+    assert body["input_record_ids"] == ids(body)
+    return set(ids(body))
 
 
 @pytest.fixture(scope="module")
@@ -716,14 +731,6 @@ def vis6(vis6_runtime: Runtime, tenant: Tenant, server: OpenAIServer) -> Client:
     return Client(app_for(vis6_runtime).test_client(), tenant)
 
 
-def viewed(client: Client, mode: str, **parameters: Any) -> set[str]:
-    """The ids `vis6_scoped` returns in `mode` for entity `e1`."""
-    cols = ["sx_vec"] if mode in SEMANTIC else ["sx_notes"]
-    body = ok(view_query(client, "vis6_scoped", {"entity": "e1", "mode": mode, "cols": cols, **parameters}))
-    assert body["input_record_ids"] == ids(body)
-    return set(ids(body))
-
-
 @pytest.mark.parametrize("mode", ["text", "vector", "hybrid", "recent"])
 def test_a_view_sees_what_its_scope_allows(vis6: Client, mode: str) -> None:
     """Spec: a view "runs the same engine, so its results … mean exactly what they mean above";
@@ -733,7 +740,7 @@ def test_a_view_sees_what_its_scope_allows(vis6: Client, mode: str) -> None:
     (draft,) = write(vis6, fact(mode, "budget v3", status="draft"))
     (derived,) = write(vis6, item(mode, "budget derived", derived_from=[live]))
     (gone,) = write(vis6, item(mode, "budget gone"))
-    retract(vis6, gone)
+    retracted(vis6, gone)
     assert viewed(vis6, mode) == {live, derived}
     assert viewed(vis6, mode, versions="all") == {old, live, derived}
     assert viewed(vis6, mode, status="draft") == {draft}
@@ -741,7 +748,7 @@ def test_a_view_sees_what_its_scope_allows(vis6: Client, mode: str) -> None:
     assert viewed(vis6, mode, depth=0) == {live}
     assert viewed(vis6, mode, after="2026-05-01T00:00:00Z") == {derived}
     assert sorted(viewed(vis6, mode, status="all", versions="all")) == sorted({old, live, draft, derived})
-    retract(vis6, live)
+    retracted(vis6, live)
     assert viewed(vis6, mode) == {old, derived}
     assert fetch(vis6, old)["current"] is True
     for other in ("E1", " e1", "e1 "):
@@ -772,7 +779,7 @@ def test_get_search_and_get_context_read_current_active_values_only(sx: Client) 
     (live,) = write(sx, vec("budget plan livevalue", type="fact", key="plan"))
     write(sx, vec("budget plan draftvalue", type="fact", key="plan", status="draft"))
     (gone,) = write(sx, vec("budget plan gonevalue"))
-    retract(sx, gone)
+    retracted(sx, gone)
     assert ids(ok(sx.get("/search?q=budget%20plan&k=100"))) == [live]
     response = sx.get("/context?q=budget%20plan&k=100")
     assert response.status_code == 200
@@ -791,5 +798,5 @@ def test_a_view_pinning_a_collection_version_reads_only_that_version(vis6: Clien
     (fact_v2,) = write(vis6, versioned("budget tier two", key="tier"))
     assert set(ids(ok(view_query(vis6, "vis6_pinned", {})))) == {event_v1}
     assert set(ids(ok(view_query(vis6, "vis6_pinned", {"versions": "all"})))) == {event_v1, fact_v1}
-    retract(vis6, fact_v2)
+    retracted(vis6, fact_v2)
     assert set(ids(ok(view_query(vis6, "vis6_pinned", {})))) == {event_v1, fact_v1}

@@ -6,7 +6,6 @@ import re
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
-from uuid import UUID
 from uuid import uuid4
 
 import pytest
@@ -32,6 +31,9 @@ from tests.helpers import post_records
 from tests.helpers import with_settings
 from tests.helpers import written_ids
 
+# --- authentication -------------------------------------------------------------------------------
+
+
 ID = "0190a4f2-7b1c-7def-8abc-0123456789ab"
 # every route of the design and the spec, with a body that would be valid
 ROUTES = [
@@ -54,9 +56,6 @@ ROUTE_IDS = [f"{method} {path.split('?')[0]}" for method, path, _ in ROUTES]
 
 def raw(app: Flask, method: str, path: str, body: Any = None, headers: dict[str, str] | None = None) -> Any:
     return app.test_client().open(path, method=method, json=body, headers=headers or {})
-
-
-# --- authentication ------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(("method", "path", "body"), ROUTES, ids=ROUTE_IDS)
@@ -139,7 +138,7 @@ def test_keys_are_stored_only_as_a_digest(bw_db: Engine, bw_ws: Tenant) -> None:
     assert bw_ws.key[16:] not in stored  # not even the secret part
 
 
-# --- workspaces: nothing crosses the boundary ----------------------------------------------------
+# --- workspaces: nothing crosses the boundary -----------------------------------------------------
 
 
 def test_records_of_one_workspace_are_invisible_to_another(bw_app: Flask, bw_db: Engine) -> None:
@@ -310,7 +309,7 @@ def test_openapi_documents_the_error_shape(bw: Client) -> None:
             assert "422" in operation["responses"] or operation is spec["paths"]["/health"]["get"]
 
 
-# --- the one error shape: 404, 405, 413, 422, 500 ---------------------------------------------------
+# --- the one error shape: 404, 405, 413, 422, 500 -------------------------------------------------
 
 
 def test_an_unknown_route_is_404_with_the_error_shape(bw: Client) -> None:
@@ -406,12 +405,6 @@ def test_errors_name_problems_with_a_json_path(bw: Client) -> None:
     err = error(post_records(bw, rec(), rec(entity="")), 422)
     assert err["code"] == "invalid_request"
     assert [d["loc"][:3] for d in err["details"]] == [["records", 1, "entity"]]
-
-
-def test_record_routes_accept_the_canonical_uuid_in_any_case(bw: Client) -> None:
-    (record_id,) = written_ids(bw, rec())
-    assert fetch(bw, record_id.upper())["id"] == record_id
-    assert UUID(record_id)
 
 
 def test_cli_admin_commands_print_the_key_alone_on_the_last_line(

@@ -33,6 +33,8 @@ from tests.helpers import runtime_for
 from tests.helpers import view_query
 from tests.helpers import write_files
 
+# --- the design's examples, verbatim --------------------------------------------------------------
+
 
 def check(
     root: Path,
@@ -48,26 +50,17 @@ def check(
     return code, captured.out + captured.err
 
 
-def collections_file(*items: str) -> dict[str, str]:
-    return {"collections/c.yaml": "collections:\n" + "".join(items)}
-
-
-DESIGN_COLLECTION_FILE = "collections/customer_events.yaml"
-DESIGN_COLLECTION = catalog_text("bw", DESIGN_COLLECTION_FILE)
-"""The design's `customer_events` v2 example, as the `bw` test catalog holds it."""
-DESIGN_CONF = ("search_profiles.yaml", "models.yaml", "enrichments.yaml")
-"""The design's conf file examples, as the `bw` test catalog holds them."""
-
-
-# --- the design's examples, verbatim --------------------------------------------------------------
-
-
 def test_the_design_and_spec_examples_load_as_written(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     code, out = check(fixture_catalog(tmp_path, "bw"), capsys)
     assert code == 0, out
     assert "valid" in out
+
+
+DESIGN_COLLECTION_FILE = "collections/customer_events.yaml"
+DESIGN_COLLECTION = catalog_text("bw", DESIGN_COLLECTION_FILE)
+"""The design's `customer_events` v2 example, as the `bw` test catalog holds it."""
 
 
 def test_the_design_collection_example_loads_on_the_shipped_conf(
@@ -107,7 +100,12 @@ def test_catalog_check_reports_every_problem_at_once_and_exits_non_zero(
 
 # --- collections: every key -----------------------------------------------------------------------
 
+
 EDGES = "  - {name: edges, version: 1, active: true, types: [link], keyed: false}\n"
+
+
+def collections_file(*items: str) -> dict[str, str]:
+    return {"collections/c.yaml": "collections:\n" + "".join(items)}
 
 
 @pytest.mark.parametrize(
@@ -310,7 +308,7 @@ def test_valid_collection_declarations_load(
     assert code == 0, out
 
 
-# --- conf files -------------------------------------------------------------------------------------
+# --- conf files -----------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -449,6 +447,10 @@ def test_each_conf_file_is_checked(
     assert f"conf/{name}" in out and where in out, out
 
 
+DESIGN_CONF = ("search_profiles.yaml", "models.yaml", "enrichments.yaml")
+"""The design's conf file examples, as the `bw` test catalog holds them."""
+
+
 def test_the_conf_examples_load_as_written(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     files = {
         **{f"conf/{name}": catalog_text("bw", f"conf/{name}") for name in DESIGN_CONF},
@@ -467,7 +469,7 @@ def test_an_unknown_conf_file_is_reported(tmp_path: Path, capsys: pytest.Capture
     assert code != 0 and "conf/profiles.yaml" in out
 
 
-# --- packages -----------------------------------------------------------------------------------------
+# --- packages -------------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -508,12 +510,6 @@ def test_memseek_package_must_name_a_loaded_package(
     assert code != 0 and "MEMSEEK_PACKAGE" in out
 
 
-@pytest.fixture
-def packaged(bw_runtime: Runtime, bw_ws: Tenant) -> Client:
-    """A client of the `bw` catalog served with MEMSEEK_PACKAGE=support_agent."""
-    return client_for(runtime_for(bw_runtime, memseek_package="support_agent"), bw_ws)
-
-
 CALENDAR = {"entity": "maria", "start": "2026-07-01T00:00:00Z", "end": "2026-08-01T00:00:00Z"}
 
 
@@ -523,6 +519,12 @@ def test_without_a_package_active_true_decides(bw: Client) -> None:
     assert listed[("upcoming_calendar", 2)]["active"] is False
     assert listed[("bw_graph", 1)]["active"] is True
     assert ok(view_query(bw, "upcoming_calendar", CALENDAR))["view"]["version"] == 1
+
+
+@pytest.fixture
+def packaged(bw_runtime: Runtime, bw_ws: Tenant) -> Client:
+    """A client of the `bw` catalog served with MEMSEEK_PACKAGE=support_agent."""
+    return client_for(runtime_for(bw_runtime, memseek_package="support_agent"), bw_ws)
 
 
 def test_a_package_pins_the_versions_that_answer(packaged: Client) -> None:
@@ -543,7 +545,7 @@ def test_without_a_package_every_active_view_is_a_tool(bw: Client) -> None:
     assert sorted(mcp_tools(bw)) == ["bw_graph", "customer_context", "upcoming_calendar"]
 
 
-# --- immutability -----------------------------------------------------------------------------------
+# --- immutability ---------------------------------------------------------------------------------
 
 
 def test_changing_a_loaded_version_is_refused(bw_runtime: Runtime, tmp_path: Path) -> None:
@@ -628,7 +630,8 @@ def test_the_default_runtime_uses_the_reference_catalog() -> None:
     assert (reference_catalog() / "collections").is_dir()
 
 
-# --- view parameters (spec "Parameter fields"): constraints are checked against the type at load -----
+# --- view parameters (spec "Parameter fields"): constraints are checked against the type at load ---
+
 
 SEARCH_QUERY = "    query: {mode: recent, scope: {collections: [bw_plain]}}\n"
 

@@ -39,7 +39,8 @@ from tests.helpers import touches_written
 from tests.helpers import with_settings
 from tests.helpers import written_ids
 
-# --- the configuration variables -------------------------------------------------------------------
+# --- the configuration variables ------------------------------------------------------------------
+
 
 DEFAULTS = {
     "database_url": None, "memseek_package": None, "max_query_chars": 8192, "max_graph_depth": 16,
@@ -47,9 +48,6 @@ DEFAULTS = {
     "search_max_concurrency": 4, "touch_on_read": True, "max_record_chars": 32768,
     "search_timeout_ms": 30_000,
 }  # fmt: skip
-
-
-CALENDAR = {"entity": "maria", "start": "2026-07-01T00:00:00Z", "end": "2026-08-01T00:00:00Z"}
 
 
 def test_the_design_defaults() -> None:
@@ -197,6 +195,9 @@ def test_touch_on_read_false_leaves_last_accessed(bw_runtime: Runtime, bw_ws: Te
     assert fetch(client, record_id)["last_accessed"] == before["last_accessed"]
 
 
+CALENDAR = {"entity": "maria", "start": "2026-07-01T00:00:00Z", "end": "2026-08-01T00:00:00Z"}
+
+
 def test_a_record_returned_by_a_view_is_touched_too(bw: Client) -> None:
     (record_id,) = written_ids(
         bw, rec("calendar_events", entity="maria", content={"starts_at": "2026-07-02T09:00:00Z"})
@@ -208,7 +209,7 @@ def test_a_record_returned_by_a_view_is_touched_too(bw: Client) -> None:
     assert fetch(bw, record_id)["last_accessed"] > before
 
 
-# --- `memseek serve` over HTTP ----------------------------------------------------------------------
+# --- `memseek serve` over HTTP --------------------------------------------------------------------
 
 
 @dataclass
@@ -230,6 +231,13 @@ class Served:
         return keys[0]
 
 
+def stop(served: Served) -> list[str]:
+    served.proc.terminate()
+    out, _ = served.proc.communicate(timeout=30)
+    served.printed.extend(out.splitlines())
+    return served.printed
+
+
 @pytest.fixture
 def serve() -> Iterator[Any]:
     started: list[Served] = []
@@ -243,13 +251,6 @@ def serve() -> Iterator[Any]:
     yield start
     for served in started:
         stop(served)
-
-
-def stop(served: Served) -> list[str]:
-    served.proc.terminate()
-    out, _ = served.proc.communicate(timeout=30)
-    served.printed.extend(out.splitlines())
-    return served.printed
 
 
 def test_serve_honours_the_configuration(serve: Any, bw_url: str, bw_catalog: Path, bw_db: Engine) -> None:
@@ -330,12 +331,7 @@ def test_the_embedded_default_starts_with_one_command(serve: Any, embedded_home:
     assert embedded_home.is_dir() and any(embedded_home.iterdir())
 
 
-# --- memseek explain ----------------------------------------------------------------------------
-
-
-@pytest.fixture
-def explain_env(bw_url: str, bw_catalog: Path, bw_ws: Tenant) -> dict[str, str]:
-    return cli_env(DATABASE_URL=bw_url, MEMSEEK_CATALOG=str(bw_catalog))
+# --- memseek explain ------------------------------------------------------------------------------
 
 
 SEARCH = {"mode": "recent", "scope": {"collections": ["bw_plain"], "entities": ["entity-value-42"]}, "k": 7}
@@ -383,7 +379,7 @@ def test_explain_of_a_view_names_the_view_in_the_statement_comment(explain_env: 
     assert "view upcoming_calendar v1" in explain_view(explain_env, CALENDAR).stdout
 
 
-# --- MCP over stdio ---------------------------------------------------------------------------------
+# --- MCP over stdio -------------------------------------------------------------------------------
 
 
 def test_memseek_mcp_serves_the_tools_over_stdio(bw_url: str, bw_catalog: Path, bw: Client) -> None:
@@ -462,7 +458,7 @@ def test_every_statement_carries_a_comment_naming_the_route_or_view(bw: Client, 
     assert any(label.startswith("POST /search") for label in labels)
 
 
-# --- the installed package ships its resources -----------------------------------------------------
+# --- the installed package ships its resources ----------------------------------------------------
 
 
 def test_the_package_data_ships_every_conf_sql_and_migration_file() -> None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import threading
 from typing import Any
-from uuid import uuid4
 
 import pytest
 from flask import Flask
@@ -27,78 +26,7 @@ from tests.helpers import fetch
 from tests.helpers import written
 from tests.helpers import written_ids
 
-# --- GET /records/{id} --------------------------------------------------------------------------
-
-
-def test_get_record_shows_exactly_the_designed_fields(bw: Client) -> None:
-    (record_id,) = written_ids(
-        bw,
-        rec(
-            text="hello",
-            key="k",
-            content={"a": 1},
-            scores={"importance": 2},
-            annotations={"p": [1]},
-            run_id="r",
-            occurred_at="2026-01-01T00:00:00Z",
-        ),
-    )
-    record = fetch(bw, record_id)
-    assert set(record) == RECORD_FIELDS
-    assert record["id"] == record_id
-    assert (record["collection"], record["collection_version"], record["entity"], record["type"]) == (
-        "bw_plain",
-        1,
-        "cust-1",
-        "note",
-    )
-    assert (record["key"], record["text"], record["content"]) == ("k", "hello", {"a": 1})
-    assert (record["scores"], record["annotations"]) == ({"importance": 2}, {"p": [1]})
-    assert (record["status"], record["depth"], record["derived_from"], record["run_id"]) == (
-        "active",
-        0,
-        [],
-        "r",
-    )
-    assert (record["processing"], record["processing_error"], record["current"]) == ("ready", None, True)
-    assert (record["retracted_at"], record["retraction_reason"]) == (None, None)
-    assert record["occurred_at"].startswith("2026-01-01T00:00:00")
-
-
-@pytest.mark.parametrize("suffix", ["", "/retract", "/approve", "/reject"])
-def test_another_workspaces_record_is_404_exactly_like_an_unknown_one(
-    bw: Client, bw_other: Client, suffix: str
-) -> None:
-    (foreign,) = written_ids(bw_other, rec(status="draft"))
-    unknown = str(uuid4())
-    method = bw.get if not suffix else bw.post
-    kwargs: dict[str, Any] = {"json": {"reason": "no"}} if suffix in ("/retract", "/reject") else {}
-    foreign_err = error(method(f"/records/{foreign}{suffix}", **kwargs), 404, "not_found")
-    unknown_err = error(method(f"/records/{unknown}{suffix}", **kwargs), 404, "not_found")
-    assert foreign_err["message"].replace(foreign, "ID") == unknown_err["message"].replace(unknown, "ID")
-    assert foreign_err["details"] == unknown_err["details"]
-    # and nothing happened to the foreign record
-    assert fetch(bw_other, foreign)["retracted_at"] is None
-    assert fetch(bw_other, foreign)["status"] == "draft"
-
-
-def test_a_malformed_record_id_is_404(bw: Client) -> None:
-    error(bw.get("/records/not-a-uuid"), 404, "not_found")
-
-
-def test_the_search_hit_and_the_record_show_the_same_timestamps(bw: Client) -> None:
-    (record_id,) = written_ids(bw, rec(text="stamp", occurred_at="2026-07-01T10:22:00Z"))
-    body = {
-        "mode": "recent",
-        "scope": {"collections": ["bw_plain"]},
-        "include": ["occurred_at", "created_at"],
-    }
-    (hit,) = bw.post("/search", json=body).get_json()["hits"]
-    record = fetch(bw, record_id)
-    assert (hit["occurred_at"], hit["created_at"]) == (record["occurred_at"], record["created_at"])
-
-
-# --- keyed facts: which value is current ---------------------------------------------------------
+# --- keyed facts: which value is current ----------------------------------------------------------
 
 
 def test_the_newest_write_into_a_slot_is_current(bw: Client) -> None:
@@ -223,7 +151,7 @@ def test_concurrent_writers_to_one_slot_end_with_exactly_one_current_record(
     assert len(recent(client, "bw_facts")) == 1
 
 
-# --- drafts ----------------------------------------------------------------------------------------
+# --- drafts ---------------------------------------------------------------------------------------
 
 
 def test_approving_a_draft_makes_it_the_current_active_value(bw: Client) -> None:

@@ -35,28 +35,6 @@ from tests.helpers import written
 from tests.helpers import written_ids
 from tests.openai_server import OpenAIServer
 
-Messages = list[dict[str, Any]]
-
-
-def answer(score: Any = 7, label: Any = "positive") -> Any:
-    """A chat reply that rates `importance` and labels `sentiment` (whichever the prompt asks)."""
-
-    def reply(messages: Messages) -> str:
-        system = " ".join(str(m.get("content")) for m in messages if m.get("role") == "system")
-        return json.dumps({"label": label} if '"label"' in system else {"score": score})
-
-    return reply
-
-
-@pytest.fixture
-def sclient(served: Runtime, bw_ws: Tenant) -> Client:
-    return client_for(served, bw_ws)
-
-
-def replies(server: OpenAIServer, n: int, **values: Any) -> None:
-    server.reply_with(*[answer(**values)] * n)
-
-
 # --- pending and ready ----------------------------------------------------------------------------
 
 
@@ -80,6 +58,23 @@ def test_a_record_to_embed_is_pending_and_unsearchable_until_processed(
     body = {"q": "needs a vector", "mode": "vector", "scope": {"collections": ["bw_vec"]}}
     hits = bw.post("/search", json=body).get_json()["hits"]
     assert [h["id"] for h in hits] == [result["id"]]
+
+
+Messages = list[dict[str, Any]]
+
+
+def answer(score: Any = 7, label: Any = "positive") -> Any:
+    """A chat reply that rates `importance` and labels `sentiment` (whichever the prompt asks)."""
+
+    def reply(messages: Messages) -> str:
+        system = " ".join(str(m.get("content")) for m in messages if m.get("role") == "system")
+        return json.dumps({"label": label} if '"label"' in system else {"score": score})
+
+    return reply
+
+
+def replies(server: OpenAIServer, n: int, **values: Any) -> None:
+    server.reply_with(*[answer(**values)] * n)
 
 
 def test_enrichments_run_through_the_cheap_model(

@@ -6,6 +6,8 @@ from typing import Any
 
 import pytest
 
+from tests.blackbox.fusion_support import extra
+from tests.blackbox.fusion_support import source
 from tests.blackbox.support import SCORED_RANKING
 from tests.blackbox.support import ids
 from tests.blackbox.support import note
@@ -14,25 +16,7 @@ from tests.blackbox.support import search
 from tests.blackbox.support import write
 from tests.conftest import Client
 
-NOTES = {"collections": ["sx_notes"]}
-EXTRA = {"collections": ["sx_extra"]}
 SCORED = {"kind": "rrf", **SCORED_RANKING}
-
-
-def source(name: str, score: str, weight: float = 1.0, **extra: Any) -> dict[str, Any]:
-    """A recent-mode source over sx_notes ranked by one stored score."""
-    return {
-        "name": name,
-        "mode": "recent",
-        "scope": NOTES,
-        "rank": ["score", score],
-        "weight": weight,
-        **extra,
-    }
-
-
-def extra(text: str = "x", **values: Any) -> dict[str, Any]:
-    return {"collection": "sx_extra", "entity": "e", "type": "note", "text": text, **values}
 
 
 def test_worked_example_rank_1_and_rank_4(sx: Client) -> None:
@@ -58,6 +42,9 @@ def test_worked_example_rank_1_and_rank_4(sx: Client) -> None:
     assert hits[a]["rank_score"] == pytest.approx(1.0 / 62 + 1.1 / 61)
     assert ids(body) == [a, b, x, c]  # 0.034162, 0.033615 (1/63 + 1.1/62), 0.033581, 0.033085
     assert body["ranking"] == SCORED
+
+
+NOTES = {"collections": ["sx_notes"]}
 
 
 def test_agreement_beats_either_source_alone(sx: Client) -> None:
@@ -90,6 +77,9 @@ def test_agreement_beats_either_source_alone(sx: Client) -> None:
     assert by_id[reflections_only]["rank_score"] == pytest.approx(1.1 / 62)
     assert by_id[events_only]["source_ranks"] == {"events": 2}
     assert round(by_id[events_only]["rank_score"], 6) == round(1.0 / 62, 6)
+
+
+EXTRA = {"collections": ["sx_extra"]}
 
 
 def test_rank_1_alone_in_each_source(sx: Client) -> None:
@@ -243,7 +233,7 @@ def test_output_controls_apply_to_combined_searches(sx: Client) -> None:
     assert body["rendered"].startswith('<records untrusted="true">\n[id=')
 
 
-# --- boost ---------------------------------------------------------------------------------------
+# --- boost ----------------------------------------------------------------------------------------
 
 
 def test_boost_multiplies_the_rrf_value(sx: Client) -> None:
@@ -289,10 +279,10 @@ def test_boost_may_not_use_query_signals(sx: Client, signal: list[str]) -> None:
     )
 
 
-# --- validation ----------------------------------------------------------------------------------
+# --- validation -----------------------------------------------------------------------------------
 
 
-def combined(**overrides: Any) -> dict[str, Any]:
+def combined_request(**overrides: Any) -> dict[str, Any]:
     body: dict[str, Any] = {
         "q": "x",
         "sources": [{"name": "a", "mode": "recent", "scope": NOTES}],
@@ -306,9 +296,9 @@ def many(count: int) -> list[dict[str, Any]]:
 
 
 def test_one_to_eight_sources(sx: Client) -> None:
-    assert len(search(sx, combined(sources=many(8)))["backend"]) == 8
-    rejects(sx, combined(sources=many(9)), "sources")
-    rejects(sx, combined(sources=[]), "sources")
+    assert len(search(sx, combined_request(sources=many(8)))["backend"]) == 8
+    rejects(sx, combined_request(sources=many(9)), "sources")
+    rejects(sx, combined_request(sources=[]), "sources")
 
 
 @pytest.mark.parametrize(
@@ -335,7 +325,7 @@ def test_one_to_eight_sources(sx: Client) -> None:
     ],
 )
 def test_combined_rules(sx: Client, overrides: dict[str, Any], loc: tuple[Any, ...]) -> None:
-    body = combined(**overrides)
+    body = combined_request(**overrides)
     if body.get("fuse") is None:
         del body["fuse"]
     rejects(sx, body, *loc)
@@ -359,29 +349,29 @@ def test_combined_rules(sx: Client, overrides: dict[str, Any], loc: tuple[Any, .
 def test_source_rules(sx: Client, change: dict[str, Any], loc: tuple[Any, ...]) -> None:
     one = {"name": "a", "mode": "recent", "scope": NOTES, **change}
     one = {key: value for key, value in one.items() if value is not None}
-    err = rejects(sx, combined(sources=[one]))
+    err = rejects(sx, combined_request(sources=[one]))
     assert any(d["loc"][: 2 + len(loc)] == ["sources", 0, *loc] for d in err["details"]), err
 
 
 def test_weight_100_and_rank_constant_bounds_are_inclusive(sx: Client) -> None:
-    body = combined(
+    body = combined_request(
         sources=[{"name": "a", "mode": "recent", "scope": NOTES, "weight": 100, "k": 100}],
         fuse={"kind": "rrf", "rank_constant": 1000},
     )
     search(sx, body)
-    search(sx, combined(fuse={"kind": "rrf", "rank_constant": 1}))
+    search(sx, combined_request(fuse={"kind": "rrf", "rank_constant": 1}))
 
 
 def test_weight_defaults_to_1_and_rank_constant_to_60(sx: Client) -> None:
     write(sx, note())
-    (hit,) = search(sx, combined())["hits"]
+    (hit,) = search(sx, combined_request())["hits"]
     assert hit["rank_score"] == pytest.approx(1 / 61)
 
 
 def test_q_is_required_when_a_source_needs_it(sx: Client) -> None:
-    body = combined(sources=[{"name": "a", "mode": "text", "scope": NOTES}])
+    body = combined_request(sources=[{"name": "a", "mode": "text", "scope": NOTES}])
     del body["q"]
     rejects(sx, body, "q")
-    body = combined()
+    body = combined_request()
     del body["q"]
     search(sx, body)

@@ -46,10 +46,6 @@ def spread(profiles_app: Flask, tenant: Tenant) -> Client:
     return Client(profiles_app.test_client(), tenant)
 
 
-def one(collection: str) -> dict[str, Any]:
-    return {"collection": collection, "entity": "e", "type": "note", "text": "budget"}
-
-
 def test_a_single_search_must_resolve_to_one_profile(spread: Client) -> None:
     rejects(
         spread,
@@ -61,6 +57,10 @@ def test_a_single_search_must_resolve_to_one_profile(spread: Client) -> None:
     assert search(spread, {"mode": "recent", "scope": {"collections": ["sx2_there"]}})["profiles"] == [
         "sx_pg2"
     ]
+
+
+def one(collection: str) -> dict[str, Any]:
+    return {"collection": collection, "entity": "e", "type": "note", "text": "budget"}
 
 
 def test_each_source_resolves_on_its_own_and_profiles_are_sorted(spread: Client) -> None:
@@ -98,7 +98,7 @@ def test_an_engine_that_cannot_run_the_mode_is_422(spread: Client) -> None:
     rejects(spread, {"mode": "recent", "scope": {"collections": ["sx2_remote"]}}, "mode")
 
 
-# --- the errors table ---------------------------------------------------------------------------------
+# --- the errors table -----------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(

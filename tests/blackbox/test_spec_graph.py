@@ -9,12 +9,12 @@ import pytest
 from tests.blackbox.conftest import ClientFactory
 from tests.blackbox.support import invalid
 from tests.blackbox.support import link
+from tests.blackbox.support import orphans
 from tests.blackbox.support import part
+from tests.blackbox.support import walk_sx
 from tests.blackbox.support import write
 from tests.conftest import Client
 from tests.helpers import error
-from tests.helpers import ok
-from tests.helpers import view_query
 
 GRAPH_KEYS = [
     "view",
@@ -28,25 +28,11 @@ GRAPH_KEYS = [
     "profiles",
     "backend",
 ]
-ORPHAN_KEYS = [
-    "view",
-    "parameters",
-    "hits",
-    "orphans",
-    "input_record_ids",
-    "truncated",
-    "profiles",
-    "backend",
-]
-
-
-def walk(client: Client, **parameters: Any) -> dict[str, Any]:
-    return ok(view_query(client, "sx_walk", parameters))
 
 
 def test_the_spec_example(sx: Client) -> None:
     (edge,) = write(sx, link("people/maya", "advises", "companies/acme", confidence=0.92))
-    body = walk(sx, seed="people/maya", predicates=["advises"], direction="out", depth=2, limit=20)
+    body = walk_sx(sx, seed="people/maya", predicates=["advises"], direction="out", depth=2, limit=20)
     assert list(body) == GRAPH_KEYS
     assert body["view"]["name"] == "sx_walk" and body["view"]["version"] == 1 and body["view"]["hash"]
     assert body["parameters"] == {
@@ -80,7 +66,7 @@ def test_the_spec_example(sx: Client) -> None:
 
 
 def test_defaults_are_applied_and_reported(sx: Client) -> None:
-    body = walk(sx, seed="nowhere")
+    body = walk_sx(sx, seed="nowhere")
     assert body["parameters"] == {
         "seed": "nowhere",
         "predicates": [],
@@ -103,7 +89,7 @@ def chain(sx: Client) -> dict[str, str]:
 
 
 def test_depth_and_path_order(sx: Client, chain: dict[str, str]) -> None:
-    body = walk(sx, seed="a", depth=2)
+    body = walk_sx(sx, seed="a", depth=2)
     assert [p["nodes"] for p in body["paths"]] == [["a", "b"], ["a", "d"], ["a", "b", "c"]]
     for path in body["paths"]:
         assert path["depth"] == len(path["edge_ids"]) == len(path["nodes"]) - 1
@@ -112,50 +98,50 @@ def test_depth_and_path_order(sx: Client, chain: dict[str, str]) -> None:
     assert [c["id"] for c in body["citations"]] == body["input_record_ids"]
     assert sorted(body["input_record_ids"]) == sorted([chain["ab"], chain["ad"], chain["bc"]])
     assert len(set(body["input_record_ids"])) == 3  # each link once
-    assert walk(sx, seed="a", depth=2) == body  # the same request, the same order
+    assert walk_sx(sx, seed="a", depth=2) == body  # the same request, the same order
 
 
 def test_direction(sx: Client, chain: dict[str, str]) -> None:
-    assert [p["nodes"] for p in walk(sx, seed="a", direction="in")["paths"]] == [["a", "e"]]
-    both = walk(sx, seed="a", direction="both")["paths"]
+    assert [p["nodes"] for p in walk_sx(sx, seed="a", direction="in")["paths"]] == [["a", "e"]]
+    both = walk_sx(sx, seed="a", direction="both")["paths"]
     assert sorted(p["nodes"][1] for p in both) == ["b", "d", "e"]
-    assert [p["nodes"] for p in walk(sx, seed="c", direction="in", depth=2)["paths"]] == [
+    assert [p["nodes"] for p in walk_sx(sx, seed="c", direction="in", depth=2)["paths"]] == [
         ["c", "b"],
         ["c", "b", "a"],
     ]
 
 
 def test_predicates_filter(sx: Client, chain: dict[str, str]) -> None:
-    body = walk(sx, seed="a", predicates=["owns"], depth=3)
+    body = walk_sx(sx, seed="a", predicates=["owns"], depth=3)
     assert [p["nodes"] for p in body["paths"]] == [["a", "d"]]
     assert body["citations"][0]["predicate"] == "owns"
-    assert len(walk(sx, seed="a", predicates=["owns", "uses"], depth=3)["paths"]) == 3
+    assert len(walk_sx(sx, seed="a", predicates=["owns", "uses"], depth=3)["paths"]) == 3
 
 
 def test_limit_and_truncated(sx: Client, chain: dict[str, str]) -> None:
-    body = walk(sx, seed="a", depth=2, limit=2)
+    body = walk_sx(sx, seed="a", depth=2, limit=2)
     assert [p["nodes"] for p in body["paths"]] == [["a", "b"], ["a", "d"]]
     assert body["truncated"] is True
-    assert walk(sx, seed="a", depth=2, limit=3)["truncated"] is False
+    assert walk_sx(sx, seed="a", depth=2, limit=3)["truncated"] is False
 
 
 def test_walks_never_revisit_a_node_on_the_path(sx: Client) -> None:
     write(sx, link("x", "r", "y"), link("y", "r", "x"), link("y", "r", "z"))
-    body = walk(sx, seed="x", depth=5)
+    body = walk_sx(sx, seed="x", depth=5)
     assert [p["nodes"] for p in body["paths"]] == [["x", "y"], ["x", "y", "z"]]
 
 
 def test_walks_skip_retracted_links(sx: Client) -> None:
     gone, kept = write(sx, link("s", "r", "t"), link("s", "r", "u"))
     sx.post(f"/records/{gone}/retract", json={"reason": "wrong"})
-    assert walk(sx, seed="s")["input_record_ids"] == [kept]
+    assert walk_sx(sx, seed="s")["input_record_ids"] == [kept]
 
 
 def test_walks_skip_superseded_automatic_links(sx: Client) -> None:
     write(sx, part("engine", ["fuel"]))
-    assert walk(sx, seed="engine")["nodes"] == ["engine", "fuel"]
+    assert walk_sx(sx, seed="engine")["nodes"] == ["engine", "fuel"]
     write(sx, part("engine", ["battery"]))
-    body = walk(sx, seed="engine")
+    body = walk_sx(sx, seed="engine")
     assert body["nodes"] == ["battery", "engine"]
     assert body["citations"][0]["subject"] == "engine" and body["citations"][0]["predicate"] == "needs"
 
@@ -163,13 +149,13 @@ def test_walks_skip_superseded_automatic_links(sx: Client) -> None:
 def test_walks_skip_draft_links(sx: Client) -> None:
     draft = link("p", "r", "q")
     write(sx, {**draft, "status": "draft"})
-    assert walk(sx, seed="p")["paths"] == []
+    assert walk_sx(sx, seed="p")["paths"] == []
 
 
 def test_seed_is_trimmed(sx: Client, chain: dict[str, str]) -> None:
-    body = walk(sx, seed="  a \t")
+    body = walk_sx(sx, seed="  a \t")
     assert body["parameters"]["seed"] == "a" and len(body["paths"]) == 2
-    assert walk(sx, seed="s" * 128)["paths"] == []
+    assert walk_sx(sx, seed="s" * 128)["paths"] == []
 
 
 @pytest.mark.parametrize(
@@ -195,8 +181,8 @@ def test_walk_parameter_validation(sx: Client, parameters: dict[str, Any], name:
 
 
 def test_walk_bounds_are_inclusive(sx: Client) -> None:
-    assert walk(sx, seed="a", depth=16, limit=500)["parameters"]["depth"] == 16
-    assert walk(sx, seed="a", depth=1, limit=1)["paths"] == []
+    assert walk_sx(sx, seed="a", depth=16, limit=500)["parameters"]["depth"] == 16
+    assert walk_sx(sx, seed="a", depth=1, limit=1)["paths"] == []
 
 
 def test_deployment_ceilings(sx_with: ClientFactory) -> None:
@@ -224,11 +210,19 @@ def test_graph_views_are_listed(sx: Client) -> None:
     assert walk_view["profiles"] == orphans["profiles"] == ["pg_default"]
 
 
-# --- orphan reports --------------------------------------------------------------------------------
+# --- orphan reports -------------------------------------------------------------------------------
 
 
-def orphans(client: Client, **parameters: Any) -> dict[str, Any]:
-    return ok(view_query(client, "sx_orphans", parameters))
+ORPHAN_KEYS = [
+    "view",
+    "parameters",
+    "hits",
+    "orphans",
+    "input_record_ids",
+    "truncated",
+    "profiles",
+    "backend",
+]
 
 
 def test_orphan_report_shape_and_order(sx: Client) -> None:
@@ -298,5 +292,5 @@ def test_orphans_take_only_limit(sx: Client) -> None:
 
 def test_graph_views_are_workspace_bound(sx: Client, sx_with: ClientFactory) -> None:
     write(sx, link("a", "r", "b"), part("solo"))
-    assert len(walk(sx, seed="a")["paths"]) == 1
+    assert len(walk_sx(sx, seed="a")["paths"]) == 1
     error(sx.raw.post("/views/sx_walk/query", json={"seed": "a"}), 401)

@@ -20,6 +20,10 @@ IMP = ["score", "importance"]
 NOTES = {"collections": ["sx_notes"]}
 
 
+def boosted(client: Client, boost: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    return search(client, {"mode": "recent", "scope": NOTES, "rank": IMP, "graph_boost": boost, **extra})
+
+
 @pytest.fixture
 def near(sx: Client) -> dict[str, str]:
     """Links maya → acme → widget; one record per distance plus an unmatched one."""
@@ -33,10 +37,6 @@ def near(sx: Client) -> dict[str, str]:
         note("other", entity="other", scores={"importance": 1.2}),
     )
     return dict(zip(names, written, strict=True))
-
-
-def boosted(client: Client, boost: dict[str, Any], **extra: Any) -> dict[str, Any]:
-    return search(client, {"mode": "recent", "scope": NOTES, "rank": IMP, "graph_boost": boost, **extra})
 
 
 def test_weight_over_distance_plus_one(sx: Client, near: dict[str, str]) -> None:

@@ -20,17 +20,17 @@ from tests.conftest import Client
 IMP = ["score", "importance"]
 
 
-def values(client: Client, rank: Any, mode: str = "recent", **extra: Any) -> list[float]:
-    """rank_score of every hit, in written order of the `i` content field."""
-    body = search(client, {"mode": mode, "rank": rank, "k": 100, "include": ["text"], **extra})
-    return [hit["rank_score"] for hit in sorted(body["hits"], key=lambda h: h["text"])]
-
-
 def importances(client: Client, *scores: float | None) -> None:
     write(
         client,
         *(note(f"n{i:02}", scores={} if s is None else {"importance": s}) for i, s in enumerate(scores)),
     )
+
+
+def values(client: Client, rank: Any, mode: str = "recent", **extra: Any) -> list[float]:
+    """rank_score of every hit, in written order of the `i` content field."""
+    body = search(client, {"mode": mode, "rank": rank, "k": 100, "include": ["text"], **extra})
+    return [hit["rank_score"] for hit in sorted(body["hits"], key=lambda h: h["text"])]
 
 
 @pytest.mark.parametrize(

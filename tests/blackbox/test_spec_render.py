@@ -10,13 +10,10 @@ from tests.blackbox.conftest import ClientFactory
 from tests.blackbox.support import at
 from tests.blackbox.support import note
 from tests.blackbox.support import rejects
+from tests.blackbox.support import rendered
 from tests.blackbox.support import search
 from tests.blackbox.support import write
 from tests.conftest import Client
-
-
-def rendered(client: Client, **extra: Any) -> dict[str, Any]:
-    return search(client, {"mode": "recent", "render": True, **extra})
 
 
 def test_row_layout(sx: Client) -> None:

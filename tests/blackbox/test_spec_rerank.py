@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
-import re
-from collections.abc import Callable
 from typing import Any
 
 import pytest
 
 from tests.blackbox.conftest import ClientFactory
+from tests.blackbox.rerank_support import judge
+from tests.blackbox.rerank_support import sent
 from tests.blackbox.support import ids
 from tests.blackbox.support import note
 from tests.blackbox.support import rejects
@@ -20,33 +20,6 @@ from tests.helpers import error
 from tests.openai_server import OpenAIServer
 
 NOTES = {"collections": ["sx_notes"]}
-RECORD = re.compile(r'<record id="([^"]+)">(.*?)</record>')
-
-
-def sent(messages: list[dict[str, Any]]) -> dict[str, str]:
-    """Prompt id → record text, from the user message the judge received."""
-    return dict(RECORD.findall(messages[-1]["content"]))
-
-
-def judge(scores: dict[str, float]) -> Callable[[list[dict[str, Any]]], str]:
-    """A reply scoring each record sent by its text (`scores[text]`)."""
-
-    def reply(messages: list[dict[str, Any]]) -> str:
-        return json.dumps(
-            {"judgments": [{"id": rid, "score": scores[text]} for rid, text in sent(messages).items()]}
-        )
-
-    return reply
-
-
-@pytest.fixture
-def four(sx: Client) -> dict[str, str]:
-    """Four text matches whose ordinary order is a, b, c, d (importance breaks the text tie)."""
-    names = ["a", "b", "c", "d"]
-    written = write(
-        sx, *(note(f"budget {name}", scores={"importance": 4 - i}) for i, name in enumerate(names))
-    )
-    return dict(zip(names, written, strict=True))
 
 
 def reranked(client: Client, top_n: int = 3, **extra: Any) -> dict[str, Any]:
@@ -61,6 +34,16 @@ def reranked(client: Client, top_n: int = 3, **extra: Any) -> dict[str, Any]:
             **extra,
         },
     )
+
+
+@pytest.fixture
+def four(sx: Client) -> dict[str, str]:
+    """Four text matches whose ordinary order is a, b, c, d (importance breaks the text tie)."""
+    names = ["a", "b", "c", "d"]
+    written = write(
+        sx, *(note(f"budget {name}", scores={"importance": 4 - i}) for i, name in enumerate(names))
+    )
+    return dict(zip(names, written, strict=True))
 
 
 def test_judged_results_are_reordered_and_reported(

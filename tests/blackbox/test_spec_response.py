@@ -19,7 +19,6 @@ from tests.conftest import Client
 from tests.helpers import error
 
 TOP_KEYS = {"hits", "ranking", "rendered", "truncated", "backend", "profiles"}
-NOTES = {"collections": ["sx_notes"]}
 
 
 def test_single_search_response_keys(sx: Client) -> None:
@@ -40,6 +39,9 @@ def test_an_empty_result_is_a_success(sx: Client) -> None:
     body = search(sx, {"mode": "text", "q": "nothing matches this"})
     assert body["hits"] == [] and body.keys() == TOP_KEYS
     assert body["backend"]["candidate_count"] == 0
+
+
+NOTES = {"collections": ["sx_notes"]}
 
 
 def test_structured_response(sx: Client) -> None:

@@ -46,7 +46,7 @@ def test_the_read_routes_exist(sx: Client) -> None:
     assert sx.get("/rank/schema").status_code == 200
 
 
-# --- GET /search ------------------------------------------------------------------------------------
+# --- GET /search ----------------------------------------------------------------------------------
 
 
 def test_get_search_is_a_rendered_hybrid_search_returning_four_values(sx: Client) -> None:
@@ -123,7 +123,7 @@ def test_get_search_k_bounds_are_inclusive(sx: Client) -> None:
     assert sx.get("/search?q=x&k=100").status_code == 200
 
 
-# --- GET /context ------------------------------------------------------------------------------------
+# --- GET /context ---------------------------------------------------------------------------------
 
 
 def test_get_context_is_the_rendered_block_as_text(sx: Client) -> None:
@@ -179,7 +179,7 @@ def test_post_search_text_mode_over_post_records(sx: Client) -> None:
     assert ids(sx.post("/search", json={"q": "budget", "mode": "text"}).get_json()) == [record]
 
 
-# --- modes and last read ------------------------------------------------------------------------------
+# --- modes and last read --------------------------------------------------------------------------
 
 
 def test_text_mode_matches_any_english_lexeme(sx: Client) -> None:

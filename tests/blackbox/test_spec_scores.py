@@ -11,8 +11,8 @@ from tests.blackbox.support import search
 from tests.blackbox.support import write
 from tests.conftest import Client
 
-NOTES = {"collections": ["sx_notes"]}
 BY_IMPORTANCE = ["score", "importance"]
+NOTES = {"collections": ["sx_notes"]}
 
 
 def scored(sx: Client, k: int = 20, **extra: object) -> dict[str, object]:
@@ -89,7 +89,7 @@ def test_text_ties_follow_the_same_order(sx: Client) -> None:
     assert ids(body) == [b, a, c]
 
 
-# --- structured ordering -------------------------------------------------------------------------
+# --- structured ordering --------------------------------------------------------------------------
 
 
 def structured(sx: Client, *order: dict[str, str]) -> list[str]:

@@ -16,15 +16,6 @@ from tests.blackbox.support import graph_view
 from tests.blackbox.support import with_views
 
 SEARCH = "query: {mode: recent, scope: {collections: [sx_notes]}}"
-
-
-def check(tmp_path: Path, view: str, capsys: pytest.CaptureFixture[str], version: int = 1) -> tuple[int, str]:
-    """`memseek catalog check` of the `sx_` catalog whose views are only `sx_case` v`version`,
-    declared by `view` (its keys after `version`)."""
-    root = with_views(tmp_path, f"views:\n  - name: sx_case\n    version: {version}\n" + view)
-    return check_catalog(root, capsys)
-
-
 VALID = [
     pytest.param(f"    {SEARCH}\n", id="minimal"),
     pytest.param(
@@ -53,9 +44,18 @@ VALID = [
 ]
 
 
+def check_sx_case(
+    tmp_path: Path, view: str, capsys: pytest.CaptureFixture[str], version: int = 1
+) -> tuple[int, str]:
+    """`memseek catalog check` of the `sx_` catalog whose views are only `sx_case` v`version`,
+    declared by `view` (its keys after `version`)."""
+    root = with_views(tmp_path, f"views:\n  - name: sx_case\n    version: {version}\n" + view)
+    return check_catalog(root, capsys)
+
+
 @pytest.mark.parametrize("view", VALID)
 def test_valid_views_load(tmp_path: Path, capsys: pytest.CaptureFixture[str], view: str) -> None:
-    code, err = check(tmp_path, view, capsys)
+    code, err = check_sx_case(tmp_path, view, capsys)
     assert code == 0, err
 
 
@@ -198,7 +198,7 @@ INVALID = [
 
 @pytest.mark.parametrize("view", INVALID)
 def test_invalid_views_are_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str], view: str) -> None:
-    code, err = check(tmp_path, view, capsys)
+    code, err = check_sx_case(tmp_path, view, capsys)
     assert code == 2, err
     assert "sx_case" in err or "views/sx.yaml" in err
 
@@ -207,8 +207,8 @@ def test_at_most_one_active_version(tmp_path: Path, capsys: pytest.CaptureFixtur
     view = (
         f"    active: true\n    {SEARCH}\n  - name: sx_case\n    version: 2\n    active: true\n    {SEARCH}\n"
     )
-    assert check(tmp_path, view, capsys)[0] == 2
+    assert check_sx_case(tmp_path, view, capsys)[0] == 2
 
 
 def test_versions_are_positive_integers(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert check(tmp_path, f"    {SEARCH}\n", capsys, version=0)[0] == 2
+    assert check_sx_case(tmp_path, f"    {SEARCH}\n", capsys, version=0)[0] == 2

@@ -25,6 +25,9 @@ from tests.helpers import runtime_for
 from tests.helpers import touches_written
 from tests.helpers import view_query
 
+# --- GET /views -----------------------------------------------------------------------------------
+
+
 ENTRY_KEYS = [
     "name",
     "version",
@@ -37,9 +40,6 @@ ENTRY_KEYS = [
     "required_capabilities",
     "profiles",
 ]
-
-
-# --- GET /views ---------------------------------------------------------------------------------------
 
 
 def test_get_views_entry_shape(sx: Client) -> None:
@@ -129,7 +129,7 @@ def test_structured_and_combined_views_report_their_footprint(sx: Client) -> Non
     assert fused["profiles"] == ["pg_default"]
 
 
-# --- POST /views/{name}/query -------------------------------------------------------------------------
+# --- POST /views/{name}/query ---------------------------------------------------------------------
 
 
 def test_search_view_wrapper(sx: Client) -> None:
