@@ -11,10 +11,14 @@ examples exactly as written. The `bw_*` fixtures are in this folder's conftest; 
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import sqlalchemy as sa
+from flask import Flask
 from sqlalchemy.engine import Engine
 
 from memseek.runtime import Runtime
@@ -119,16 +123,45 @@ def one_id(client: Client, record: dict[str, Any], query: str = "") -> str:
     return record_id
 
 
-def in_threads(count: int, action: Callable[[int], Any]) -> list[Any]:
-    """`action(i)` for i in 0 … count-1, each on its own thread, released together; the results in
-    that order (`_in_parallel` fails with whatever a thread raised)."""
-    results: list[Any] = [None] * count
+WHEN = "2026-05-01T12:00:00Z"
+"""One `occurred_at` for every record of a lane, so a `recent` search ties them all and orders
+them by ingestion order (spec "Ordering and ties")."""
 
-    def work(index: int) -> None:
-        results[index] = action(index)
 
-    _in_parallel(count, work)
-    return results
+def plan(text: str, **values: Any) -> dict[str, Any]:
+    """A value of the `plan` slot of `cust-1` in `bw_facts`, at `WHEN`."""
+    return fact(text, occurred_at=WHEN, **values)
+
+
+def responses_at_once(app: Flask, workspace: Tenant, sends: list[Callable[[Client], Any]]) -> list[Any]:
+    """Each `sends[i](client)` on its own thread and client, all released together; the responses
+    in that order."""
+    responses: list[Any] = [None] * len(sends)
+
+    def work(seed: int) -> None:
+        responses[seed] = sends[seed](Client(app.test_client(), workspace))
+
+    _in_parallel(len(sends), work)
+    return responses
+
+
+@contextmanager
+def locked(engine: Engine, table: str, mode: str) -> Iterator[Callable[[], bool]]:
+    """Hold `table` locked in `mode` until the block ends; yields a check of whether some
+    statement is waiting for that table."""
+    waiting = sa.text("SELECT count(*) FROM pg_locks WHERE NOT granted AND relation = CAST(:t AS regclass)")
+    with engine.connect() as holder, engine.connect() as watcher, holder.begin():
+        holder.execute(sa.text(f"LOCK TABLE {table} IN {mode} MODE"))
+        yield lambda: bool(watcher.execute(waiting, {"t": table}).scalar_one())
+        watcher.rollback()
+
+
+def until(condition: Callable[[], bool], seconds: float = 30) -> None:
+    """Poll `condition` until it holds (a condition decides, not a delay; fails after `seconds`)."""
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, "the condition never held"
+        time.sleep(0.01)
 
 
 def refused_at(

@@ -12,6 +12,20 @@ from tests.openai_server import OpenAIServer
 
 
 NOTES = {"collections": ["sx_notes"]}
+RRF = {"kind": "rrf"}
+
+
+def ranked_by(name: str, score: str, weight: float | None = None, **extra: Any) -> dict[str, Any]:
+    """A recent source over sx_notes ordered by one stored score (weight omitted → the default)."""
+    body: dict[str, Any] = {"name": name, "mode": "recent", "scope": NOTES, "rank": ["score", score], **extra}
+    if weight is not None:
+        body["weight"] = weight
+    return body
+
+
+def combined(*sources: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    """A combined search of `sources` with the default RRF fusion."""
+    return {"sources": list(sources), "fuse": RRF, **extra}
 
 
 def extra(text: str = "x", **values: Any) -> dict[str, Any]:

@@ -21,7 +21,9 @@ from memseek.runtime import Runtime
 from tests.blackbox.conftest import ClientFactory
 from tests.blackbox.conftest import environ
 from tests.blackbox.fusion_support import chat_calls
+from tests.blackbox.fusion_support import combined
 from tests.blackbox.fusion_support import extra
+from tests.blackbox.fusion_support import ranked_by
 from tests.blackbox.support import SCORED_RANKING
 from tests.blackbox.support import ids
 from tests.blackbox.support import invalid
@@ -50,29 +52,10 @@ def by_id(body: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {hit["id"]: hit for hit in body["hits"]}
 
 
-RRF = {"kind": "rrf"}
-
-
-def combined(*sources: dict[str, Any], **extra: Any) -> dict[str, Any]:
-    """A combined search of `sources` with the default RRF fusion."""
-    return {"sources": list(sources), "fuse": RRF, **extra}
-
-
 def min_max(values: list[float]) -> list[float]:
     """The spec's public score of each value over the pool `values`."""
     low, high = min(values), max(values)
     return [1.0 if high == low else (v - low) / (high - low) for v in values]
-
-
-NOTES = {"collections": ["sx_notes"]}
-
-
-def ranked_by(name: str, score: str, weight: float | None = None, **extra: Any) -> dict[str, Any]:
-    """A recent source over sx_notes ordered by one stored score (weight omitted → the default)."""
-    body: dict[str, Any] = {"name": name, "mode": "recent", "scope": NOTES, "rank": ["score", score], **extra}
-    if weight is not None:
-        body["weight"] = weight
-    return body
 
 
 def test_three_weighted_sources_that_each_find_different_records(sx: Client) -> None:
@@ -334,6 +317,9 @@ def test_eight_sources_of_k_100_and_a_top_level_k_of_100(sx: Client) -> None:
     assert body["hits"][-1]["score"] == 0.0
 
 
+NOTES = {"collections": ["sx_notes"]}
+
+
 def test_an_empty_combined_search_is_a_success(sx: Client) -> None:
     """ "An empty list is a successful search that matched nothing" — and the contract and the
     per-source diagnostics are still there."""
@@ -515,6 +501,9 @@ def test_get_views_shows_the_profiles_of_a_combined_view(sx: Client) -> None:
 # --- where errors point ---------------------------------------------------------------------------
 
 
+RRF = {"kind": "rrf"}
+
+
 @pytest.mark.parametrize(
     ("body", "loc"),
     [
@@ -656,20 +645,6 @@ def test_a_sources_default_candidates_follow_its_own_k(
     body = search(sx, combined({"name": "s", "mode": "recent", "scope": NOTES, "k": source_k}, k=top_k))
     assert body["backend"][0]["candidate_count"] == expected
     assert len(body["hits"]) == min(source_k, top_k)
-
-
-def test_one_search_at_a_time_gives_the_same_answer(sx: Client, sx_with: ClientFactory) -> None:
-    """ "Searches run concurrently, but ordering stays deterministic: which search finishes first
-    never changes the result" (SEARCH_MAX_CONCURRENCY: "How many searches within one request run
-    at once")."""
-    write(sx, *(note(f"n{i}", scores={"importance": i % 4, "urgency": i % 3}) for i in range(9)))
-    body = combined(
-        ranked_by("a", "importance"), ranked_by("b", "urgency", 1.3), ranked_by("c", "hidden", 0.7)
-    )
-    together = search(sx, body)
-    alone = ok(sx_with(search_max_concurrency=1).post("/search", json=body))
-    assert together["hits"] == alone["hits"]
-    assert together["backend"] == alone["backend"]
 
 
 def test_a_combined_response_too_large_is_409(sx: Client, sx_with: ClientFactory) -> None:

@@ -23,9 +23,6 @@ from flask import Flask
 from memseek.cli import main
 from memseek.runtime import Runtime
 from tests.blackbox.conftest import environ
-from tests.blackbox.design_support import fact
-from tests.blackbox.design_support import rec
-from tests.blackbox.design_support import recent
 from tests.blackbox.support import at
 from tests.blackbox.support import invalid
 from tests.blackbox.support import link
@@ -38,7 +35,6 @@ from tests.conftest import client_for
 from tests.helpers import app_for
 from tests.helpers import catalog_text
 from tests.helpers import error
-from tests.helpers import fetch
 from tests.helpers import listed_views
 from tests.helpers import locs
 from tests.helpers import ok
@@ -46,7 +42,6 @@ from tests.helpers import runtime_for
 from tests.helpers import view_query
 from tests.helpers import with_settings
 from tests.helpers import write_files
-from tests.helpers import written_ids
 from tests.openai_server import OpenAIServer
 
 # --- views: the second validation and its loc -----------------------------------------------------
@@ -220,86 +215,6 @@ def test_malformed_json_is_422_on_every_route(ald: Client, method: str, path: st
     response = ald.request(method, path, data=b"{oops", headers={"Content-Type": "application/json"})
     err = error(response, 422, "invalid_request")
     assert err["details"] and all(isinstance(d["loc"], list) for d in err["details"])
-
-
-# --- records: retract, approve, reject, once each -------------------------------------------------
-
-
-def test_a_second_reject_is_a_conflict(bw: Client) -> None:
-    (draft,) = written_ids(bw, fact("proposal", status="draft"))
-    assert bw.post(f"/records/{draft}/reject", json={"reason": "no"}).status_code == 200
-    error(bw.post(f"/records/{draft}/reject", json={"reason": "no"}), 409, "conflict")
-    error(bw.post(f"/records/{draft}/retract", json={"reason": "no"}), 409, "conflict")
-    assert fetch(bw, draft)["retraction_reason"] == "no"
-
-
-def test_an_approved_record_is_no_longer_a_draft(bw: Client) -> None:
-    (draft,) = written_ids(bw, fact("proposal", status="draft"))
-    assert bw.post(f"/records/{draft}/approve").status_code == 200
-    error(bw.post(f"/records/{draft}/reject", json={"reason": "late"}), 409, "conflict")
-    error(bw.post(f"/records/{draft}/approve"), 409, "conflict")
-    record = fetch(bw, draft)
-    assert (record["status"], record["current"], record["retracted_at"]) == ("active", True, None)
-
-
-def test_retracting_the_current_draft_restores_the_earlier_draft(bw: Client) -> None:
-    first, second = (written_ids(bw, fact(text, status="draft"))[0] for text in ("d1", "d2"))
-    response = bw.post(f"/records/{second}/retract", json={"reason": "withdrawn"})
-    assert response.status_code == 200
-    assert response.get_json()["retraction_reason"] == "withdrawn"
-    assert [fetch(bw, i)["current"] for i in (first, second)] == [True, False]
-    assert [h["text"] for h in recent(bw, "bw_facts", status="draft")] == ["d1"]
-
-
-def test_rejecting_the_current_draft_restores_the_earlier_draft(bw: Client) -> None:
-    # design: reject retracts a draft; retracting the current value restores the newest earlier one
-    (live,) = written_ids(bw, fact("live"))
-    first, second = (written_ids(bw, fact(text, status="draft"))[0] for text in ("d1", "d2"))
-    assert bw.post(f"/records/{second}/reject", json={"reason": "no"}).status_code == 200
-    assert [fetch(bw, i)["current"] for i in (live, first, second)] == [True, True, False]
-    assert [h["text"] for h in recent(bw, "bw_facts", status="draft")] == ["d1"]
-    assert [h["text"] for h in recent(bw, "bw_facts")] == ["live"]
-
-
-def test_approving_a_superseded_draft_makes_it_the_current_active_value(bw: Client) -> None:
-    (live,) = written_ids(bw, fact("live"))
-    first, second = (written_ids(bw, fact(text, status="draft"))[0] for text in ("d1", "d2"))
-    response = bw.post(f"/records/{first}/approve")
-    assert response.status_code == 200
-    assert (response.get_json()["status"], response.get_json()["current"]) == ("active", True)
-    assert [fetch(bw, i)["current"] for i in (live, first, second)] == [False, True, True]
-    assert [h["text"] for h in recent(bw, "bw_facts")] == ["d1"]
-    assert [h["text"] for h in recent(bw, "bw_facts", status="draft")] == ["d2"]
-
-
-@pytest.mark.parametrize("action", ["retract", "reject"])
-@pytest.mark.parametrize("reason", [5, None, ["why"], {"text": "why"}])
-def test_a_reason_must_be_a_string_at_its_loc(bw: Client, action: str, reason: Any) -> None:
-    (draft,) = written_ids(bw, fact("proposal", status="draft"))
-    invalid(bw.post(f"/records/{draft}/{action}", json={"reason": reason}), "reason")
-    assert fetch(bw, draft)["retracted_at"] is None
-
-
-@pytest.mark.parametrize("body", [[], "yes", 3])
-def test_approve_takes_no_body_but_an_object(bw: Client, body: Any) -> None:
-    (draft,) = written_ids(bw, fact("proposal", status="draft"))
-    error(bw.post(f"/records/{draft}/approve", json=body), 422, "invalid_request")
-    assert fetch(bw, draft)["status"] == "draft"
-
-
-def test_a_retracted_record_can_still_be_fetched_by_id(bw: Client) -> None:
-    # design §3: GET /records/{id} shows retracted_at and retraction_reason
-    (event,) = written_ids(bw, rec("bw_events"))
-    assert bw.post(f"/records/{event}/retract", json={"reason": "dup"}).status_code == 200
-    record = fetch(bw, event)
-    assert record["retraction_reason"] == "dup" and record["retracted_at"] is not None
-
-
-@pytest.mark.parametrize("suffix", ["/retract", "/reject", "/approve"])
-def test_record_actions_on_an_unknown_id_are_404(bw: Client, suffix: str) -> None:
-    body = {} if suffix == "/approve" else {"reason": "x"}
-    error(bw.post(f"/records/0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b{suffix}", json=body), 404, "not_found")
-    error(bw.post(f"/records/not-a-uuid{suffix}", json=body), 404, "not_found")
 
 
 # --- auth and public routes -----------------------------------------------------------------------

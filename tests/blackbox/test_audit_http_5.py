@@ -481,29 +481,6 @@ def test_a_response_too_large_touches_nothing(
     assert [fetch(sx, record)["last_accessed"] for record in records] == before
 
 
-def test_search_max_concurrency_never_changes_the_result(sx: Client, sx_with: ClientFactory) -> None:
-    """Spec: "`SEARCH_MAX_CONCURRENCY` | How many searches within one request run at once";
-    "Searches run concurrently, but ordering stays deterministic: which search finishes first never
-    changes the result."""
-    write(sx, *(note(f"budget {i}") for i in range(4)), *(vec(f"budget {i}") for i in range(4)))
-    body = {
-        "q": "budget",
-        "sources": [
-            {"name": "a", "mode": "text", "scope": NOTES},
-            {"name": "b", "mode": "vector", "scope": VECS},
-            {"name": "c", "mode": "recent", "scope": NOTES, "weight": 0.5},
-        ],
-        "fuse": {"kind": "rrf"},
-        "include": ["text"],
-    }
-    expected = search(sx, body)
-    for limit in (1, 2, 3):
-        assert (
-            search(sx_with(search_max_concurrency=limit, touch_on_read=False), body)["hits"]
-            == expected["hits"]
-        )
-
-
 # --- configuration errors and `memseek explain` through the command -------------------------------
 
 

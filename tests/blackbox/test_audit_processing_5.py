@@ -748,41 +748,6 @@ def test_an_invalid_request_is_422_even_while_the_provider_is_down(
 # --- processing never changes which value is current, nor un-retracts -----------------------------
 
 
-def test_a_newer_value_that_fails_still_hides_the_older_one(bw: Client, bw_runtime: Runtime) -> None:
-    """Design §1 Records: "'Newest' is decided by write order, never by processing state"; spec:
-    "If a newer value exists but is still being processed, versions: current does not fall back to
-    the older one"; a `failed` record is "never in search"."""
-    older = rec(
-        "customer_events", key="tier", text="gold tier", embedding=VECTOR, embedding_model=DEFAULT_MODEL
-    )
-    older["scores"], older["annotations"] = {"importance": 5}, {"sentiment": {"label": "neutral"}}
-    (old_id,) = written_ids(bw, older)
-    (new_id,) = written_ids(bw, rec("customer_events", key="tier", text="platinum tier"))
-    process(with_models(bw_runtime, {}), max_attempts=1)  # `cheap` is unconfigured: the enrichments fail
-    assert [fetch(bw, i)["processing"] for i in (old_id, new_id)] == ["ready", "failed"]
-    assert [fetch(bw, i)["current"] for i in (old_id, new_id)] == [False, True]
-    body = {"mode": "recent", "scope": {"collections": ["customer_events"]}}
-    assert ids(search(bw, body)) == []
-    assert ids(search(bw, {**body, "scope": {**body["scope"], "versions": "all"}})) == [old_id]
-
-
-def test_processing_a_retracted_record_keeps_it_retracted(
-    sx: Client, sx_runtime: Runtime, server: OpenAIServer
-) -> None:
-    """Design §1 Records: "a retracted record is never returned by any read" — finishing its
-    processing afterwards changes nothing."""
-    unembedded = {k: v for k, v in vec("retracted while pending").items() if not k.startswith("embedding")}
-    (record,) = written(sx, unembedded)
-    assert record["processing"] == "pending"
-    assert sx.post(f"/records/{record['id']}/retract", json={"reason": "wrong"}).status_code == 200
-    process(sx_runtime)
-    fetched = fetch(sx, record["id"])
-    assert fetched["retracted_at"] is not None and fetched["retraction_reason"] == "wrong"
-    body = {"q": "retracted while pending", "mode": "hybrid", "scope": {"collections": ["sx_vec"]}}
-    assert ids(search(sx, body)) == []
-    assert ids(search(sx, {"mode": "recent", "scope": {"collections": ["sx_vec"]}})) == []
-
-
 def test_a_provider_that_does_not_answer_is_503_not_a_hang(sx: Client, server: OpenAIServer) -> None:
     """Design §1 Models: "unconfigured or unreachable makes the reads that need it fail with `503`";
     `sx_embed` declares `timeout_seconds: 5`."""

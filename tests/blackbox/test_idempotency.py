@@ -8,7 +8,6 @@ import time
 from typing import Any
 
 import pytest
-from flask import Flask
 from sqlalchemy.engine import Engine
 
 from memseek.runtime import Runtime
@@ -16,7 +15,6 @@ from tests.blackbox.design_support import VECTOR
 from tests.blackbox.design_support import count_records
 from tests.blackbox.design_support import current_flags
 from tests.blackbox.design_support import fact
-from tests.blackbox.design_support import in_threads
 from tests.blackbox.design_support import one_id
 from tests.blackbox.design_support import process
 from tests.blackbox.design_support import rec
@@ -127,48 +125,6 @@ def test_a_replayed_fact_does_not_supersede_a_newer_value(bw: Client) -> None:
     assert replayed["id"] == first
     assert replayed["current"] is False
     assert current_flags(bw, first, second) == [False, True]
-
-
-def test_concurrent_writers_to_one_slot_end_with_one_current(
-    bw_app: Flask, bw_ws: Tenant, bw: Client
-) -> None:
-    """§1: "Concurrent writers to one slot must end with exactly one current record." """
-
-    def write(index: int) -> str:
-        return one_id(Client(bw_app.test_client(), bw_ws), fact(f"v{index}"))
-
-    ids = in_threads(6, write)
-    assert sum(current_flags(bw, *ids)) == 1
-    assert len(recent(bw, "bw_facts")) == 1
-
-
-def test_concurrent_replays_of_one_key_write_one_record(bw_app: Flask, bw_ws: Tenant, bw_db: Engine) -> None:
-    """§3: "a repeated `idempotency_key` in the same workspace returns the original record instead
-    of writing again" — also when the repeats race."""
-
-    def write(index: int) -> Any:
-        response = post_records(Client(bw_app.test_client(), bw_ws), rec(text="once", idempotency_key="race"))
-        return response.status_code, response.get_json()
-
-    results = in_threads(6, write)
-    assert [status for status, _ in results] == [201] * 6, results
-    assert len({body["records"][0]["id"] for _, body in results}) == 1
-    assert count_records(bw_db, bw_ws) == 1
-
-
-def test_concurrent_retractions_of_the_current_value_leave_one_current(
-    bw_app: Flask, bw_ws: Tenant, bw: Client
-) -> None:
-    """§1: "Retracting the current value makes the newest non-retracted earlier value current
-    again"; exactly one current per slot."""
-    ids = [one_id(bw, fact(f"v{i}")) for i in range(5)]
-
-    def retract_one(index: int) -> int:
-        return int(retract(Client(bw_app.test_client(), bw_ws), ids[index + 1]).status_code)
-
-    statuses = in_threads(4, retract_one)
-    assert statuses == [200] * 4
-    assert current_flags(bw, *ids) == [True, False, False, False, False]
 
 
 def test_a_replay_of_a_retracted_original_returns_it_unchanged(

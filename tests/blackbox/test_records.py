@@ -162,15 +162,6 @@ def test_every_problem_is_listed_by_index_and_nothing_is_written(
     assert count_records(bw_db, bw_ws) == 0
 
 
-def test_an_invalid_record_after_a_node_writes_no_automatic_link(
-    bw: Client, bw_db: Engine, bw_ws: Tenant
-) -> None:
-    """§3: "any invalid record → `422` ... and nothing is written" (automatic links included)."""
-    node = rec("bw_nodes", key="n1", content={"depends_on": ["a", "b"]})
-    error(post_records(bw, node, rec(entity="")), 422)
-    assert count_records(bw_db, bw_ws) == 0
-
-
 NOTES = {"collections": ["sx_notes"]}
 RECENT: dict[str, Any] = {"mode": "recent", "scope": NOTES}
 
