@@ -11,6 +11,7 @@ examples exactly as written. The `bw_*` fixtures are in this folder's conftest; 
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable
 from collections.abc import Iterator
@@ -33,6 +34,7 @@ from tests.helpers import post_records
 from tests.helpers import view_query
 from tests.helpers import written_ids
 from tests.integration.test_lanes import _in_parallel
+from tests.openai_server import OpenAIServer
 
 # --- request helpers ----------------------------------------------------------------------------
 
@@ -162,6 +164,35 @@ def until(condition: Callable[[], bool], seconds: float = 30) -> None:
     while not condition():
         assert time.monotonic() < deadline, "the condition never held"
         time.sleep(0.01)
+
+
+Messages = list[dict[str, Any]]
+
+
+def embedding_calls(server: OpenAIServer) -> list[Any]:
+    """The bodies of the embedding requests the server received."""
+    return [r.body for r in server.requests if r.path == "/v1/embeddings"]
+
+
+def post_raw(client: Client, path: str, raw: str) -> Any:
+    """POST `raw` (JSON text that Python's encoder would not produce) to `path`."""
+    headers = {**client.tenant.headers, "Content-Type": "application/json"}
+    return client.raw.post(path, data=raw, headers=headers)
+
+
+def labelled(score: Any = 7, label: Any = "positive") -> Any:
+    """A chat reply: `{"label": label}` to the label prompt, `{"score": score}` to the score one."""
+
+    def reply(messages: Messages) -> str:
+        system = " ".join(str(m.get("content")) for m in messages if m.get("role") == "system")
+        return json.dumps({"label": label} if '"label"' in system else {"score": score})
+
+    return reply
+
+
+def embeddings_body(*vectors: list[float]) -> dict[str, Any]:
+    data = [{"object": "embedding", "index": i, "embedding": v} for i, v in enumerate(vectors)]
+    return {"object": "list", "data": data, "model": "text-embedding-3-small"}
 
 
 def refused_at(

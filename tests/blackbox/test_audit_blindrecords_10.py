@@ -13,14 +13,11 @@ import pytest
 from flask import Flask
 from sqlalchemy.engine import Engine
 
-from memseek.models.local import MODEL_ID
 from memseek.runtime import Runtime
-from tests.blackbox.design_support import VECTOR
 from tests.blackbox.design_support import count_records
 from tests.blackbox.design_support import current_flags
 from tests.blackbox.design_support import fact
 from tests.blackbox.design_support import one_id
-from tests.blackbox.design_support import process
 from tests.blackbox.design_support import rec
 from tests.blackbox.design_support import recent
 from tests.conftest import Client
@@ -30,7 +27,6 @@ from tests.helpers import error
 from tests.helpers import fetch
 from tests.helpers import post_records
 from tests.helpers import written
-from tests.helpers import written_ids
 
 # --- authentication and workspaces ----------------------------------------------------------------
 
@@ -129,62 +125,6 @@ def test_idempotency_keys_are_per_workspace(bw: Client, bw_other: Client) -> Non
     theirs = one_id(bw_other, rec(idempotency_key="k1"))
     assert mine != theirs
     assert fetch(bw_other, theirs)["id"] == theirs
-
-
-# --- processing -----------------------------------------------------------------------------------
-
-
-def test_a_record_needing_nothing_is_ready_and_one_needing_an_embedding_is_pending(
-    bw: Client, bw_runtime: Runtime
-) -> None:
-    """§1: "A written record starts `pending` if anything must be computed for it, else `ready`";
-    "only `ready` records are searchable"."""
-    plain, vec = written_ids(bw, rec(text="plain one"), rec("bw_vec", text="to embed"))
-    assert [fetch(bw, i)["processing"] for i in (plain, vec)] == ["ready", "pending"]
-    assert recent(bw, "bw_vec") == []
-    process(bw_runtime)
-    assert fetch(bw, vec)["processing"] == "ready"
-    assert len(recent(bw, "bw_vec")) == 1
-
-
-def test_a_supplied_embedding_skips_the_embedding_step(bw: Client) -> None:
-    """§3: "the record then skips the embedding step"."""
-    (result,) = written(bw, rec("bw_vec", embedding=VECTOR, embedding_model=MODEL_ID))
-    assert result["processing"] == "ready"
-
-
-def test_supplied_enrichments_are_not_computed(bw: Client) -> None:
-    """§1: processing is "each enrichment the collection requires whose value was not supplied by
-    the writer"."""
-    full = rec("bw_enriched", scores={"importance": 4}, annotations={"sentiment": {"label": "neutral"}})
-    half = rec("bw_enriched", scores={"importance": 4})
-    assert [r["processing"] for r in written(bw, full, half)] == ["ready", "pending"]
-
-
-def test_a_failed_record_shows_its_error_and_is_never_searched(bw: Client, bw_runtime: Runtime) -> None:
-    """§1: "failures are retried with backoff, then the record is `failed` (visible through
-    `GET /records/{id}` with the error, never in search)"; an unconfigured provider makes "the
-    records that need it stay `pending`, then `failed`"."""
-    record_id = one_id(bw, rec("bw_remote", text="needs the remote model"))
-    assert fetch(bw, record_id)["processing"] == "pending"
-    process(bw_runtime, max_attempts=2)
-    stored = fetch(bw, record_id)
-    assert stored["processing"] == "failed"
-    assert isinstance(stored["processing_error"], str) and stored["processing_error"]
-    assert recent(bw, "bw_remote") == []
-
-
-def test_a_client_enrichment_must_be_supplied(bw: Client) -> None:
-    """§1 enrichments: `kind: client` — "the writer must supply annotations.region"."""
-    ok_id = one_id(bw, rec("bw_client", annotations={"region": "eu"}))
-    assert fetch(bw, ok_id)["processing"] == "ready"
-    response = post_records(bw, rec("bw_client"))
-    assert response.status_code == 422 or fetch(bw, response.get_json()["records"][0]["id"])[
-        "processing"
-    ] in (
-        "pending",
-        "failed",
-    )
 
 
 # --- lengths are characters, and nothing a writer sends leaks a 500 -------------------------------

@@ -884,17 +884,6 @@ def test_errors_have_the_one_shape(sx: Client) -> None:
     assert err["details"]
 
 
-def test_embeddings_unavailable_is_503_but_text_still_works(sx: Client, sx_with: ClientFactory) -> None:
-    """ "Embeddings ... unavailable → 503"; "Text, recent, and structured searches never call the
-    embedding provider.\""""
-    write(sx, vec("alpha"))
-    down = sx_with(environ={"SX_EMBED_URL": "http://127.0.0.1:9"})
-    error(down.post("/search", json={"mode": "vector", "q": "alpha", "scope": VEC}), 503)
-    error(down.post("/search", json={"mode": "hybrid", "q": "alpha", "scope": VEC}), 503)
-    assert len(search(down, {"mode": "text", "q": "alpha", "scope": VEC})["hits"]) == 1
-    assert len(search(down, {"mode": "recent", "scope": VEC})["hits"]) == 1
-
-
 def test_a_search_response_too_large_is_409(sx_with: ClientFactory) -> None:
     """ "Exceeding the limit does not silently drop results: the request fails with 409
     response_too_large\""""

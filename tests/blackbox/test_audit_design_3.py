@@ -23,23 +23,19 @@ from sqlalchemy.engine import Engine
 
 from memseek.errors import ConfigError
 from memseek.models.local import MODEL_ID
-from memseek.runtime import Runtime
 from memseek.settings import Settings
 from tests.blackbox.design_support import VECTOR
 from tests.blackbox.design_support import current_flags
 from tests.blackbox.design_support import fact
-from tests.blackbox.design_support import process
 from tests.blackbox.design_support import rec
 from tests.blackbox.design_support import recent
 from tests.blackbox.design_support import retract
 from tests.blackbox.design_support import walk
 from tests.conftest import Client
 from tests.conftest import Tenant
-from tests.conftest import client_for
 from tests.helpers import cli_env
 from tests.helpers import error
 from tests.helpers import fetch
-from tests.helpers import free_port
 from tests.helpers import locs
 from tests.helpers import memseek
 from tests.helpers import ok
@@ -47,8 +43,6 @@ from tests.helpers import post_records
 from tests.helpers import serve_on_free_port
 from tests.helpers import start_memseek
 from tests.helpers import touches_written
-from tests.helpers import with_models
-from tests.helpers import written
 from tests.helpers import written_ids
 
 # --- retract, approve, reject ---------------------------------------------------------------------
@@ -258,35 +252,6 @@ def test_an_empty_variable_means_its_default() -> None:
     assert (settings.memseek_package, settings.database_url, settings.max_query_chars) == (None, None, 8192)
 
 
-# --- server-owned fields, unreachable providers, link declarations --------------------------------
-
-
-@pytest.fixture
-def unreachable(bw_runtime: Runtime) -> Runtime:
-    """The `bw` runtime whose OpenAI-protocol provider points at a port nothing listens on."""
-    environ = {"OPENAI_BASE_URL": f"http://127.0.0.1:{free_port()}/v1", "OPENAI_API_KEY": "k"}
-    return with_models(bw_runtime, environ)
-
-
-def test_an_unreachable_provider_makes_reads_that_need_it_503(unreachable: Runtime, bw_ws: Tenant) -> None:
-    """§1 Models: "A provider that is unconfigured or unreachable makes the reads that need it
-    fail with `503`"."""
-    client = client_for(unreachable, bw_ws)
-    body = {"q": "anything", "mode": "vector", "scope": {"collections": ["bw_remote"]}}
-    error(client.post("/search", json=body), 503)
-
-
-def test_an_unreachable_provider_leaves_records_pending_then_failed(bw: Client, unreachable: Runtime) -> None:
-    """§1 Models: "the records that need it stay `pending`, then `failed` — never silently ranked
-    without it"; `failed` is "visible through `GET /records/{id}` with the error"."""
-    (result,) = written(bw, rec("bw_remote", text="needs the remote model"))
-    assert result["processing"] == "pending"
-    process(unreachable, max_attempts=2)
-    record = fetch(bw, result["id"])
-    assert record["processing"] == "failed" and record["processing_error"]
-    assert recent(bw, "bw_remote") == []
-
-
 # --- slots across versions, processing errors -----------------------------------------------------
 
 
@@ -298,32 +263,6 @@ def test_a_slot_spans_the_versions_of_its_collection(bw: Client) -> None:
     assert current_flags(bw, newer_version, pinned) == [False, True]
     assert retract(bw, pinned).status_code == 200
     assert current_flags(bw, newer_version) == [True]
-
-
-def test_a_record_ready_after_a_retry_shows_no_processing_error(
-    bw: Client, served: Runtime, openai_server: Any
-) -> None:
-    """§1: "failures are retried with backoff, then the record is `failed` (visible through `GET
-    /records/{id}` with the error)"; a record that ends `ready` has no error to show."""
-    failed_once: set[bool] = set()
-
-    def reply(messages: list[dict[str, Any]]) -> str:
-        """Each enrichment's first answer is not JSON, its second valid, whatever order the
-        worker asks in (the score and the label are separate requests)."""
-        label = '"label"' in messages[0]["content"]
-        if label not in failed_once:
-            failed_once.add(label)
-            return "not json"
-        return '{"label": "neutral"}' if label else '{"score": 7}'
-
-    openai_server.reply_with(*[reply] * 20)  # enough for other pending records a worker claims too
-    (result,) = written(bw, rec("bw_enriched"))
-    process(served, max_attempts=5)
-    record = fetch(bw, result["id"])
-    assert (record["processing"], record["processing_error"]) == ("ready", None)
-    assert record["scores"] == {"importance": 7} and record["annotations"] == {
-        "sentiment": {"label": "neutral"}
-    }
 
 
 # --- the same request at once from several clients ------------------------------------------------

@@ -19,7 +19,6 @@ from tests.blackbox.support import invalid
 from tests.blackbox.support import note
 from tests.blackbox.support import rejects
 from tests.blackbox.support import search
-from tests.blackbox.support import vec
 from tests.blackbox.support import write
 from tests.conftest import Client
 from tests.conftest import Tenant
@@ -123,58 +122,6 @@ def test_invalid_requests_are_422(sx: Client, body: dict[str, Any], status: int)
 def test_no_active_view_is_404(sx: Client) -> None:
     err = error(sx.post("/views/sx_missing/query", json={}), 404, "not_found")
     assert err["details"] == [] or all("loc" in d for d in err["details"])
-
-
-def test_unavailable_embeddings_are_503(sx: Client, sx_with: ClientFactory) -> None:
-    write(sx, vec("budget"))
-    offline = sx_with(environ={})
-    body = {"mode": "vector", "q": "unembedded query 503", "scope": {"collections": ["sx_vec"]}}
-    error(offline.post("/search", json=body), 503)
-    error(offline.post("/search", json={**body, "mode": "hybrid"}), 503)
-    error(offline.get("/search?q=another%20unembedded%20query"), 503)
-    assert offline.post("/search", json={"mode": "text", "q": "budget"}).status_code == 200  # never embeds
-
-
-def test_a_failing_embedding_provider_is_503(sx: Client, server: OpenAIServer) -> None:
-    server.fail_next(500)
-    error(
-        sx.post("/search", json={"mode": "vector", "q": "fails 503", "scope": {"collections": ["sx_vec"]}}),
-        503,
-    )
-
-
-def test_text_recent_and_structured_never_call_the_embedding_provider(
-    sx: Client, server: OpenAIServer
-) -> None:
-    write(sx, note("budget", content={"amount": 1}))
-    search(sx, {"mode": "text", "q": "budget"})
-    search(sx, {"mode": "recent", "q": "budget"})
-    search(
-        sx,
-        {
-            "mode": "structured",
-            "q": "budget",
-            "scope": {"collections": ["sx_notes"]},
-            "order_by": [{"field": "amount"}],
-        },
-    )
-    assert not server.requests
-
-
-def test_the_query_is_embedded_once_per_request(sx: Client, server: OpenAIServer) -> None:
-    write(sx, vec("budget"))
-    search(
-        sx,
-        {
-            "q": "embedded once",
-            "sources": [
-                {"name": "a", "mode": "vector", "scope": {"collections": ["sx_vec"]}},
-                {"name": "b", "mode": "hybrid", "scope": {"collections": ["sx_vec"]}},
-            ],
-            "fuse": {"kind": "rrf"},
-        },
-    )
-    assert len([r for r in server.requests if r.path == "/v1/embeddings"]) == 1
 
 
 def test_too_large_is_409(sx: Client, sx_with: ClientFactory) -> None:
