@@ -20,6 +20,7 @@ from memseek.runtime import Runtime
 from memseek.runtime import build_runtime
 from memseek.search import embed
 from memseek.settings import Settings
+from tests.blackbox.catalog_support import bv_catalog
 from tests.blackbox.support import EMBED_ENV
 from tests.blackbox.support import sx_catalog
 from tests.conftest import Client
@@ -30,7 +31,6 @@ from tests.conftest import make_database
 from tests.conftest import make_tenant
 from tests.conftest import migrated_engine
 from tests.helpers import app_for
-from tests.helpers import cli_env
 from tests.helpers import fixture_catalog
 from tests.helpers import runtime_for
 from tests.helpers import with_models
@@ -163,12 +163,86 @@ def served(bw_runtime: Runtime, openai_server: OpenAIServer) -> Runtime:
 # --- fixtures of several test modules -------------------------------------------------------------
 
 
+@pytest.fixture(scope="session")
+def ag6_runtime(
+    runtime: Runtime, sx_server: OpenAIServer, tmp_path_factory: pytest.TempPathFactory
+) -> Runtime:
+    return runtime_for(runtime, sx_catalog(tmp_path_factory.mktemp("ag6-catalog"), "ag6"), environ(sx_server))
+
+
 @pytest.fixture
-def explain_env(bw_url: str, bw_catalog: Path, bw_ws: Tenant) -> dict[str, str]:
-    return cli_env(DATABASE_URL=bw_url, MEMSEEK_CATALOG=str(bw_catalog))
+def ag6(ag6_runtime: Runtime, tenant: Tenant, server: OpenAIServer) -> Client:
+    return client_for(ag6_runtime, tenant)
+
+
+@pytest.fixture(scope="session")
+def bv_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return bv_catalog(tmp_path_factory.mktemp("bv10-catalog"))
+
+
+@pytest.fixture(scope="session")
+def bv_runtime(sx_runtime: Runtime, bv_root: Path, sx_server: OpenAIServer) -> Runtime:
+    """The `bv10_` catalog over the session database, no touch-on-read (so repeated reads rank alike)."""
+    environ = {EMBED_ENV: sx_server.base_url, **sx_server.environ(api_key="sx-key")}
+    return with_settings(runtime_for(sx_runtime, bv_root, environ), touch_on_read=False)
+
+
+@pytest.fixture(scope="session")
+def bv_app(bv_runtime: Runtime) -> Flask:
+    return app_for(bv_runtime)
+
+
+@pytest.fixture
+def bv(bv_app: Flask, tenant: Tenant, server: Any) -> Client:
+    return Client(bv_app.test_client(), tenant)
+
+
+@pytest.fixture(scope="session")
+def pkg_app(bv_runtime: Runtime, bv_root: Path) -> Flask:
+    return app_for(runtime_for(bv_runtime, bv_root, memseek_package="bv10_pkg"))
+
+
+@pytest.fixture(scope="session")
+def audit_app(runtime: Runtime, sx_server: OpenAIServer, tmp_path_factory: pytest.TempPathFactory) -> Flask:
+    root = sx_catalog(tmp_path_factory.mktemp("ald-catalog"), "sx-views", "ald")
+    return app_for(runtime_for(runtime, root, environ(sx_server)))
+
+
+@pytest.fixture
+def ald(audit_app: Flask, tenant: Tenant, sx: Client) -> Client:
+    return Client(audit_app.test_client(), tenant)
 
 
 @pytest.fixture
 def sclient(served: Runtime, bw_ws: Tenant) -> Client:
     """A `bw` client whose `cheap`/`remote` models are the local OpenAI-protocol server."""
     return client_for(served, bw_ws)
+
+
+@pytest.fixture(scope="session")
+def av5_runtime(
+    runtime: Runtime, sx_server: OpenAIServer, tmp_path_factory: pytest.TempPathFactory
+) -> Runtime:
+    return runtime_for(runtime, sx_catalog(tmp_path_factory.mktemp("av5-catalog"), "av5"), environ(sx_server))
+
+
+@pytest.fixture
+def av5_pkg(av5_runtime: Runtime, tenant: Tenant, server: OpenAIServer) -> Client:
+    """The `av5_` catalog served with MEMSEEK_PACKAGE=av5_pkg."""
+    return client_for(runtime_for(av5_runtime, memseek_package="av5_pkg"), tenant)
+
+
+@pytest.fixture(scope="session")
+def profiles_app(
+    runtime: Runtime, sx_server: OpenAIServer, tmp_path_factory: pytest.TempPathFactory
+) -> Flask:
+    return app_for(
+        runtime_for(
+            runtime, fixture_catalog(tmp_path_factory.mktemp("sx2-catalog"), "sx2"), environ(sx_server)
+        )
+    )
+
+
+@pytest.fixture
+def spread(profiles_app: Flask, tenant: Tenant) -> Client:
+    return Client(profiles_app.test_client(), tenant)

@@ -195,6 +195,10 @@ def embeddings_body(*vectors: list[float]) -> dict[str, Any]:
     return {"object": "list", "data": data, "model": "text-embedding-3-small"}
 
 
+def raw(app: Flask, method: str, path: str, body: Any = None, headers: dict[str, str] | None = None) -> Any:
+    return app.test_client().open(path, method=method, json=body, headers=headers or {})
+
+
 def refused_at(
     client: Client, engine: Engine, workspace: Tenant, record: dict[str, Any], loc: list[Any]
 ) -> None:

@@ -229,6 +229,15 @@ def mcp_tools(client: Client) -> dict[str, dict[str, Any]]:
 # --- used by several test modules -----------------------------------------------------------------
 
 
+COMBINED = {
+    "sources": [
+        {"name": "a", "mode": "recent", "scope": {"collections": ["sx_notes"]}},
+        {"name": "b", "mode": "recent", "scope": {"collections": ["sx_extra"]}},
+    ],
+    "fuse": {"kind": "rrf"},
+}
+
+
 def rendered(client: Client, **extra: Any) -> dict[str, Any]:
     return search(client, {"mode": "recent", "render": True, **extra})
 
@@ -239,3 +248,42 @@ def walk_sx(client: Client, **parameters: Any) -> dict[str, Any]:
 
 def orphans(client: Client, **parameters: Any) -> dict[str, Any]:
     return ok(view_query(client, "sx_orphans", parameters))
+
+
+# Spec, Scopes: "scope narrows a search to the records that should even be considered"; every
+# proposal is re-checked, so a bounded proposal that holds only records outside the scope must not
+# stand for the whole answer. CROWD exceeds the candidates of a default search (k 20 → 200).
+CROWD = 250
+SEMANTIC = ("vector", "hybrid")
+"""Modes that need embeddings: they read `sx_vec`; the others read `sx_notes`."""
+Q = "budget"
+"""Every record below holds this word, so a text search matches all of them."""
+
+
+def item(mode: str, text: str = "budget note", **values: Any) -> dict[str, Any]:
+    """A record a search of `mode` can read: an `sx_vec` record for vector/hybrid, else an
+    `sx_notes` one with a sortable `amount` (structured mode orders by it)."""
+    if mode in SEMANTIC:
+        return vec(text, **values)
+    return note(text, content={"amount": 1}, **values)
+
+
+def query(mode: str, k: int = 100, **scope: Any) -> dict[str, Any]:
+    """A search of `mode` over the collection `item` writes to, with `scope` added."""
+    collection = "sx_vec" if mode in SEMANTIC else "sx_notes"
+    body: dict[str, Any] = {"mode": mode, "k": k, "scope": {"collections": [collection], **scope}}
+    if mode == "structured":
+        body["order_by"] = [{"field": "amount"}]
+    else:
+        body["q"] = Q
+    return body
+
+
+def crowd_records(**values: Any) -> list[dict[str, Any]]:
+    """CROWD `sx_vec` records that match `budget` better than LONE does, in every signal."""
+    return [vec("budget budget", entity="crowd", **values) for _ in range(CROWD)]
+
+
+def listing(client: Client, **scope: Any) -> list[str]:
+    """Ids of a recent search over `scope` (k 100)."""
+    return ids(search(client, {"mode": "recent", "k": 100, "scope": scope}))

@@ -8,7 +8,6 @@ view"; design §2 (the catalog, packages and MCP) and §3 (HTTP API). Every view
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -17,26 +16,21 @@ import pytest
 from flask import Flask
 
 from memseek.runtime import Runtime
-from tests.blackbox.support import EMBED_ENV
-from tests.blackbox.support import MCP_HEADERS
+from tests.blackbox.catalog_support import bv_catalog
 from tests.blackbox.support import SCHEMA
 from tests.blackbox.support import SCORED_RANKING
 from tests.blackbox.support import WRAPPER_KEYS
 from tests.blackbox.support import at
 from tests.blackbox.support import check_catalog
 from tests.blackbox.support import ids
-from tests.blackbox.support import mcp_result
-from tests.blackbox.support import mcp_tools
 from tests.blackbox.support import note
 from tests.blackbox.support import search
-from tests.blackbox.support import sx_catalog
 from tests.blackbox.support import vec
 from tests.blackbox.support import with_views
 from tests.blackbox.support import write
 from tests.conftest import Client
 from tests.conftest import Tenant
 from tests.conftest import client_for
-from tests.helpers import app_for
 from tests.helpers import catalog_text
 from tests.helpers import error
 from tests.helpers import listed_views
@@ -46,57 +40,8 @@ from tests.helpers import view_query
 from tests.helpers import with_models
 from tests.helpers import with_settings
 from tests.helpers import write_files
-from tests.openai_server import OpenAIServer
 
 # --- Reading memory: the routes -------------------------------------------------------------------
-
-
-VIEW_ROUTES = [
-    pytest.param("GET", "/views", id="list"),
-    pytest.param("POST", "/views/bv10_ctx/query", id="query"),
-    pytest.param("POST", "/views/bv10_nowhere/query", id="query-unknown"),
-]
-VIEWS = catalog_text("bv10", "views/bv10.yaml")
-"""The `bv10_` views (test catalog `bv10`, with its package `bv10_pkg`)."""
-
-
-def bv_catalog(root: Path, views: str = VIEWS) -> Path:
-    """The `sx_` collections with only `views` (and the `bv10_pkg` package)."""
-    return write_files(sx_catalog(root, "bv10"), {"views/bv10.yaml": views})
-
-
-@pytest.fixture(scope="module")
-def bv_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return bv_catalog(tmp_path_factory.mktemp("bv10-catalog"))
-
-
-@pytest.fixture(scope="module")
-def bv_runtime(sx_runtime: Runtime, bv_root: Path, sx_server: OpenAIServer) -> Runtime:
-    """The `bv10_` catalog over the session database, no touch-on-read (so repeated reads rank alike)."""
-    environ = {EMBED_ENV: sx_server.base_url, **sx_server.environ(api_key="sx-key")}
-    return with_settings(runtime_for(sx_runtime, bv_root, environ), touch_on_read=False)
-
-
-@pytest.fixture(scope="module")
-def bv_app(bv_runtime: Runtime) -> Flask:
-    return app_for(bv_runtime)
-
-
-@pytest.mark.parametrize(("method", "path"), VIEW_ROUTES)
-@pytest.mark.parametrize("headers", [{}, {"Authorization": "Bearer not-a-key"}], ids=["no-key", "bad-key"])
-def test_view_routes_require_workspace_authentication(
-    bv_app: Flask, tenant: Tenant, method: str, path: str, headers: dict[str, str]
-) -> None:
-    """ "All of these routes require workspace authentication." / design: "Missing or unknown key → 401"."""
-    response = bv_app.test_client().open(
-        path, method=method, json={"entity": "abc", "task": "x"}, headers=headers
-    )
-    error(response, 401)
-
-
-@pytest.fixture
-def bv(bv_app: Flask, tenant: Tenant, server: Any) -> Client:
-    return Client(bv_app.test_client(), tenant)
 
 
 def test_get_views_lists_every_loaded_version_not_only_active(bv: Client) -> None:
@@ -557,11 +502,6 @@ def test_hybrid_view_runs(bv: Client) -> None:
 # --- Packages (design §2) -------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def pkg_app(bv_runtime: Runtime, bv_root: Path) -> Flask:
-    return app_for(runtime_for(bv_runtime, bv_root, memseek_package="bv10_pkg"))
-
-
 def test_package_pins_the_active_versions(pkg_app: Flask, tenant: Tenant, server: Any) -> None:
     """ "MEMSEEK_PACKAGE selects one package; its pinned versions become the active ones for
     POST /views/{name}/query"."""
@@ -589,6 +529,10 @@ def test_unknown_package_refuses_to_start(bv_runtime: Runtime, bv_root: Path) ->
 
 
 # --- Changing a view ------------------------------------------------------------------------------
+
+
+VIEWS = catalog_text("bv10", "views/bv10.yaml")
+"""The `bv10_` views (test catalog `bv10`, with its package `bv10_pkg`)."""
 
 
 def test_changing_a_loaded_view_version_is_refused(
@@ -888,29 +832,6 @@ def test_graph_view_call_echoes_its_defaults(bv: Client) -> None:
     assert isinstance(body["backend"], list)
 
 
-@pytest.mark.parametrize(
-    ("data", "content_type"),
-    [("{bad", "application/json"), ("entity=abc", "text/plain"), ("", "application/json")],
-    ids=["malformed-json", "not-json", "empty-json"],
-)
-def test_unreadable_body_is_422(bv: Client, data: str, content_type: str) -> None:
-    """ "The request ... is invalid — 422", in the one error shape."""
-    response = bv.raw.open(
-        "/views/bv10_ctx/query",
-        method="POST",
-        data=data,
-        content_type=content_type,
-        headers=bv.tenant.headers,
-    )
-    error(response, 422)
-
-
-def test_wrong_method_keeps_the_error_shape(bv: Client) -> None:
-    """Design §3: "Error body, every route"."""
-    assert error(bv.get("/views/bv10_ctx/query"), 405)
-    assert error(bv.post("/views", json={}), 405)
-
-
 # --- GET /search and GET /rank/schema -------------------------------------------------------------
 
 
@@ -954,51 +875,6 @@ def test_rank_schema_route(bv: Client, bv_app: Flask) -> None:
     """ "Inspect the deployment's ranking contract — GET /rank/schema", authenticated."""
     assert isinstance(ok(bv.get("/rank/schema")), dict)
     error(bv_app.test_client().get("/rank/schema"), 401)
-
-
-# --- MCP (design §2) ------------------------------------------------------------------------------
-
-
-def test_every_active_view_is_a_tool_with_its_input_schema(bv: Client) -> None:
-    """ "Without a package, active: true decides and every active view is a tool"; "exposes each tool
-    with the view's input_schema"."""
-    listed = mcp_tools(bv)
-    active = {name: view for (name, _), view in listed_views(bv).items() if view["active"]}
-    assert set(listed) == set(active)
-    for name, tool in listed.items():
-        assert tool["inputSchema"] == active[name]["input_schema"], name
-
-
-def test_package_mcp_tools_are_its_declared_ones(pkg_app: Flask, tenant: Tenant, server: Any) -> None:
-    """Package `mcp.tools` — "which of those become agent tools"."""
-    client = Client(pkg_app.test_client(), tenant)
-    assert set(mcp_tools(client)) == {"bv10_bare"}
-
-
-def test_tool_call_returns_rendered_text_and_json(bv: Client) -> None:
-    """ "a call runs the same view path and returns the rendered text plus the JSON result"."""
-    [hit] = write(bv, note("budget talk", entity="mc"))
-    args = {"entity": "mc", "task": "budget"}
-    result = mcp_result(bv, "tools/call", {"name": "bv10_ctx", "arguments": args})
-    assert result.get("isError") is False
-    view = ok(view_query(bv, "bv10_ctx", args))
-    texts = [item["text"] for item in result["content"] if item["type"] == "text"]
-    assert view["rendered"] in texts
-    payload = result.get("structuredContent") or json.loads(texts[-1])
-    assert payload["view"] == view["view"] and payload["input_record_ids"] == [hit]
-
-
-def test_tool_call_with_bad_arguments_is_an_error(bv: Client) -> None:
-    """The tool runs "the same view path": missing and unknown parameters are refused."""
-    for args in [{"entity": "mc"}, {"entity": "mc", "task": "x", "extra": 1}]:
-        result = mcp_result(bv, "tools/call", {"name": "bv10_ctx", "arguments": args})
-        assert result.get("isError") is True, result
-
-
-def test_mcp_requires_authentication(bv_app: Flask) -> None:
-    """Design: "Every route except GET /health requires Authorization"."""
-    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
-    error(bv_app.test_client().post("/mcp", json=body, headers=MCP_HEADERS), 401)
 
 
 # --- more of "What is checked, and when" ----------------------------------------------------------

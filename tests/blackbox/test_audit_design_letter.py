@@ -31,7 +31,6 @@ from tests.blackbox.support import sx_catalog
 from tests.blackbox.support import write
 from tests.conftest import Client
 from tests.conftest import Tenant
-from tests.conftest import client_for
 from tests.helpers import app_for
 from tests.helpers import catalog_text
 from tests.helpers import error
@@ -40,22 +39,10 @@ from tests.helpers import locs
 from tests.helpers import ok
 from tests.helpers import runtime_for
 from tests.helpers import view_query
-from tests.helpers import with_settings
 from tests.helpers import write_files
 from tests.openai_server import OpenAIServer
 
 # --- views: the second validation and its loc -----------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def audit_app(runtime: Runtime, sx_server: OpenAIServer, tmp_path_factory: pytest.TempPathFactory) -> Flask:
-    root = sx_catalog(tmp_path_factory.mktemp("ald-catalog"), "sx-views", "ald")
-    return app_for(runtime_for(runtime, root, environ(sx_server)))
-
-
-@pytest.fixture
-def ald(audit_app: Flask, tenant: Tenant, sx: Client) -> Client:
-    return Client(audit_app.test_client(), tenant)
 
 
 def test_a_list_parameter_is_checked_again_inside_the_query(ald: Client) -> None:
@@ -187,47 +174,6 @@ def test_a_narrowed_graph_views_schema_shows_its_bounds(aldw: Client) -> None:
     assert (props["depth"]["minimum"], props["depth"]["maximum"], props["depth"]["default"]) == (1, 3, 1)
     assert isinstance(props["depth"]["maximum"], int)
     assert (props["limit"]["minimum"], props["limit"]["maximum"], props["limit"]["default"]) == (1, 50, 20)
-
-
-# --- the one error shape: 413 and malformed JSON on every body-taking route -----------------------
-
-
-BODY_ROUTES = [
-    ("POST", "/search"),
-    ("POST", "/views/ald_plain/query"),
-    ("POST", "/records/00000000-0000-7000-8000-000000000000/retract"),
-    ("POST", "/records/00000000-0000-7000-8000-000000000000/reject"),
-    ("POST", "/records/00000000-0000-7000-8000-000000000000/approve"),
-]
-
-
-@pytest.mark.parametrize(("method", "path"), BODY_ROUTES)
-def test_a_body_over_the_limit_is_413_on_every_route(
-    sx_runtime: Runtime, tenant: Tenant, sx: Client, method: str, path: str
-) -> None:
-    client = client_for(with_settings(sx_runtime, max_request_bytes=2000), tenant)
-    big = {"reason": "x" * 5000}
-    error(client.request(method, path, json=big), 413, "payload_too_large")
-
-
-@pytest.mark.parametrize(("method", "path"), BODY_ROUTES)
-def test_malformed_json_is_422_on_every_route(ald: Client, method: str, path: str) -> None:
-    response = ald.request(method, path, data=b"{oops", headers={"Content-Type": "application/json"})
-    err = error(response, 422, "invalid_request")
-    assert err["details"] and all(isinstance(d["loc"], list) for d in err["details"])
-
-
-# --- auth and public routes -----------------------------------------------------------------------
-
-
-def test_health_needs_no_key_even_with_a_bad_one(bw_app: Flask, bw_ws: Tenant) -> None:
-    response = bw_app.test_client().get("/health", headers={"Authorization": "Bearer nope"})
-    assert response.status_code == 200
-
-
-def test_openapi_json_needs_a_key(bw_app: Flask, bw_ws: Tenant) -> None:
-    # design §1: every route except GET /health requires a bearer key
-    error(bw_app.test_client().get("/openapi.json"), 401, "unauthorized")
 
 
 # --- the catalog check command --------------------------------------------------------------------

@@ -15,7 +15,6 @@ import pytest
 
 from memseek.runtime import Runtime
 from tests.blackbox.design_support import VECTOR
-from tests.blackbox.design_support import embedding_calls
 from tests.blackbox.design_support import labelled
 from tests.blackbox.design_support import process
 from tests.blackbox.design_support import rec
@@ -26,7 +25,6 @@ from tests.blackbox.support import write
 from tests.conftest import Client
 from tests.conftest import Tenant
 from tests.conftest import client_for
-from tests.helpers import error
 from tests.helpers import fetch
 from tests.helpers import fixture_catalog
 from tests.helpers import ok
@@ -197,29 +195,3 @@ def test_graph_boost_walks_only_processed_links(
     after = search(client, body)
     assert (after["graph_boost"]["matched_records"], after["graph_boost"]["edge_count"]) == (1, 1)
     assert ids(after) == [target]
-
-
-# --- no workspace learns what another one searched ------------------------------------------------
-
-
-VECTOR_SEARCH = {"q": "down provider", "mode": "vector", "scope": {"collections": ["sx_vec"]}}
-
-
-@pytest.mark.parametrize("down", [False, True], ids=["provider-up", "provider-down"])
-def test_another_workspaces_query_is_not_reused(
-    sx: Client, sx_app: Any, other_tenant: Tenant, server: OpenAIServer, down: bool
-) -> None:
-    """Design §1 Workspace: "Nothing ever crosses a workspace boundary: not in results, counts,
-    graph walks, boosts, errors or timing-visible behaviour that we can avoid"; §1 Models: a
-    provider that is unreachable "makes the reads that need it fail with `503`". Whether workspace
-    B's search calls the provider (its time, its 503) must not depend on what A searched before."""
-    other = Client(sx_app.test_client(), other_tenant)
-    body = {**VECTOR_SEARCH, "q": "a phrase only workspace a searched"}
-    search(sx, body)
-    server.reset()
-    if down:
-        server.fail_next(500, times=5)
-        error(other.post("/search", json=body), 503)
-    else:
-        search(other, body)
-    assert len(embedding_calls(server)) == 1

@@ -665,19 +665,6 @@ def test_get_search_q_is_bounded_by_max_query_chars(sx_with: ClientFactory) -> N
     invalid(sx_with(max_query_chars=5).get("/search?q=abcdef"), "query", "q")
 
 
-@pytest.mark.parametrize(
-    ("path", "data"),
-    [
-        pytest.param("/search", "{not json", id="search-malformed"),
-        pytest.param("/search", None, id="search-no-body"),
-        pytest.param("/views/sx_contract/query", "{not json", id="view-malformed"),
-    ],
-)
-def test_a_body_that_is_not_json_is_422(sx: Client, path: str, data: str | None) -> None:
-    """Spec, Errors: "The request or a catalog reference is invalid → 422"."""
-    invalid(sx.post(path, data=data, headers={"Content-Type": "application/json"}))
-
-
 def test_the_size_limit_is_the_exact_byte_count(sx: Client, sx_with: ClientFactory) -> None:
     """Spec: "`MAX_RESPONSE_BYTES` | Size of the whole JSON response, past which you get `409`"."""
     write(sx, *(note(f"row {i}", content={"amount": i}) for i in range(5)))

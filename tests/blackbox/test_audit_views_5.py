@@ -10,22 +10,18 @@ can be pinned part by part; `av5_pkg` pins versions that differ from `active: tr
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from memseek.runtime import Runtime
-from tests.blackbox.conftest import environ
+from tests.blackbox.catalog_support import call_tool
 from tests.blackbox.support import SCHEMA
-from tests.blackbox.support import at
 from tests.blackbox.support import check_catalog
 from tests.blackbox.support import invalid
-from tests.blackbox.support import mcp_rpc
 from tests.blackbox.support import mcp_tools
 from tests.blackbox.support import note
-from tests.blackbox.support import sx_catalog
 from tests.blackbox.support import with_views
 from tests.blackbox.support import write
 from tests.conftest import Client
@@ -35,7 +31,6 @@ from tests.helpers import error
 from tests.helpers import listed_views
 from tests.helpers import locs
 from tests.helpers import ok
-from tests.helpers import runtime_for
 from tests.helpers import view_query
 from tests.openai_server import OpenAIServer
 
@@ -72,13 +67,6 @@ SECOND_CHECK = [
     pytest.param("av5_boosted", {"anchor": "a", "gl": 101}, "gl", id="boost-limit-above-100"),
     pytest.param("av5_sorted", {"entity": "e", "dir": "up"}, "dir", id="direction-not-asc-or-desc"),
 ]
-
-
-@pytest.fixture(scope="module")
-def av5_runtime(
-    runtime: Runtime, sx_server: OpenAIServer, tmp_path_factory: pytest.TempPathFactory
-) -> Runtime:
-    return runtime_for(runtime, sx_catalog(tmp_path_factory.mktemp("av5-catalog"), "av5"), environ(sx_server))
 
 
 @pytest.fixture
@@ -282,32 +270,6 @@ def test_a_view_with_an_empty_scope_lists_every_collection_it_can_read(av5: Clie
 # --- design §2 "Packages and MCP" -----------------------------------------------------------------
 
 
-def active_entries(client: Client) -> dict[str, dict[str, Any]]:
-    """The active entry of every view in `GET /views`, by name."""
-    return {name: entry for (name, _), entry in listed_views(client).items() if entry["active"]}
-
-
-def test_without_a_package_every_active_view_is_a_tool_with_its_input_schema(sx: Client) -> None:
-    """Design: "Without a package, `active: true` decides and every active view is a tool. The MCP
-    server ... exposes each tool with the view's `input_schema`"."""
-    active = active_entries(sx)
-    listed = mcp_tools(sx)
-    assert set(listed) == set(active)
-    for name, tool in listed.items():
-        assert tool["inputSchema"] == active[name]["input_schema"], name
-
-
-def call_tool(client: Client, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-    """`tools/call`: the JSON-RPC response (a `result` or an `error`)."""
-    return mcp_rpc(client, "tools/call", {"name": name, "arguments": arguments})
-
-
-@pytest.fixture
-def av5_pkg(av5_runtime: Runtime, tenant: Tenant, server: OpenAIServer) -> Client:
-    """The `av5_` catalog served with MEMSEEK_PACKAGE=av5_pkg."""
-    return client_for(runtime_for(av5_runtime, memseek_package="av5_pkg"), tenant)
-
-
 def test_a_package_pins_what_answers_what_is_listed_and_what_is_a_tool(av5_pkg: Client) -> None:
     """Design: "`MEMSEEK_PACKAGE` selects one package; its pinned versions become the active ones for
     `POST /views/{name}/query`"; `mcp.tools` — "which of those become agent tools"; each tool has
@@ -327,48 +289,6 @@ def test_a_package_pins_what_answers_what_is_listed_and_what_is_a_tool(av5_pkg: 
     result = call_tool(av5_pkg, "av5_pick", {"entity": "e"})["result"]
     assert result.get("isError") is not True
     assert result["structuredContent"]["view"] == body["view"]
-
-
-def test_a_package_view_that_is_not_a_tool_is_not_callable_as_one(av5_pkg: Client) -> None:
-    """Design: the package's views are exposed over HTTP; "its MCP declaration separately decides
-    which of those become agent tools"."""
-    ok(view_query(av5_pkg, "av5_sorted", {"entity": "e"}))
-    answer = call_tool(av5_pkg, "av5_sorted", {"entity": "e"})
-    assert "error" in answer or answer["result"].get("isError") is True, answer
-
-
-def test_a_tool_call_returns_the_rendered_text_plus_the_json_result(sx: Client) -> None:
-    """Design: "a call runs the same view path and returns the rendered text plus the JSON
-    result"."""
-    (record,) = write(sx, note("tool budget", entity="toolee", occurred_at=at(1, 10, 22)))
-    result = call_tool(sx, "sx_context", {"entity": "toolee", "task": "budget"})["result"]
-    assert result.get("isError") is not True
-    structured = result["structuredContent"]
-    assert structured["input_record_ids"] == [record] and structured["view"]["name"] == "sx_context"
-    rendered = f"[id={record}] 2026-07-01T10:22Z | sx_notes/note | tool budget"
-    assert structured["rendered"] == rendered
-    texts = [block["text"] for block in result["content"] if block["type"] == "text"]
-    assert rendered in texts
-    parsed = [json.loads(text) for text in texts if text.startswith("{")]
-    assert parsed == [structured]
-    direct = ok(view_query(sx, "sx_context", {"entity": "toolee", "task": "budget"}))
-    assert direct["input_record_ids"] == structured["input_record_ids"]
-
-
-@pytest.mark.parametrize(
-    "arguments",
-    [
-        pytest.param({"entity": "e1"}, id="missing-required"),
-        pytest.param({"entity": "e1", "task": "x", "k": 100}, id="unknown"),
-        pytest.param({"entity": 1, "task": "x"}, id="wrong-type"),
-    ],
-)
-def test_a_tool_call_with_invalid_arguments_does_not_run(sx: Client, arguments: dict[str, Any]) -> None:
-    """Design: a tool call "runs the same view path", which "rejects unknown, missing, wrongly typed,
-    or out-of-range parameters" (spec)."""
-    answer = call_tool(sx, "sx_context", arguments)
-    assert "error" in answer or answer["result"].get("isError") is True, answer
-    assert "structuredContent" not in answer.get("result", {}) or not answer["result"]["structuredContent"]
 
 
 # --- "Parameter fields": declarations checked when definitions load -------------------------------

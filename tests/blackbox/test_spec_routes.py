@@ -13,28 +13,7 @@ from tests.blackbox.support import note
 from tests.blackbox.support import vec
 from tests.blackbox.support import write
 from tests.conftest import Client
-from tests.helpers import error
 from tests.helpers import touches_written
-
-
-@pytest.mark.parametrize(
-    ("method", "path", "body"),
-    [
-        pytest.param("POST", "/search", {"mode": "recent"}, id="post-search"),
-        pytest.param("GET", "/search?q=x", None, id="get-search"),
-        pytest.param("GET", "/context?q=x", None, id="get-context"),
-        pytest.param("POST", "/views/sx_context/query", {"entity": "e", "task": "t"}, id="view-query"),
-        pytest.param("GET", "/views", None, id="views"),
-        pytest.param("GET", "/rank/schema", None, id="rank-schema"),
-    ],
-)
-def test_every_read_route_requires_workspace_authentication(
-    sx: Client, method: str, path: str, body: object
-) -> None:
-    missing = sx.raw.open(path, method=method, json=body)
-    error(missing, 401)
-    wrong = sx.raw.open(path, method=method, json=body, headers={"Authorization": "Bearer nope"})
-    error(wrong, 401)
 
 
 def test_the_read_routes_exist(sx: Client) -> None:

@@ -5,11 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from flask import Flask
 
 from tests.blackbox.support import ago
 from tests.blackbox.support import ids
 from tests.blackbox.support import link
+from tests.blackbox.support import listing
 from tests.blackbox.support import note
 from tests.blackbox.support import part
 from tests.blackbox.support import rejects
@@ -17,12 +17,6 @@ from tests.blackbox.support import search
 from tests.blackbox.support import vec
 from tests.blackbox.support import write
 from tests.conftest import Client
-from tests.conftest import Tenant
-
-
-def listing(client: Client, **scope: Any) -> list[str]:
-    """Ids of a recent search over `scope` (k 100)."""
-    return ids(search(client, {"mode": "recent", "k": 100, "scope": scope}))
 
 
 def test_an_empty_scope_reads_every_ordinary_collection(sx: Client) -> None:
@@ -193,14 +187,6 @@ def test_retracting_the_current_value_makes_the_previous_one_current(sx: Client)
     (new,) = write(sx, note("v2", type="fact", key="k"))
     sx.post(f"/records/{new}/retract", json={"reason": "wrong"})
     assert listing(sx) == [old]
-
-
-def test_another_workspace_is_invisible(sx: Client, sx_app: Flask, other_tenant: Tenant) -> None:
-    (mine,) = write(sx, note("budget mine"))
-    other = Client(sx_app.test_client(), other_tenant)
-    write(other, note("budget theirs"))
-    assert listing(sx) == [mine]
-    assert ids(search(sx, {"mode": "text", "q": "budget"})) == [mine]
 
 
 def test_scope_rejects_unknown_types(sx: Client) -> None:
