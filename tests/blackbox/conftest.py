@@ -20,6 +20,7 @@ from memseek.runtime import Runtime
 from memseek.runtime import build_runtime
 from memseek.search import embed
 from memseek.settings import Settings
+from tests.blackbox.catalog_support import av6_catalog
 from tests.blackbox.catalog_support import bv_catalog
 from tests.blackbox.support import EMBED_ENV
 from tests.blackbox.support import sx_catalog
@@ -31,6 +32,7 @@ from tests.conftest import make_database
 from tests.conftest import make_tenant
 from tests.conftest import migrated_engine
 from tests.helpers import app_for
+from tests.helpers import catalog_text
 from tests.helpers import fixture_catalog
 from tests.helpers import runtime_for
 from tests.helpers import with_models
@@ -217,6 +219,26 @@ def ald(audit_app: Flask, tenant: Tenant, sx: Client) -> Client:
 def sclient(served: Runtime, bw_ws: Tenant) -> Client:
     """A `bw` client whose `cheap`/`remote` models are the local OpenAI-protocol server."""
     return client_for(served, bw_ws)
+
+
+OLD = catalog_text("av6-old", "collections/av6.yaml")
+"""The catalog before v2 is published (test catalog `av6-old`): `av6_ev` and `av6_slot` v1."""
+NEW = catalog_text("av6-new", "collections/av6.yaml")
+"""The catalog after v2 is published (test catalog `av6-new`): v1 unchanged except that it is no
+longer active; v2 of `av6_ev` and `av6_slot`, and `av6_num`, `av6_enr`."""
+
+
+@pytest.fixture(scope="session")
+def av6_old_runtime(runtime: Runtime, tmp_path_factory: pytest.TempPathFactory) -> Runtime:
+    return runtime_for(runtime, av6_catalog(tmp_path_factory.mktemp("av6-old"), OLD))
+
+
+@pytest.fixture(scope="session")
+def av6_new_runtime(
+    runtime: Runtime, av6_old_runtime: Runtime, tmp_path_factory: pytest.TempPathFactory
+) -> Runtime:
+    """Built after `old_runtime`: the same database, restarted on the catalog that gained v2."""
+    return runtime_for(runtime, av6_catalog(tmp_path_factory.mktemp("av6-new"), NEW))
 
 
 @pytest.fixture(scope="session")

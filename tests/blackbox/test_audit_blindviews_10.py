@@ -16,22 +16,19 @@ import pytest
 from flask import Flask
 
 from memseek.runtime import Runtime
-from tests.blackbox.catalog_support import bv_catalog
+from tests.blackbox.catalog_support import view_entry
 from tests.blackbox.support import SCHEMA
 from tests.blackbox.support import SCORED_RANKING
 from tests.blackbox.support import WRAPPER_KEYS
 from tests.blackbox.support import at
-from tests.blackbox.support import check_catalog
 from tests.blackbox.support import ids
 from tests.blackbox.support import note
 from tests.blackbox.support import search
 from tests.blackbox.support import vec
-from tests.blackbox.support import with_views
 from tests.blackbox.support import write
 from tests.conftest import Client
 from tests.conftest import Tenant
 from tests.conftest import client_for
-from tests.helpers import catalog_text
 from tests.helpers import error
 from tests.helpers import listed_views
 from tests.helpers import ok
@@ -39,7 +36,6 @@ from tests.helpers import runtime_for
 from tests.helpers import view_query
 from tests.helpers import with_models
 from tests.helpers import with_settings
-from tests.helpers import write_files
 
 # --- Reading memory: the routes -------------------------------------------------------------------
 
@@ -60,11 +56,6 @@ def test_at_most_one_active_version_per_name(bv: Client) -> None:
     for (name, _version), view in listed_views(bv).items():
         active[name] = active.get(name, 0) + int(view["active"])
     assert all(count <= 1 for count in active.values()), active
-
-
-def view_entry(client: Client, name: str, version: int) -> dict[str, Any]:
-    """The `GET /views` entry of `name` v`version`."""
-    return listed_views(client)[(name, version)]
 
 
 def test_get_views_entry_matches_the_spec_example(bv: Client) -> None:
@@ -499,238 +490,6 @@ def test_hybrid_view_runs(bv: Client) -> None:
     assert ids(ok(view_query(bv, "bv10_hybrid", {"task": "apples"}))) == [apple]
 
 
-# --- Packages (design §2) -------------------------------------------------------------------------
-
-
-def test_package_pins_the_active_versions(pkg_app: Flask, tenant: Tenant, server: Any) -> None:
-    """ "MEMSEEK_PACKAGE selects one package; its pinned versions become the active ones for
-    POST /views/{name}/query"."""
-    client = Client(pkg_app.test_client(), tenant)
-    write(client, note("1", entity="pk"), note("2", entity="pk"))
-    body = ok(view_query(client, "bv10_ver", {"entity": "pk"}))
-    assert body["view"]["version"] == 1
-    assert len(body["hits"]) == 1
-    views = listed_views(client)
-    assert views[("bv10_ver", 1)]["active"] is True
-    assert views[("bv10_ver", 2)]["active"] is False
-
-
-def test_package_exposes_only_its_views(pkg_app: Flask, tenant: Tenant, server: Any) -> None:
-    """ "A deployment package decides which exact versions it exposes": a view outside it has no
-    active version (404)."""
-    client = Client(pkg_app.test_client(), tenant)
-    error(view_query(client, "bv10_ctx", {"entity": "abc", "task": "x"}), 404)
-
-
-def test_unknown_package_refuses_to_start(bv_runtime: Runtime, bv_root: Path) -> None:
-    """A package name that the catalog does not define cannot be selected."""
-    with pytest.raises(Exception):  # noqa: B017, PT011 — the document names no exception type
-        runtime_for(bv_runtime, bv_root, memseek_package="bv10_none")
-
-
-# --- Changing a view ------------------------------------------------------------------------------
-
-
-VIEWS = catalog_text("bv10", "views/bv10.yaml")
-"""The `bv10_` views (test catalog `bv10`, with its package `bv10_pkg`)."""
-
-
-def test_changing_a_loaded_view_version_is_refused(
-    sx_runtime: Runtime, bv_runtime: Runtime, tmp_path: Path
-) -> None:
-    """ "A view definition is immutable"; design: "loading a catalog that changes an existing version's
-    content is refused ("publish a new version")"."""
-    changed = VIEWS.replace(
-        "query: {mode: recent, scope: {collections: [sx_notes]}, k: 3}",
-        "query: {mode: recent, scope: {collections: [sx_notes]}, k: 4}",
-    )
-    assert changed != VIEWS
-    with pytest.raises(Exception, match="new version"):  # noqa: B017, PT011
-        runtime_for(sx_runtime, bv_catalog(tmp_path, changed))
-
-
-def test_publishing_a_new_version_is_accepted(bv_runtime: Runtime, tmp_path: Path, tenant: Tenant) -> None:
-    """ "publish a new version rather than editing the old one, and switch which version is active"."""
-    added = VIEWS.replace(
-        "  - name: bv10_bare\n    version: 1\n    active: true\n",
-        "  - name: bv10_bare\n    version: 1\n",
-    ) + (
-        "  - name: bv10_bare\n    version: 2\n    active: true\n"
-        "    query: {mode: recent, scope: {collections: [sx_notes]}, k: 1}\n"
-    )
-    root = tmp_path / "cat"
-    root.mkdir()
-    bv_catalog(root, added)
-    client = client_for(runtime_for(bv_runtime, root), tenant)
-    views = listed_views(client)
-    assert views[("bv10_bare", 1)]["active"] is False and views[("bv10_bare", 2)]["active"] is True
-    assert ok(view_query(client, "bv10_bare", {}))["view"]["version"] == 2
-
-
-# --- What is checked, and when: the catalog refuses bad views at load -----------------------------
-
-
-def one_view(version: str, body: str, active: str = "    active: true\n") -> str:
-    return f"views:\n  - name: bv10_case\n    version: {version}\n{active}{body}"
-
-
-SEARCH_QUERY_LINE = "    query: {mode: recent, scope: {collections: [sx_notes]}}\n"
-
-
-def params(text: str) -> str:
-    return f"    parameters: {{{text}}}\n{SEARCH_QUERY_LINE}"
-
-
-def test_a_good_view_passes_the_check(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """Control for the table below: the base of every case loads."""
-    code, err = check_catalog(with_views(tmp_path, one_view("1", params("x: {type: string}"))), capsys)
-    assert code == 0, err
-
-
-BAD_VIEWS = [
-    pytest.param(params("x: {required: true}"), id="parameter-without-type"),
-    pytest.param(params("x: {type: text}"), id="unknown-parameter-type"),
-    pytest.param(params("x: {type: string, required: true, default: a}"), id="required-with-default"),
-    pytest.param(params("x: {type: string, minimum: 1}"), id="minimum-on-string"),
-    pytest.param(params("x: {type: string, item_enum: [a]}"), id="item-enum-on-string"),
-    pytest.param(params("x: {type: integer, min_length: 1}"), id="min-length-on-integer"),
-    pytest.param(params("x: {type: string, min_items: 1}"), id="min-items-on-string"),
-    pytest.param(params("x: {type: boolean, maximum: 1}"), id="maximum-on-boolean"),
-    pytest.param(params("x: {type: datetime, max_length: 3}"), id="max-length-on-datetime"),
-    pytest.param(params("x: {type: integer, minimum: 5, maximum: 1}"), id="minimum-above-maximum"),
-    pytest.param(params("x: {type: number, minimum: 5, maximum: 1}"), id="number-minimum-above-maximum"),
-    pytest.param(params("x: {type: integer, minimum: 1.5}"), id="fractional-integer-bound"),
-    pytest.param(params("x: {type: integer, maximum: 9.5}"), id="fractional-integer-maximum"),
-    pytest.param(params("x: {type: integer, default: 0, minimum: 1}"), id="default-below-minimum"),
-    pytest.param(params("x: {type: integer, default: a}"), id="default-wrong-type"),
-    pytest.param(params("x: {type: string, default: ab, min_length: 3}"), id="default-too-short"),
-    pytest.param(params("x: {type: string, default: month, enum: [day, week]}"), id="default-outside-enum"),
-    pytest.param(params("x: {type: string_array, default: [fax], item_enum: [email]}"), id="default-item"),
-    pytest.param(params("x: {type: string_array, default: [a, b], max_items: 1}"), id="default-too-long"),
-    pytest.param(params('x: {type: datetime, default: "2026-07-17T09:00:00"}'), id="default-no-timezone"),
-    pytest.param(params("x: {type: string, enum: []}"), id="empty-enum"),
-    pytest.param(params("x: {type: string, enum: [a, a]}"), id="duplicate-enum"),
-    pytest.param(params("x: {type: integer, enum: [1, a]}"), id="enum-entry-type"),
-    pytest.param(params("x: {type: integer, enum: [1, 200], maximum: 100}"), id="enum-entry-out-of-range"),
-    pytest.param(params("x: {type: string, enum: [ab, abcd], min_length: 3}"), id="enum-entry-too-short"),
-    pytest.param(params("x: {type: string_array, item_enum: []}"), id="empty-item-enum"),
-    pytest.param(params("x: {type: string_array, item_enum: [a, a]}"), id="duplicate-item-enum"),
-    pytest.param(params('x: {type: string, description: "  "}'), id="blank-description"),
-    pytest.param(params("x: {type: string, pattern: a}"), id="unknown-parameter-field"),
-    pytest.param(params("x: {type: string, required: maybe}"), id="required-not-boolean"),
-    pytest.param(
-        '    parameters: {t: {type: string, required: true}}\n    query: {mode: recent, k: "{{t}}"}\n',
-        id="sample-string-as-k",
-    ),
-    pytest.param(
-        "    parameters: {t: {type: string, required: true}}\n"
-        '    query: {mode: recent, scope: {collections: [sx_notes], occurred_after: "{{t}}"}}\n',
-        id="sample-string-as-time-bound",
-    ),
-    pytest.param(
-        "    parameters: {t: {type: string, required: true}}\n"
-        '    query: {mode: recent, scope: {collections: [sx_notes]}, where: {amount: {gte: "{{t}}"}}}\n',
-        id="sample-string-as-number-filter",
-    ),
-    pytest.param('    query: {mode: recent, scope: {entities: ["{{who}}"]}}\n', id="undeclared-placeholder"),
-    pytest.param(
-        "    query: {mode: recent, scope: {collections: [sx_notes]}, sql: x}\n", id="unknown-query-key"
-    ),
-    pytest.param(
-        "    query: {mode: recent, scope: {collections: [sx_notes]}, params: {raw: {match_all: {}}}}\n",
-        id="raw-engine-query",
-    ),
-    pytest.param("    query: {mode: recent, scope: {collections: [bv10_gone]}}\n", id="unknown-collection"),
-    pytest.param(
-        "    query: {mode: recent, scope: {collections: [sx_notes], collection_versions: {sx_notes: [7]}}}\n",
-        id="unknown-pinned-version",
-    ),
-    pytest.param("    query: {mode: vector, q: x, scope: {collections: [sx_notes]}}\n", id="engine-cannot"),
-    pytest.param(f"    required_capabilities: [vector]\n{SEARCH_QUERY_LINE}", id="capability-missing"),
-    pytest.param(f"    required_capabilities: [magic]\n{SEARCH_QUERY_LINE}", id="capability-unknown"),
-    pytest.param(
-        "    query: {mode: recent, scope: {collections: [sx_notes]}, rank: [power, [const, 1]]}\n",
-        id="rank-operator",
-    ),
-    pytest.param(
-        "    query: {mode: recent, scope: {collections: [sx_notes]}, rank: [score, bv10_nope]}\n",
-        id="score-name",
-    ),
-    pytest.param(
-        "    query: {mode: recent, scope: {collections: [sx_notes]}, where: {bv10_nope: {eq: 1}}}\n",
-        id="undeclared-filter-field",
-    ),
-    pytest.param(
-        "    query: {mode: structured, scope: {collections: [sx_notes]}, order_by: [{field: label}]}\n",
-        id="not-sortable",
-    ),
-    pytest.param(
-        "    query: {mode: recent, scope: {collections: [sx_notes]}, fields: [secret]}\n", id="not-returnable"
-    ),
-    pytest.param(
-        "    query: {mode: recent, scope: {collections: [sx_notes, sx_extra]}, where: {amount: {gte: 1}}}\n",
-        id="filter-missing-in-one-collection",
-    ),
-    pytest.param("    kind: search\n", id="search-without-query"),
-    pytest.param(f"    kind: report\n{SEARCH_QUERY_LINE}", id="unknown-kind"),
-    pytest.param(
-        "    kind: graph\n    graph: {edges: sx_links, subject: src, object: dst, predicate: rel}\n"
-        "    required_capabilities: [structured]\n"
-        "    parameters:\n      seed: {type: string, required: true}\n"
-        "      predicates: {type: string_array, default: []}\n      direction: {type: string, default: out}\n"
-        "      depth: {type: integer, default: 1}\n      limit: {type: integer, default: 20}\n",
-        id="capabilities-on-graph-view",
-    ),
-]
-
-
-@pytest.mark.parametrize("body", BAD_VIEWS)
-def test_bad_view_is_refused_at_load(tmp_path: Path, capsys: pytest.CaptureFixture[str], body: str) -> None:
-    """ "When your definitions load, a search view is validated well beyond its YAML shape" and
-    "Constraints are checked against the declared type when your definitions load"."""
-    code, err = check_catalog(with_views(tmp_path, one_view("1", body)), capsys)
-    assert code != 0
-    assert "bv10_case" in err
-
-
-@pytest.mark.parametrize("version", ["0", "-1", "1.5", "one"])
-def test_version_must_be_a_positive_integer(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], version: str
-) -> None:
-    """ "a positive integer version"."""
-    code, _ = check_catalog(with_views(tmp_path, one_view(version, SEARCH_QUERY_LINE)), capsys)
-    assert code != 0
-
-
-def test_two_active_versions_are_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """ "at most one active version per name"."""
-    views = (
-        one_view("1", SEARCH_QUERY_LINE)
-        + f"  - name: bv10_case\n    version: 2\n    active: true\n{SEARCH_QUERY_LINE}"
-    )
-    code, err = check_catalog(with_views(tmp_path, views), capsys)
-    assert code != 0 and "bv10_case" in err
-
-
-def test_every_error_is_reported_at_once(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """Design §2: "every error names the file, the definition (kind, name, version), the YAML path and
-    the problem — all errors at once, not just the first"."""
-    views = (
-        "views:\n"
-        "  - name: bv10_first\n    version: 3\n"
-        "    query: {mode: recent, scope: {collections: [bv10_gone]}}\n"
-        "  - name: bv10_second\n    version: 4\n"
-        "    parameters: {x: {type: string, minimum: 1}}\n"
-        f"{SEARCH_QUERY_LINE}"
-    )
-    code, err = check_catalog(with_views(tmp_path, views), capsys)
-    assert code != 0
-    for word in ["bv10_first", "bv10_second", "sx.yaml", "view"]:
-        assert word in err, err
-    assert "3" in err and "4" in err
-    assert "bv10_gone" in err and "minimum" in err
-
-
 # --- more parameter behaviour ---------------------------------------------------------------------
 
 
@@ -878,118 +637,6 @@ def test_rank_schema_route(bv: Client, bv_app: Flask) -> None:
 
 
 # --- more of "What is checked, and when" ----------------------------------------------------------
-
-
-EXTRA_COLLECTIONS = """
-collections:
-  - name: bv10_cv
-    version: 1
-    types: [note]
-    fields:
-      f: {type: string, filterable: true}
-  - name: bv10_cv
-    version: 2
-    active: true
-    types: [note]
-    fields:
-      f: {type: number, filterable: true}
-"""
-SAMPLE_RENDERS = [
-    pytest.param(
-        "    parameters: {d: {type: string, required: true, enum: [asc, desc]}}\n"
-        "    query: {mode: structured, scope: {collections: [sx_notes]},\n"
-        '            order_by: [{field: starts_at, direction: "{{d}}"}]}\n',
-        True,
-        id="enum-sample-is-a-direction",
-    ),
-    pytest.param(
-        "    parameters: {d: {type: string, required: true}}\n"
-        "    query: {mode: structured, scope: {collections: [sx_notes]},\n"
-        '            order_by: [{field: starts_at, direction: "{{d}}"}]}\n',
-        False,
-        id="free-string-is-no-direction",
-    ),
-    pytest.param(
-        "    parameters: {i: {type: string_array, required: true, item_enum: [text, entity]}}\n"
-        '    query: {mode: recent, scope: {collections: [sx_notes]}, include: "{{i}}"}\n',
-        True,
-        id="item-enum-sample-is-an-include",
-    ),
-    pytest.param(
-        "    parameters: {n: {type: integer, required: true, minimum: 200}}\n"
-        '    query: {mode: recent, scope: {collections: [sx_notes]}, k: "{{n}}"}\n',
-        False,
-        id="no-valid-k",
-    ),
-    pytest.param(
-        "    parameters: {n: {type: integer, required: true, minimum: 2, maximum: 100}}\n"
-        '    query: {mode: recent, scope: {collections: [sx_notes]}, k: "{{n}}"}\n',
-        True,
-        id="bounded-k",
-    ),
-    pytest.param(
-        "    query: {mode: recent, scope: {collections: [bv10_cv]}, where: {f: {eq: 1}}}\n",
-        False,
-        id="incompatible-across-versions",
-    ),
-    pytest.param(
-        "    query: {mode: recent, scope: {collections: [bv10_cv], collection_versions: {bv10_cv: [2]}},\n"
-        "            where: {f: {eq: 1}}}\n",
-        True,
-        id="pinned-to-the-compatible-version",
-    ),
-]
-
-
-@pytest.mark.parametrize(("body", "loads"), SAMPLE_RENDERS)
-def test_sample_render_and_version_compatibility(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], body: str, loads: bool
-) -> None:
-    """ "the template is rendered once with a valid sample value for each parameter" (valid: it
-    honours the parameter's own constraints) and fields must exist "with compatible declarations —
-    in every collection version the view could read from"."""
-    root = with_views(tmp_path, one_view("1", body))
-    (root / "collections" / "bv10.yaml").write_text(EXTRA_COLLECTIONS)
-    code, err = check_catalog(root, capsys)
-    assert (code == 0) is loads, err
-
-
-BAD_PACKAGES = [
-    pytest.param("package:\n  name: bv10_p\n  views: {bv10_case: 9}\n", id="unknown-version"),
-    pytest.param("package:\n  name: bv10_p\n  views: {bv10_nope: 1}\n", id="unknown-view"),
-    pytest.param(
-        "package:\n  name: bv10_p\n  views: {bv10_case: 1}\n  mcp: {tools: [bv10_other]}\n",
-        id="tool-outside-views",
-    ),
-]
-
-
-@pytest.mark.parametrize("package", BAD_PACKAGES)
-def test_bad_package_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str], package: str) -> None:
-    """A package pins "exact versions this deployment exposes" and mcp tools are "which of those
-    become agent tools": references outside that are refused at load."""
-    root = with_views(tmp_path, one_view("1", SEARCH_QUERY_LINE))
-    write_files(root, {"packages/bv10.yaml": package})
-    code, _ = check_catalog(root, capsys)
-    assert code != 0
-
-
-def test_reformatting_a_loaded_version_is_not_a_change(
-    sx_runtime: Runtime, bv: Client, tmp_path: Path, tenant: Tenant
-) -> None:
-    """Design: "loading a catalog that changes an existing version's content is refused" — the same
-    content written in another YAML style is not a change, and keeps its hash."""
-    before = "    query: {mode: recent, scope: {collections: [sx_notes]}, k: 3}\n"
-    after = (
-        "    # the same query, block style\n"
-        "    query:\n      mode: recent\n      k: 3\n"
-        "      scope:\n        collections:\n          - sx_notes\n"
-    )
-    assert before in VIEWS
-    client = client_for(
-        runtime_for(sx_runtime, bv_catalog(tmp_path, VIEWS.replace(before, after, 1))), tenant
-    )
-    assert view_entry(client, "bv10_bare", 1)["hash"] == view_entry(bv, "bv10_bare", 1)["hash"]
 
 
 def test_wrapper_does_not_forward_graph_boost(bv: Client) -> None:

@@ -14,13 +14,11 @@ earlier suites did not pin. Every expectation comes from the documents:
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
 from flask import Flask
 
-from memseek.cli import main
 from memseek.runtime import Runtime
 from tests.blackbox.conftest import environ
 from tests.blackbox.support import at
@@ -32,14 +30,12 @@ from tests.blackbox.support import write
 from tests.conftest import Client
 from tests.conftest import Tenant
 from tests.helpers import app_for
-from tests.helpers import catalog_text
 from tests.helpers import error
 from tests.helpers import listed_views
 from tests.helpers import locs
 from tests.helpers import ok
 from tests.helpers import runtime_for
 from tests.helpers import view_query
-from tests.helpers import write_files
 from tests.openai_server import OpenAIServer
 
 # --- views: the second validation and its loc -----------------------------------------------------
@@ -174,59 +170,3 @@ def test_a_narrowed_graph_views_schema_shows_its_bounds(aldw: Client) -> None:
     assert (props["depth"]["minimum"], props["depth"]["maximum"], props["depth"]["default"]) == (1, 3, 1)
     assert isinstance(props["depth"]["maximum"], int)
     assert (props["limit"]["minimum"], props["limit"]["maximum"], props["limit"]["default"]) == (1, 50, 20)
-
-
-# --- the catalog check command --------------------------------------------------------------------
-
-
-def test_catalog_check_of_a_missing_directory_fails_with_a_message(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    code = main(["catalog", "check", str(tmp_path / "nowhere")])
-    assert code != 0
-    assert "nowhere" in capsys.readouterr().err
-
-
-def test_catalog_check_of_a_valid_catalog_exits_0(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    root = sx_catalog(tmp_path, "sx-views", "ald")
-    assert main(["catalog", "check", str(root)]) == 0, capsys.readouterr().err
-
-
-def test_catalog_check_names_file_definition_and_path_of_a_bad_view(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    bad = catalog_text("ald", "views/ald.yaml").replace(
-        "k: {type: integer, default: 20}", "k: {type: integer, default: 20, required: true}"
-    )
-    root = write_files(sx_catalog(tmp_path, "sx-views", "ald"), {"views/ald.yaml": bad})
-    assert main(["catalog", "check", str(root)]) != 0
-    err = capsys.readouterr().err
-    assert "views/ald.yaml" in err and "view ald_list v1" in err and "views[0].parameters.k" in err, err
-
-
-@pytest.mark.parametrize(
-    ("parameter", "loads"),
-    [
-        pytest.param("{type: integer, minimum: 1.0, maximum: 10.0}", True, id="whole-float-bounds"),
-        pytest.param("{type: integer, minimum: 0.5}", False, id="fractional-bound"),
-        pytest.param("{type: number, minimum: .nan}", False, id="nan-bound"),
-        pytest.param("{type: number, maximum: .inf}", False, id="infinite-bound"),
-        pytest.param("{type: number, minimum: 0.5, maximum: 2.5, default: 1}", True, id="number-bounds"),
-    ],
-)
-def test_parameter_bounds_are_whole_for_integers_and_finite(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], parameter: str, loads: bool
-) -> None:
-    # spec: "Bounds on an integer must themselves be whole numbers"
-    root = sx_catalog(tmp_path, "sx-views")
-    view = (
-        "views:\n  - name: ald_bounds\n    version: 1\n    parameters:\n"
-        f"      x: {parameter}\n    query: {{mode: recent, scope: {{collections: [sx_notes]}}}}\n"
-    )
-    (root / "views" / "ald_bounds.yaml").write_text(view)
-    code = main(["catalog", "check", str(root)])
-    err = capsys.readouterr().err
-    if loads:
-        assert code == 0, err
-    else:
-        assert code != 0 and "views/ald_bounds.yaml: view ald_bounds v1: views[0].parameters.x" in err, err

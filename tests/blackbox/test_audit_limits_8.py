@@ -27,7 +27,6 @@ from tests.blackbox.support import part
 from tests.blackbox.support import search
 from tests.blackbox.support import sx_catalog
 from tests.blackbox.support import vec
-from tests.blackbox.support import with_views
 from tests.blackbox.support import write
 from tests.conftest import Client
 from tests.conftest import Tenant
@@ -280,15 +279,6 @@ def test_a_source_count_out_of_range_is_the_only_problem_reported(
     code, err = check_view(tmp_path, capsys, f"{{sources: {sources(count)}, {FUSE}}}")
     problems = [line.strip() for line in err.splitlines() if "view l8_case v1:" in line]
     assert code == 2 and len(problems) == 1 and "views[0].query.sources:" in problems[0], err
-
-
-def test_a_view_version_must_be_at_least_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """Spec, View fields: "a positive integer version" — 1 loads, 0 is refused at `version`."""
-    view = "views:\n  - name: l8_case\n    version: %d\n    query: {mode: recent, " + N + "}\n"
-    code, err = check_catalog(with_views(tmp_path / "one", view % 1), capsys)
-    assert code == 0, err
-    code, err = check_catalog(with_views(tmp_path / "zero", view % 0), capsys)
-    assert code == 2 and "views[0].version" in err, err
 
 
 # --- the l8 app: a catalog with l8_wide -----------------------------------------------------------

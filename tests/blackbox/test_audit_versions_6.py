@@ -13,13 +13,10 @@ Every name carries the `av6_` prefix: definitions are immutable in the shared se
 from __future__ import annotations
 
 from datetime import datetime
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from memseek.cli import main
-from memseek.errors import StartupError
 from memseek.runtime import Runtime
 from tests.blackbox.support import ids
 from tests.blackbox.support import rejects
@@ -28,12 +25,9 @@ from tests.blackbox.support import write
 from tests.conftest import Client
 from tests.conftest import Tenant
 from tests.conftest import client_for
-from tests.helpers import catalog_text
-from tests.helpers import fixture_catalog
 from tests.helpers import locs
 from tests.helpers import ok
 from tests.helpers import post_records
-from tests.helpers import runtime_for
 
 # --- reading each record with its own version -----------------------------------------------------
 
@@ -50,33 +44,6 @@ def listing(client: Client, *versions: int, **body: Any) -> dict[str, Any]:
 
 def ev(text: str, content: dict[str, Any], **values: Any) -> dict[str, Any]:
     return {"collection": "av6_ev", "entity": "e", "type": "note", "text": text, "content": content, **values}
-
-
-NEW = catalog_text("av6-new", "collections/av6.yaml")
-"""The catalog after v2 is published (test catalog `av6-new`): v1 unchanged except that it is no
-longer active; v2 of `av6_ev` and `av6_slot`, and `av6_num`, `av6_enr`."""
-
-
-def av6_catalog(root: Path, collections: str, **files: str) -> Path:
-    """A catalog folder holding `collections` (and `files`, relative path → text)."""
-    return fixture_catalog(root, files={"collections/av6.yaml": collections, **files}, rank_default=True)
-
-
-OLD = catalog_text("av6-old", "collections/av6.yaml")
-"""The catalog before v2 is published (test catalog `av6-old`): `av6_ev` and `av6_slot` v1."""
-
-
-@pytest.fixture(scope="module")
-def av6_old_runtime(runtime: Runtime, tmp_path_factory: pytest.TempPathFactory) -> Runtime:
-    return runtime_for(runtime, av6_catalog(tmp_path_factory.mktemp("av6-old"), OLD))
-
-
-@pytest.fixture(scope="module")
-def av6_new_runtime(
-    runtime: Runtime, av6_old_runtime: Runtime, tmp_path_factory: pytest.TempPathFactory
-) -> Runtime:
-    """Built after `old_runtime`: the same database, restarted on the catalog that gained v2."""
-    return runtime_for(runtime, av6_catalog(tmp_path_factory.mktemp("av6-new"), NEW))
 
 
 @pytest.fixture
@@ -440,191 +407,6 @@ def test_rendered_rows_show_the_scores_each_version_displays(old: Client, new: C
     (new_row,) = [row for row in rows if v2 in row]
     assert "| importance 7 |" in old_row
     assert "importance" not in new_row
-
-
-# --- immutability ---------------------------------------------------------------------------------
-
-
-def test_changing_a_field_path_of_a_loaded_version_is_refused(
-    av6_new_runtime: Runtime, tmp_path: Path
-) -> None:
-    """Design §2: "Definitions are immutable … loading a catalog that changes an existing version's
-    content is refused ("publish a new version")", and "every error names the file, the definition
-    (kind, name, version), the YAML path and the problem"."""
-    changed = NEW.replace("path: meta.channel", "path: meta.medium", 1)
-    assert changed != NEW
-    with pytest.raises(StartupError) as raised:
-        runtime_for(av6_new_runtime, av6_catalog(tmp_path, changed))
-    message = str(raised.value)
-    assert "collections/av6.yaml" in message and "collection av6_ev v2" in message, message
-    assert "new version" in message, message
-
-
-@pytest.mark.parametrize(
-    ("old_text", "new_text"),
-    [
-        pytest.param("fallback_paths: [when]", "fallback_paths: [when, time]", id="fallback-added"),
-        pytest.param(
-            "kind: {type: integer, path: kind, filterable: true",
-            "kind: {type: number, path: kind, filterable: true",
-            id="type",
-        ),
-        pytest.param(
-            "tier: {type: string, filterable: true, sortable: true",
-            "tier: {type: string, filterable: true, sortable: false",
-            id="sortable-flag",
-        ),
-        pytest.param("importance: {display: false}", "importance: {display: true}", id="score-display"),
-    ],
-)
-def test_every_declared_field_change_needs_a_new_version(
-    av6_new_runtime: Runtime, tmp_path: Path, old_text: str, new_text: str
-) -> None:
-    """Design §2: "loading a catalog that changes an existing version's content is refused"."""
-    assert NEW.count(old_text) == 1
-    with pytest.raises(StartupError) as raised:
-        runtime_for(av6_new_runtime, av6_catalog(tmp_path, NEW.replace(old_text, new_text)))
-    assert "av6_ev v2" in str(raised.value) and "new version" in str(raised.value)
-
-
-def test_every_changed_version_is_reported_at_once(av6_new_runtime: Runtime, tmp_path: Path) -> None:
-    """Design §2: "every error names … the definition (kind, name, version) … — all errors at once,
-    not just the first"."""
-    changed = NEW.replace("path: meta.channel", "path: meta.medium").replace("path: value", "path: val")
-    with pytest.raises(StartupError) as raised:
-        runtime_for(av6_new_runtime, av6_catalog(tmp_path, changed))
-    message = str(raised.value)
-    assert "av6_ev v2" in message and "av6_slot v2" in message, message
-
-
-def test_a_refused_catalog_publishes_none_of_its_definitions(
-    av6_new_runtime: Runtime, tmp_path: Path
-) -> None:
-    """Design §2: a catalog changing a loaded version "is refused" — its other definitions were never
-    loaded, so a later catalog may still define them differently."""
-    fresh = "  - {name: av6_fresh, version: 1, active: true, types: [first]}\n"
-    refused = NEW.replace("path: meta.channel", "path: meta.medium") + fresh
-    with pytest.raises(StartupError):
-        runtime_for(av6_new_runtime, av6_catalog(tmp_path / "refused", refused))
-    loaded = runtime_for(
-        av6_new_runtime, av6_catalog(tmp_path / "loaded", NEW + fresh.replace("first", "second"))
-    )
-    assert loaded.catalog.collection("av6_fresh", 1).types == ("second",)
-
-
-def test_a_version_left_out_of_a_catalog_stays_immutable(av6_new_runtime: Runtime, tmp_path: Path) -> None:
-    """Design §2: "each loaded `(kind, name, version)` is stored with its content hash; loading a
-    catalog that changes an existing version's content is refused" — also after a catalog that did
-    not hold it."""
-    gone = "  - {name: av6_gone, version: 1, types: [first]}\n"
-    runtime_for(av6_new_runtime, av6_catalog(tmp_path / "with", NEW + gone))
-    runtime_for(av6_new_runtime, av6_catalog(tmp_path / "without", NEW))
-    with pytest.raises(StartupError) as raised:
-        runtime_for(av6_new_runtime, av6_catalog(tmp_path / "changed", NEW + gone.replace("first", "second")))
-    assert "av6_gone v1" in str(raised.value) and "new version" in str(raised.value)
-
-
-def test_reordering_a_loaded_versions_keys_is_not_a_change(av6_new_runtime: Runtime, tmp_path: Path) -> None:
-    """Design §2: definitions are stored with their content hash; the content of v1 is the same
-    whatever order its keys and fields are written in (docs/catalog.md: key order does not count)."""
-    reordered = NEW.replace(
-        "      channel: {type: string, path: channel, filterable: true, sortable: true, returnable: true}\n"
-        "      when: {type: datetime, path: when, filterable: true, sortable: true, returnable: true}\n",
-        "      when: {returnable: true, sortable: true, filterable: true, path: when, type: datetime}\n"
-        "      channel: {type: string, path: channel, filterable: true, sortable: true, returnable: true}\n",
-    )
-    assert reordered != NEW
-    loaded = runtime_for(av6_new_runtime, av6_catalog(tmp_path, "# comment\n" + reordered))
-    assert loaded.catalog.collection("av6_ev", 1).fields["when"].type == "datetime"
-
-
-# --- load-time checks of views over several versions ----------------------------------------------
-
-
-def view(query: str) -> str:
-    return f"views:\n  - name: av6_view\n    version: 1\n    query: {query}\n"
-
-
-@pytest.mark.parametrize(
-    ("query", "where"),
-    [
-        pytest.param(
-            "{mode: recent, scope: {collections: [av6_ev]}, where: {tier: {eq: gold}}}",
-            "query.where.tier",
-            id="filter-on-a-v2-only-field",
-        ),
-        pytest.param(
-            "{mode: structured, scope: {collections: [av6_ev]}, order_by: [{field: kind}]}",
-            "query.order_by[0].field",
-            id="sort-on-a-field-whose-type-changed",
-        ),
-        pytest.param(
-            "{mode: recent, scope: {collections: [av6_ev]}, fields: [hidden]}",
-            "query.fields[0]",
-            id="return-a-field-not-returnable-in-v1",
-        ),
-        pytest.param(
-            "{mode: recent, scope: {collections: [av6_ev], collection_versions: {av6_ev: [1, 2]}},"
-            " where: {hidden: {exists: true}}}",
-            "query.where.hidden",
-            id="both-versions-pinned",
-        ),
-        pytest.param(
-            "{mode: recent, scope: {collections: [av6_ev], collection_versions: {av6_ev: [2]}},"
-            " where: {kind: {eq: word}}}",
-            "query.where.kind.eq",
-            id="condition-typed-by-the-pinned-version",
-        ),
-        pytest.param(
-            "{mode: recent, scope: {collections: [av6_enr]}, annotations: [region]}",
-            "query.annotations[0]",
-            id="annotation-required-in-v2-only",
-        ),
-    ],
-)
-def test_a_view_must_fit_every_version_it_could_read(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], query: str, where: str
-) -> None:
-    """Spec What is checked: "every field you filter on, sort by, or ask to have returned exists —
-    with compatible declarations — in every collection version the view could read from"; design §2:
-    every error names "the file, the definition (kind, name, version), the YAML path"."""
-    root = av6_catalog(tmp_path, NEW, **{"views/av6.yaml": view(query)})
-    code = main(["catalog", "check", str(root)])
-    out = capsys.readouterr()
-    text = out.out + out.err
-    assert code != 0, text
-    assert f"views/av6.yaml: view av6_view v1: views[0].{where}" in text, text
-
-
-@pytest.mark.parametrize(
-    "query",
-    [
-        pytest.param(
-            "{mode: recent, scope: {collections: [av6_ev], collection_versions: {av6_ev: [2]}},"
-            " where: {tier: {eq: gold}}, fields: [tier, hidden]}",
-            id="v2-pinned",
-        ),
-        pytest.param(
-            "{mode: structured, scope: {collections: [av6_ev], collection_versions: {av6_ev: [1]}},"
-            " order_by: [{field: kind}], where: {kind: {in: [a, b]}}}",
-            id="v1-pinned",
-        ),
-        pytest.param(
-            "{mode: structured, scope: {collections: [av6_ev]}, order_by: [{field: when, direction: desc}],"
-            " where: {channel: {exists: true}}, fields: [when, channel, tags]}",
-            id="fields-every-version-declares",
-        ),
-    ],
-)
-def test_a_view_pinned_to_the_versions_declaring_its_fields_loads(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], query: str
-) -> None:
-    """Spec What is checked: "every collection and pinned collection version resolves" and the fields
-    exist "in every collection version the view could read from" — here they do."""
-    root = av6_catalog(tmp_path, NEW, **{"views/av6.yaml": view(query)})
-    code = main(["catalog", "check", str(root)])
-    out = capsys.readouterr()
-    assert code == 0, out.out + out.err
 
 
 # --- materialised values: big integers, instants, numeric strings, nested paths -------------------

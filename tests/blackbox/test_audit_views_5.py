@@ -10,24 +10,18 @@ can be pinned part by part; `av5_pkg` pins versions that differ from `active: tr
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from memseek.runtime import Runtime
-from tests.blackbox.catalog_support import call_tool
 from tests.blackbox.support import SCHEMA
-from tests.blackbox.support import check_catalog
 from tests.blackbox.support import invalid
-from tests.blackbox.support import mcp_tools
 from tests.blackbox.support import note
-from tests.blackbox.support import with_views
 from tests.blackbox.support import write
 from tests.conftest import Client
 from tests.conftest import Tenant
 from tests.conftest import client_for
-from tests.helpers import error
 from tests.helpers import listed_views
 from tests.helpers import locs
 from tests.helpers import ok
@@ -265,112 +259,3 @@ def test_a_view_with_an_empty_scope_lists_every_collection_it_can_read(av5: Clie
         "sx_versioned",
     ]
     assert entry["profiles"] == ["pg_default"] and entry["parameters"] == {}
-
-
-# --- design §2 "Packages and MCP" -----------------------------------------------------------------
-
-
-def test_a_package_pins_what_answers_what_is_listed_and_what_is_a_tool(av5_pkg: Client) -> None:
-    """Design: "`MEMSEEK_PACKAGE` selects one package; its pinned versions become the active ones for
-    `POST /views/{name}/query`"; `mcp.tools` — "which of those become agent tools"; each tool has
-    "the view's `input_schema`". Spec: "view.hash pins the exact definition that ran"."""
-    views = listed_views(av5_pkg)
-    assert views[("av5_pick", 2)]["active"] is True and views[("av5_pick", 1)]["active"] is False
-    assert views[("av5_knobs", 1)]["active"] is False and views[("av5_walk", 1)]["active"] is True
-    body = ok(view_query(av5_pkg, "av5_pick", {"entity": "e"}))
-    assert body["view"] == {"name": "av5_pick", "version": 2, "hash": views[("av5_pick", 2)]["hash"]}
-    assert body["parameters"] == {"entity": "e", "topic": "a"}
-    invalid(view_query(av5_pkg, "av5_pick", {"entity": "e", "topic": "c"}), "parameters", "topic")
-    error(view_query(av5_pkg, "av5_knobs", {"task": "x"}), 404, "not_found")
-    listed = mcp_tools(av5_pkg)
-    assert set(listed) == {"av5_pick", "av5_walk"}
-    assert listed["av5_pick"]["inputSchema"] == views[("av5_pick", 2)]["input_schema"]
-    assert listed["av5_walk"]["inputSchema"] == views[("av5_walk", 1)]["input_schema"]
-    result = call_tool(av5_pkg, "av5_pick", {"entity": "e"})["result"]
-    assert result.get("isError") is not True
-    assert result["structuredContent"]["view"] == body["view"]
-
-
-# --- "Parameter fields": declarations checked when definitions load -------------------------------
-
-
-def check_parameter(tmp_path: Path, capsys: pytest.CaptureFixture[str], declaration: str) -> tuple[int, str]:
-    """`memseek catalog check` of the `sx_` collections with one view whose parameter `x` is
-    `declaration`: the exit code and what it printed."""
-    root = with_views(
-        tmp_path,
-        "views:\n  - name: av5_case\n    version: 1\n"
-        f"    parameters: {{x: {declaration}}}\n"
-        "    query: {mode: recent, scope: {collections: [sx_notes]}}\n",
-    )
-    return check_catalog(root, capsys)
-
-
-def test_a_number_enum_naming_one_value_twice_is_refused(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    """Spec, Parameter fields: "`enum` | any | The complete set of allowed values, non-empty and
-    unique." `1` and `1.0` are one number (YAML and JSON Schema compare numbers by value, and a
-    call with either matches both), so the published `enum` would repeat a value."""
-    code, err = check_parameter(tmp_path, capsys, "{type: number, enum: [1, 1.0]}")
-    assert code == 2 and "views[0].parameters.x.enum" in err, err
-
-
-@pytest.mark.parametrize(
-    "declaration",
-    [
-        pytest.param("{type: string_array, default: [c], item_enum: [a, b]}", id="default-outside-item-enum"),
-        pytest.param("{type: string_array, enum: [[a], [a]]}", id="repeated-list-enum"),
-        pytest.param("{type: integer, minimum: .inf}", id="infinite-bound"),
-        pytest.param("{type: number, default: .nan}", id="nan-default"),
-        pytest.param("{type: string, min_length: -1}", id="negative-length"),
-        pytest.param("{type: string, description: 3}", id="description-not-prose"),
-    ],
-)
-def test_a_declaration_breaking_its_own_rules_is_refused(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], declaration: str
-) -> None:
-    """Spec, Parameter fields: `default` "Must satisfy the type and every constraint below";
-    `enum` values are "unique"; `description` is "Prose ... Non-blank"; bounds are numeric
-    ("Inclusive character-count bounds"); "Constraints are checked against the declared type when
-    your definitions load"."""
-    code, err = check_parameter(tmp_path, capsys, declaration)
-    assert code == 2 and "views[0].parameters.x" in err, err
-
-
-WINDOW_QUERY = (
-    "{mode: recent, scope: {collections: [sx_notes],"
-    " occurred_after: '{{start}}', occurred_before: '{{end}}'}}"
-)
-
-
-def check_window(tmp_path: Path, capsys: pytest.CaptureFixture[str], parameters: str) -> tuple[int, str]:
-    """`memseek catalog check` of one time-window view declaring `parameters`."""
-    root = with_views(
-        tmp_path,
-        f"views:\n  - name: av5_window\n    version: 1\n    parameters: {parameters}\n"
-        f"    query: {WINDOW_QUERY}\n",
-    )
-    return check_catalog(root, capsys)
-
-
-def test_a_time_window_view_loads(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """Spec: the template "is rendered once with a valid sample value for each parameter"; a time
-    window from two datetime parameters is the spec's own case for the call-time check."""
-    code, err = check_window(
-        tmp_path, capsys, "{start: {type: datetime, required: true}, end: {type: datetime, required: true}}"
-    )
-    assert code == 0, err
-
-
-def test_a_time_window_view_loads_whatever_the_order_its_parameters_are_declared_in(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    """Spec: `parameters` is a mapping of the view's typed inputs; at load "the template is rendered
-    once with a valid sample value for each parameter" — a view every valid call can run (any
-    `start` before `end`) is valid. Its content, and so its definition hash, does not depend on
-    key order (design §2; docs/catalog.md "key order ... do[es] not count")."""
-    code, err = check_window(
-        tmp_path, capsys, "{end: {type: datetime, required: true}, start: {type: datetime, required: true}}"
-    )
-    assert code == 0, err

@@ -6,7 +6,6 @@ from typing import Any
 
 import pytest
 
-from memseek.runtime import Runtime
 from tests.blackbox.support import SCHEMA
 from tests.blackbox.support import WRAPPER_KEYS
 from tests.blackbox.support import at
@@ -16,12 +15,9 @@ from tests.blackbox.support import note
 from tests.blackbox.support import search
 from tests.blackbox.support import write
 from tests.conftest import Client
-from tests.conftest import Tenant
-from tests.conftest import client_for
 from tests.helpers import error
 from tests.helpers import listed_views
 from tests.helpers import ok
-from tests.helpers import runtime_for
 from tests.helpers import touches_written
 from tests.helpers import view_query
 
@@ -321,19 +317,6 @@ def test_view_results_touch_last_accessed(sx: Client) -> None:
     ok(view_query(sx, "sx_context", {"entity": "m", "task": "budget"}))
     touches_written(sx)
     assert sx.get(f"/records/{record}").get_json()["last_accessed"] > before
-
-
-def test_a_package_decides_which_versions_are_exposed(
-    sx: Client, sx_runtime: Runtime, tenant: Tenant
-) -> None:
-    packaged = client_for(runtime_for(sx_runtime, memseek_package="sx_pkg"), tenant)
-    (record,) = write(sx, note("newest", entity="e", occurred_at=at(9)))
-    body = ok(view_query(packaged, "sx_context", {"entity": "e"}))
-    assert body["view"]["version"] == 2 and body["input_record_ids"] == [record]
-    error(view_query(packaged, "sx_contract", {"entity": "maria"}), 404, "not_found")
-    views = listed_views(packaged)
-    assert views[("sx_context", 2)]["active"] is True and views[("sx_context", 1)]["active"] is False
-    assert views[("sx_contract", 1)]["active"] is False  # listed (every loaded version), not exposed
 
 
 def test_a_view_without_required_parameters_takes_an_empty_body(sx: Client) -> None:

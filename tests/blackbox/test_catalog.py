@@ -1,11 +1,11 @@
-"""Design §1 "Collections", "Models", "Processing and enrichments", §2 the catalog, packages and MCP.
-
-Catalogs are validated through `memseek catalog check DIR` (the CLI entry point, in process; one
-real subprocess shows it needs no database) and served through the app.
+"""The catalog (design §2): the design's examples load verbatim, every key of a collection and a
+conf file is checked, and `memseek catalog check` names the file, the definition, the YAML path
+and the problem of every error at once; the reference catalog.
 """
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -14,40 +14,19 @@ from flask import Flask
 
 from memseek.catalog.load import load_catalog
 from memseek.cli import main
-from memseek.errors import StartupError
 from memseek.paths import reference_catalog
-from memseek.runtime import Runtime
 from memseek.settings import Settings
-from tests.blackbox.support import mcp_tools
+from tests.blackbox.catalog_support import check
+from tests.blackbox.catalog_support import collections_file
+from tests.blackbox.support import sx_catalog
 from tests.conftest import Client
-from tests.conftest import Tenant
-from tests.conftest import client_for
 from tests.helpers import catalog_text
 from tests.helpers import cli_env
-from tests.helpers import error
 from tests.helpers import fixture_catalog
-from tests.helpers import listed_views
 from tests.helpers import memseek
-from tests.helpers import ok
-from tests.helpers import runtime_for
-from tests.helpers import view_query
 from tests.helpers import write_files
 
 # --- the design's examples, verbatim --------------------------------------------------------------
-
-
-def check(
-    root: Path,
-    capsys: pytest.CaptureFixture[str],
-    package: str | None = None,
-    monkeypatch: pytest.MonkeyPatch | None = None,
-) -> tuple[int, str]:
-    """`memseek catalog check ROOT` → (exit code, stdout + stderr)."""
-    if package is not None and monkeypatch is not None:
-        monkeypatch.setenv("MEMSEEK_PACKAGE", package)
-    code = main(["catalog", "check", str(root)])
-    captured = capsys.readouterr()
-    return code, captured.out + captured.err
 
 
 def test_the_design_and_spec_examples_load_as_written(
@@ -102,10 +81,6 @@ def test_catalog_check_reports_every_problem_at_once_and_exits_non_zero(
 
 
 EDGES = "  - {name: edges, version: 1, active: true, types: [link], keyed: false}\n"
-
-
-def collections_file(*items: str) -> dict[str, str]:
-    return {"collections/c.yaml": "collections:\n" + "".join(items)}
 
 
 @pytest.mark.parametrize(
@@ -469,121 +444,99 @@ def test_an_unknown_conf_file_is_reported(tmp_path: Path, capsys: pytest.Capture
     assert code != 0 and "conf/profiles.yaml" in out
 
 
-# --- packages -------------------------------------------------------------------------------------
+# --- the catalog check command --------------------------------------------------------------------
+
+
+def test_catalog_check_of_a_missing_directory_fails_with_a_message(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(["catalog", "check", str(tmp_path / "nowhere")])
+    assert code != 0
+    assert "nowhere" in capsys.readouterr().err
+
+
+def test_catalog_check_of_a_valid_catalog_exits_0(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root = sx_catalog(tmp_path, "sx-views", "ald")
+    assert main(["catalog", "check", str(root)]) == 0, capsys.readouterr().err
+
+
+def test_catalog_check_names_file_definition_and_path_of_a_bad_view(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = catalog_text("ald", "views/ald.yaml").replace(
+        "k: {type: integer, default: 20}", "k: {type: integer, default: 20, required: true}"
+    )
+    root = write_files(sx_catalog(tmp_path, "sx-views", "ald"), {"views/ald.yaml": bad})
+    assert main(["catalog", "check", str(root)]) != 0
+    err = capsys.readouterr().err
+    assert "views/ald.yaml" in err and "view ald_list v1" in err and "views[0].parameters.k" in err, err
+
+
+UNQUOTED_PLACEHOLDER = """
+views:
+  - {name: audit_unquoted, version: 1, parameters: {entity: {type: string, required: true}},
+     query: {mode: recent, scope: {collections: [memories], entities: [{{entity}}]}}}
+"""
+
+
+def check_with_reference(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], file: str, text: str
+) -> tuple[int, str]:
+    """`memseek catalog check` on the reference catalog plus `file` → (exit code, output)."""
+    root = tmp_path / "catalog"
+    shutil.copytree(reference_catalog(), root)
+    (root / file).write_text(text)
+    code = main(["catalog", "check", str(root)])
+    captured = capsys.readouterr()
+    return code, captured.out + captured.err
+
+
+def test_an_unquoted_placeholder_is_reported_naming_the_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # In a YAML flow collection `{{entity}}` is a mapping used as a key, not a string.
+    code, out = check_with_reference(tmp_path, capsys, "views/audit.yaml", UNQUOTED_PLACEHOLDER)
+    assert code != 0
+    assert "views/audit.yaml" in out and "Traceback" not in out
+    assert '"{{name}}"' in out
+
+
+HUGE_COLLECTION_VERSION = """
+collections:
+  - {name: audit_huge, version: 2147483648, types: [note]}
+"""
+HUGE_VIEW_VERSION = """
+views:
+  - {name: audit_huge, version: 2147483648, query: {mode: recent}}
+"""
 
 
 @pytest.mark.parametrize(
-    ("text", "where"),
+    ("file", "text", "loc"),
     [
+        pytest.param("views/audit.yaml", HUGE_VIEW_VERSION, "views[0].version", id="view"),
         pytest.param(
-            "package:\n  name: p\n  views: {customer_context: 9}\n", "package.views", id="version-missing"
+            "collections/audit.yaml", HUGE_COLLECTION_VERSION, "collections[0].version", id="collection"
         ),
-        pytest.param("package:\n  name: p\n  views: {nothing: 1}\n", "package.views", id="view-missing"),
-        pytest.param(
-            "package:\n  name: p\n  views: {customer_context: 1}\n  mcp: {tools: [bw_graph]}\n",
-            "package.mcp.tools",
-            id="tool-not-in-views",
-        ),
-        pytest.param(
-            "package:\n  name: p\n  views: {customer_context: 1}\n  mcp: {resources: []}\n",
-            "package.mcp.resources",
-            id="mcp-unknown-key",
-        ),
-        pytest.param("package:\n  views: {customer_context: 1}\n", "package.name", id="name-missing"),
-        pytest.param("package:\n  name: p\n  views: {}\n", "package.views", id="no-views"),
     ],
 )
-def test_each_package_key_is_checked(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str, where: str
+def test_a_version_beyond_what_the_database_stores_is_refused_at_load(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], file: str, text: str, loc: str
 ) -> None:
-    code, out = check(fixture_catalog(tmp_path, "bw", files={"packages/p.yaml": text}), capsys)
-    assert code != 0, out
-    assert "packages/p.yaml" in out and where in out, out
+    code, out = check_with_reference(tmp_path, capsys, file, text)
+    assert code != 0
+    assert file in out and loc in out and "Traceback" not in out
 
 
-def test_memseek_package_must_name_a_loaded_package(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    code, out = check(fixture_catalog(tmp_path, "bw"), capsys, "support_agent", monkeypatch)
+LARGEST_VERSION = """
+views:
+  - {name: audit_largest, version: 2147483647, query: {mode: recent}}
+"""
+
+
+def test_the_largest_storable_version_loads(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out = check_with_reference(tmp_path, capsys, "views/audit.yaml", LARGEST_VERSION)
     assert code == 0, out
-    code, out = check(fixture_catalog(tmp_path, "bw"), capsys, "nobody", monkeypatch)
-    assert code != 0 and "MEMSEEK_PACKAGE" in out
-
-
-CALENDAR = {"entity": "maria", "start": "2026-07-01T00:00:00Z", "end": "2026-08-01T00:00:00Z"}
-
-
-def test_without_a_package_active_true_decides(bw: Client) -> None:
-    listed = listed_views(bw)
-    assert listed[("upcoming_calendar", 1)]["active"] is True
-    assert listed[("upcoming_calendar", 2)]["active"] is False
-    assert listed[("bw_graph", 1)]["active"] is True
-    assert ok(view_query(bw, "upcoming_calendar", CALENDAR))["view"]["version"] == 1
-
-
-@pytest.fixture
-def packaged(bw_runtime: Runtime, bw_ws: Tenant) -> Client:
-    """A client of the `bw` catalog served with MEMSEEK_PACKAGE=support_agent."""
-    return client_for(runtime_for(bw_runtime, memseek_package="support_agent"), bw_ws)
-
-
-def test_a_package_pins_the_versions_that_answer(packaged: Client) -> None:
-    listed = listed_views(packaged)
-    assert listed[("upcoming_calendar", 2)]["active"] is True
-    assert listed[("upcoming_calendar", 1)]["active"] is False
-    assert listed[("customer_context", 1)]["active"] is True
-    assert listed[("bw_graph", 1)]["active"] is False  # not in the package
-    assert ok(view_query(packaged, "upcoming_calendar", CALENDAR))["view"]["version"] == 2
-    error(packaged.post("/views/bw_graph/query", json={"seed": "x"}), 404)
-
-
-def test_the_packages_mcp_tools_are_the_agent_tools(packaged: Client) -> None:
-    assert sorted(mcp_tools(packaged)) == ["customer_context"]
-
-
-def test_without_a_package_every_active_view_is_a_tool(bw: Client) -> None:
-    assert sorted(mcp_tools(bw)) == ["bw_graph", "customer_context", "upcoming_calendar"]
-
-
-# --- immutability ---------------------------------------------------------------------------------
-
-
-def test_changing_a_loaded_version_is_refused(bw_runtime: Runtime, tmp_path: Path) -> None:
-    changed = DESIGN_COLLECTION.replace(
-        "types: [event, note, reflection]", "types: [event, note, reflection, call]"
-    )
-    with pytest.raises(StartupError) as raised:
-        runtime_for(bw_runtime, fixture_catalog(tmp_path, "bw", files={DESIGN_COLLECTION_FILE: changed}))
-    message = str(raised.value)
-    assert "customer_events" in message and "v2" in message
-    assert "new version" in message
-
-
-def test_comments_order_and_active_flags_are_not_changes(bw_runtime: Runtime, tmp_path: Path) -> None:
-    views = catalog_text("bw", "views/views.yaml")
-    swapped = views.replace(
-        "    active: true\n    parameters:\n      entity: {type: string, required: true}\n      start:",
-        "    parameters:\n      entity: {type: string, required: true}\n      start:",
-        1,
-    )
-    swapped = swapped.replace(
-        "  - name: upcoming_calendar\n    version: 2\n",
-        "  - name: upcoming_calendar\n    version: 2\n    active: true\n",
-    )
-    assert swapped != views
-    files = {"views/views.yaml": "# reordered and re-commented\n" + swapped}
-    runtime = runtime_for(bw_runtime, fixture_catalog(tmp_path, "bw", files=files))
-    assert runtime.catalog.view("upcoming_calendar").version == 2
-
-
-def test_an_invalid_catalog_refuses_to_start(bw_url: str, tmp_path: Path) -> None:
-    root = write_files(tmp_path, collections_file("  - {name: c, version: 1, types: [x], keyed: maybe}\n"))
-    result = memseek(
-        cli_env(DATABASE_URL=bw_url, MEMSEEK_CATALOG=str(root)), "serve", "--port", "1", timeout=120
-    )
-    assert result.returncode != 0
-    assert "collections/c.yaml: collection c v1: collections[0].keyed" in result.stderr
-    assert "Traceback" not in result.stderr
 
 
 # --- the reference catalog ------------------------------------------------------------------------
@@ -628,37 +581,3 @@ def test_the_reference_catalog_serves_the_spec_views(app: Flask, tenant: Any) ->
 def test_the_default_runtime_uses_the_reference_catalog() -> None:
     assert Settings.from_env({}).memseek_catalog == reference_catalog()
     assert (reference_catalog() / "collections").is_dir()
-
-
-# --- view parameters (spec "Parameter fields"): constraints are checked against the type at load ---
-
-
-SEARCH_QUERY = "    query: {mode: recent, scope: {collections: [bw_plain]}}\n"
-
-
-@pytest.mark.parametrize(
-    "parameter",
-    [
-        pytest.param("{type: string, required: 'yes'}", id="required-not-boolean"),
-        pytest.param(
-            "{type: datetime, default: '2026-01-01T00:00:00'}", id="datetime-default-without-timezone"
-        ),
-        pytest.param("{type: string, min_length: 3, enum: [ab, abc]}", id="enum-entry-breaks-min-length"),
-        pytest.param("{type: integer, minimum: 1, maximum: 5, default: 9}", id="default-above-maximum"),
-        pytest.param("{type: string_array, item_enum: [a, b], default: [c]}", id="default-item-not-allowed"),
-        pytest.param("{type: string_array, max_items: 1, default: [a, b]}", id="default-too-many-items"),
-        pytest.param("{type: boolean, minimum: 0}", id="minimum-on-boolean"),
-        pytest.param("{type: integer, min_length: 1}", id="min-length-on-integer"),
-        pytest.param("{type: string, default: null, required: true}", id="required-and-default-null"),
-    ],
-)
-def test_each_parameter_constraint_is_checked_against_its_type(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], parameter: str
-) -> None:
-    files = {
-        "views/p.yaml": f"views:\n  - name: p\n    version: 1\n    parameters:\n"
-        f"      x: {parameter}\n{SEARCH_QUERY}",
-    }
-    code, out = check(fixture_catalog(tmp_path, "bw", files=files), capsys)
-    assert code != 0, out
-    assert "views/p.yaml: view p v1: views[0].parameters.x" in out, out
