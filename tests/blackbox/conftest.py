@@ -23,7 +23,11 @@ from memseek.settings import Settings
 from tests.blackbox.catalog_support import av6_catalog
 from tests.blackbox.catalog_support import bv_catalog
 from tests.blackbox.support import EMBED_ENV
+from tests.blackbox.support import at
+from tests.blackbox.support import note
 from tests.blackbox.support import sx_catalog
+from tests.blackbox.support import vec
+from tests.blackbox.support import write
 from tests.conftest import Client
 from tests.conftest import Tenant
 from tests.conftest import client_for
@@ -204,6 +208,23 @@ def pkg_app(bv_runtime: Runtime, bv_root: Path) -> Flask:
     return app_for(runtime_for(bv_runtime, bv_root, memseek_package="bv10_pkg"))
 
 
+TEXTS = ["budget plan review", "budget plan", "budget", "unrelated words"]
+"""Three texts holding 3, 2 and 1 of the query's words, and one holding none."""
+
+
+@pytest.fixture
+def mode_corpus(sx: Client) -> None:
+    """TEXTS in `sx_notes` (amounts 1–4, importance 4–1) and in `sx_vec`, with distinct times."""
+    write(
+        sx,
+        *(
+            note(text, content={"amount": i + 1}, scores={"importance": 4 - i}, occurred_at=at(i + 1))
+            for i, text in enumerate(TEXTS)
+        ),
+    )
+    write(sx, *(vec(text, occurred_at=at(i + 1)) for i, text in enumerate(TEXTS)))
+
+
 @pytest.fixture(scope="session")
 def audit_app(runtime: Runtime, sx_server: OpenAIServer, tmp_path_factory: pytest.TempPathFactory) -> Flask:
     root = sx_catalog(tmp_path_factory.mktemp("ald-catalog"), "sx-views", "ald")
@@ -219,6 +240,19 @@ def ald(audit_app: Flask, tenant: Tenant, sx: Client) -> Client:
 def sclient(served: Runtime, bw_ws: Tenant) -> Client:
     """A `bw` client whose `cheap`/`remote` models are the local OpenAI-protocol server."""
     return client_for(served, bw_ws)
+
+
+@pytest.fixture(scope="session")
+def s3_runtime(
+    runtime: Runtime, sx_server: OpenAIServer, tmp_path_factory: pytest.TempPathFactory
+) -> Runtime:
+    root = sx_catalog(tmp_path_factory.mktemp("s3-catalog"), "s3")
+    return runtime_for(runtime, root, environ(sx_server))
+
+
+@pytest.fixture
+def s3(s3_runtime: Runtime, tenant: Tenant, server: OpenAIServer) -> Client:
+    return client_for(s3_runtime, tenant)
 
 
 OLD = catalog_text("av6-old", "collections/av6.yaml")
@@ -246,6 +280,11 @@ def av5_runtime(
     runtime: Runtime, sx_server: OpenAIServer, tmp_path_factory: pytest.TempPathFactory
 ) -> Runtime:
     return runtime_for(runtime, sx_catalog(tmp_path_factory.mktemp("av5-catalog"), "av5"), environ(sx_server))
+
+
+@pytest.fixture
+def av5(av5_runtime: Runtime, tenant: Tenant, server: OpenAIServer) -> Client:
+    return client_for(av5_runtime, tenant)
 
 
 @pytest.fixture

@@ -236,6 +236,19 @@ COMBINED = {
     ],
     "fuse": {"kind": "rrf"},
 }
+NOTES = {"collections": ["sx_notes"]}
+VEC = {"collections": ["sx_vec"]}
+PLAN_Q = "budget plan review"
+BY_AMOUNT = [{"field": "amount"}]
+MODES = [
+    # mode, the single search, how many candidates its engine proposes (every eligible record it can
+    # find: the pool is not cut by `candidates`, whose default is at least 100)
+    pytest.param({"mode": "vector", "q": PLAN_Q, "scope": VEC}, 4, id="vector"),
+    pytest.param({"mode": "text", "q": PLAN_Q, "scope": NOTES}, 3, id="text"),
+    pytest.param({"mode": "hybrid", "q": PLAN_Q, "scope": VEC}, 4, id="hybrid"),
+    pytest.param({"mode": "recent", "scope": NOTES}, 4, id="recent"),
+    pytest.param({"mode": "structured", "scope": NOTES, "order_by": BY_AMOUNT}, 4, id="structured"),
+]
 
 
 def rendered(client: Client, **extra: Any) -> dict[str, Any]:

@@ -13,8 +13,6 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from jsonschema import Draft202012Validator
-from jsonschema import FormatChecker
 
 from tests.blackbox.support import COMBINED
 from tests.blackbox.support import ids
@@ -24,64 +22,7 @@ from tests.blackbox.support import search
 from tests.blackbox.support import vec
 from tests.blackbox.support import write
 from tests.conftest import Client
-from tests.helpers import listed_views
 from tests.helpers import ok
-from tests.helpers import view_query
-
-# --- the published input schema is the contract an agent validates against ------------------------
-
-
-AGREEMENT = [
-    pytest.param({"entity": "contact.maria"}, True, id="spec-minimum"),
-    pytest.param(
-        {"entity": "contact.maria", "horizon": "quarter", "channels": ["email", "call", "note"], "k": 100},
-        True,
-        id="every-parameter-at-its-bounds",
-    ),
-    pytest.param({"entity": "abc", "k": 1, "channels": []}, True, id="lower-bounds"),
-    pytest.param({"entity": "ab"}, False, id="entity-too-short"),
-    pytest.param({"entity": "a" * 129}, False, id="entity-too-long"),
-    pytest.param({"entity": "maria", "horizon": "month"}, False, id="horizon-not-in-enum"),
-    pytest.param({"entity": "maria", "channels": ["email", "call", "note", "email"]}, False, id="four-items"),
-    pytest.param({"entity": "maria", "channels": ["sms"]}, False, id="item-not-in-item-enum"),
-    pytest.param({"entity": "maria", "k": 101}, False, id="k-above-maximum"),
-    pytest.param({"entity": "maria", "k": 2.5}, False, id="k-fractional"),
-    pytest.param({"entity": "maria", "k": True}, False, id="k-boolean"),
-    pytest.param({"entity": "maria", "horizon": None}, False, id="null-for-an-optional-string"),
-    pytest.param({"entity": "maria", "extra": 1}, False, id="unknown-parameter"),
-    pytest.param({"horizon": "day"}, False, id="entity-missing"),
-]
-
-
-def schema_accepts(schema: dict[str, Any], instance: Any) -> bool:
-    validator = Draft202012Validator(schema, format_checker=FormatChecker())
-    return validator.is_valid(instance)
-
-
-@pytest.mark.parametrize(("arguments", "valid"), AGREEMENT)
-def test_the_input_schema_and_the_view_agree(ag6: Client, arguments: dict[str, Any], valid: bool) -> None:
-    """Spec: "input_schema is the complete machine-readable contract, including descriptions,
-    allowed values, numeric and length limits, and defaults — this is what a tool-calling client
-    reads"; its `$schema` is draft 2020-12. An argument set the schema accepts must run, and one it
-    refuses must be refused (`422`, the parameter named)."""
-    schema = listed_views(ag6)[("ag6_contact", 1)]["input_schema"]
-    Draft202012Validator.check_schema(schema)
-    assert schema_accepts(schema, arguments) is valid
-    response = view_query(ag6, "ag6_contact", arguments)
-    assert response.status_code == (200 if valid else 422), response.get_json()
-
-
-def test_the_schema_defaults_are_what_the_view_applies(ag6: Client) -> None:
-    """Spec: "parameters shows the values supplied plus any defaults applied"; the input schema
-    carries "defaults" — an agent reading `default` learns what an omitted argument becomes."""
-    schema = listed_views(ag6)[("ag6_contact", 1)]["input_schema"]
-    defaults = {name: prop["default"] for name, prop in schema["properties"].items() if "default" in prop}
-    assert defaults == {"horizon": "week", "channels": [], "k": 20}
-    assert ok(view_query(ag6, "ag6_contact", {"entity": "maria"}))["parameters"] == {
-        "entity": "maria",
-        **defaults,
-    }
-
 
 # --- the rank expression language: every operator at its documented arity -------------------------
 

@@ -15,30 +15,13 @@ from typing import Any
 
 import pytest
 
+from tests.blackbox.support import MODES
 from tests.blackbox.support import SCORED_RANKING
-from tests.blackbox.support import WRAPPER_KEYS
-from tests.blackbox.support import at
 from tests.blackbox.support import ids
-from tests.blackbox.support import note
 from tests.blackbox.support import search
-from tests.blackbox.support import vec
-from tests.blackbox.support import write
 from tests.conftest import Client
 from tests.helpers import ok
 
-BY_AMOUNT = [{"field": "amount"}]
-NOTES = {"collections": ["sx_notes"]}
-PLAN_Q = "budget plan review"
-VEC = {"collections": ["sx_vec"]}
-MODES = [
-    # mode, the single search, how many candidates its engine proposes (every eligible record it can
-    # find: the pool is not cut by `candidates`, whose default is at least 100)
-    pytest.param({"mode": "vector", "q": PLAN_Q, "scope": VEC}, 4, id="vector"),
-    pytest.param({"mode": "text", "q": PLAN_Q, "scope": NOTES}, 3, id="text"),
-    pytest.param({"mode": "hybrid", "q": PLAN_Q, "scope": VEC}, 4, id="hybrid"),
-    pytest.param({"mode": "recent", "scope": NOTES}, 4, id="recent"),
-    pytest.param({"mode": "structured", "scope": NOTES, "order_by": BY_AMOUNT}, 4, id="structured"),
-]
 RANK_EXPRESSION = {"kind": "rank_expression", **SCORED_RANKING}
 SCORED_HIT = {"id", "rank", "score", "rank_score"}
 STRUCTURED = {"kind": "structured", "scored": False}
@@ -48,23 +31,6 @@ TOP_KEYS = {"hits", "ranking", "rendered", "truncated", "backend", "profiles"}
 
 def is_structured(body: dict[str, Any]) -> bool:
     return body.get("mode") == "structured"
-
-
-TEXTS = ["budget plan review", "budget plan", "budget", "unrelated words"]
-"""Three texts holding 3, 2 and 1 of the query's words, and one holding none."""
-
-
-@pytest.fixture
-def mode_corpus(sx: Client) -> None:
-    """TEXTS in `sx_notes` (amounts 1–4, importance 4–1) and in `sx_vec`, with distinct times."""
-    write(
-        sx,
-        *(
-            note(text, content={"amount": i + 1}, scores={"importance": 4 - i}, occurred_at=at(i + 1))
-            for i, text in enumerate(TEXTS)
-        ),
-    )
-    write(sx, *(vec(text, occurred_at=at(i + 1)) for i, text in enumerate(TEXTS)))
 
 
 @pytest.mark.usefixtures("mode_corpus")
@@ -133,6 +99,9 @@ def test_include_fields_and_render_add_only_what_was_asked(
 
 
 EITHER = ["max", [["similarity"], ["text_match"]]]
+NOTES = {"collections": ["sx_notes"]}
+PLAN_Q = "budget plan review"
+VEC = {"collections": ["sx_vec"]}
 RANKED = [
     pytest.param({"mode": "vector", "q": PLAN_Q, "scope": VEC, "rank": ["similarity"]}, id="vector"),
     pytest.param({"mode": "text", "q": PLAN_Q, "scope": NOTES, "rank": ["text_match"]}, id="text"),
@@ -221,6 +190,9 @@ def test_combined_contract_with_a_source_of_every_mode(sx: Client) -> None:
     low, high = min(values), max(values)
     assert [h["score"] for h in hits] == pytest.approx([(u - low) / (high - low) for u in values])
     assert [h["rank"] for h in hits] == list(range(1, len(hits) + 1))
+
+
+BY_AMOUNT = [{"field": "amount"}]
 
 
 @pytest.mark.usefixtures("mode_corpus")
@@ -317,141 +289,3 @@ def test_get_search_with_no_match_is_an_empty_rendered_success(sx: Client) -> No
     assert body["ranking"] == RANK_EXPRESSION
     assert body["backend"] == {"name": "pg", "layout": None, "candidate_count": 0}
     assert body["profiles"] == ["pg_default"]
-
-
-# --- the view wrapper -----------------------------------------------------------------------------
-
-
-BACKEND_KEYS = {"name", "layout", "candidate_count"}
-VIEWS = [
-    # view, parameters, ranking, hit keys, backend sources (None: a single search)
-    pytest.param(
-        "sx_context", {"entity": "e1", "task": PLAN_Q}, RANK_EXPRESSION, SCORED_HIT, [None], id="text"
-    ),
-    pytest.param(
-        "sx_listing",
-        {"entity": "e1", "start": at(1), "end": at(9)},
-        STRUCTURED,
-        STRUCTURED_HIT,
-        [None],
-        id="structured",
-    ),
-    pytest.param(
-        "sx_fused",
-        {"task": PLAN_Q},
-        RRF_RANKING,
-        SCORED_HIT | {"source_ranks"},
-        ["words", "latest"],
-        id="combined",
-    ),
-    pytest.param("sx_boosted", {"anchor": "nobody"}, RANK_EXPRESSION, SCORED_HIT, [None], id="graph-boosted"),
-    pytest.param(
-        "sx_contract",
-        {"entity": "e1x", "channels": ["email"]},
-        RANK_EXPRESSION,
-        SCORED_HIT | {"text"},
-        [None],
-        id="recent",
-    ),
-]
-
-
-@pytest.mark.usefixtures("mode_corpus")
-@pytest.mark.parametrize(("view", "parameters", "ranking", "hit_keys", "sources"), VIEWS)
-def test_view_wrapper_contract(
-    sx: Client,
-    view: str,
-    parameters: dict[str, Any],
-    ranking: dict[str, Any],
-    hit_keys: set[str],
-    sources: list[str | None],
-) -> None:
-    """ "It wraps them in a record of the invocation" (view, parameters, hits, ranking,
-    input_record_ids, rendered, truncated, profiles, backend); "a view always reports backend as a
-    list with one entry per search executed"; "The view wrapper does not currently forward the
-    optional rerank or graph_boost diagnostic objects"; results "mean exactly what they mean
-    above"."""
-    # "`rendered` `null` when `render: false`"; "`truncated` … stays `false` when you did not ask
-    # for rendering" (and nothing here reaches the render budget)
-    body = ok(sx.post(f"/views/{view}/query", json=parameters))
-    assert body.keys() == set(WRAPPER_KEYS)
-    assert body["view"].keys() == {"name", "version", "hash"} and body["view"]["name"] == view
-    assert body["ranking"] == ranking
-    assert body["profiles"] == ["pg_default"]
-    assert [b.get("source") for b in body["backend"]] == sources
-    for entry, source in zip(body["backend"], sources, strict=True):
-        assert entry.keys() == (BACKEND_KEYS if source is None else BACKEND_KEYS | {"source"})
-        assert entry["name"] == "pg" and entry["layout"] is None
-        assert isinstance(entry["candidate_count"], int) and entry["candidate_count"] >= 0
-    assert [h.keys() for h in body["hits"]] == [hit_keys] * len(body["hits"])
-    assert body["input_record_ids"] == ids(body)
-    assert isinstance(body["truncated"], bool)
-    renders = view in ("sx_context", "sx_listing")  # the two views whose query sets `render: true`
-    # With no rows (and no fence) nothing is rendered: the wrapper example's `"rendered": null`.
-    assert isinstance(body["rendered"], str) if renders and body["hits"] else body["rendered"] is None
-    assert body["truncated"] is False
-
-
-@pytest.mark.usefixtures("mode_corpus")
-def test_view_hits_equal_the_direct_search_contract(sx: Client) -> None:
-    """ "POST /views/{name}/query on a search view runs the same engine, so its results, ordering,
-    scores, rendering, and diagnostics mean exactly what they mean above": `sx_listing`'s query run
-    directly gives the same hits and the same single backend entry."""
-    parameters = {"entity": "e1", "start": at(1), "end": at(9)}
-    view = ok(sx.post("/views/sx_listing/query", json=parameters))
-    direct = search(
-        sx,
-        {
-            "mode": "structured",
-            "scope": {"entities": ["e1"], "collections": ["sx_notes"]},
-            "where": {"starts_at": {"gte": at(1), "lt": at(9)}},
-            "order_by": [{"field": "starts_at", "direction": "asc"}],
-            "k": 50,
-            "render": True,
-        },
-    )
-    assert view["hits"] == direct["hits"] and view["rendered"] == direct["rendered"]
-    assert view["backend"] == [direct["backend"]]
-    assert view["ranking"] == direct["ranking"] == STRUCTURED
-
-
-def test_view_parameters_echo_the_values_supplied(sx: Client) -> None:
-    """ "parameters shows the values supplied plus any defaults applied; an optional parameter that
-    was omitted and has no default stays absent" — a supplied datetime is echoed as supplied."""
-    supplied = {"entity": "e1", "start": "2026-07-01T02:00:00+02:00", "end": "2026-07-09T00:00:00Z"}
-    body = ok(sx.post("/views/sx_listing/query", json=supplied))
-    assert body["parameters"] == supplied
-    body = ok(sx.post("/views/sx_contract/query", json={"entity": "e1x"}))
-    assert body["parameters"] == {"entity": "e1x", "horizon": "week", "k": 5}
-
-
-@pytest.mark.usefixtures("mode_corpus")
-@pytest.mark.parametrize(("query", "proposed"), MODES)
-def test_candidate_count_never_exceeds_params_candidates(
-    sx: Client, query: dict[str, Any], proposed: int
-) -> None:
-    """ "Each search asks its engine for at most params.candidates record ids"; "`candidate_count` is
-    how many candidates the search engine proposed before re-checking — not a result count"; "Three
-    counts are legitimately different: proposed, ranked, and returned" — returned never exceeds
-    proposed. Every mode here has more eligible records (`proposed`) than the 2 asked for."""
-    assert proposed > 2
-    body = search(sx, {**query, "params": {"candidates": 2}})
-    count = body["backend"]["candidate_count"]
-    assert 1 <= count <= 2 and len(body["hits"]) <= count
-
-
-@pytest.mark.parametrize(("query", "proposed"), MODES)
-def test_graph_boost_object_is_reported_even_when_nothing_matched(
-    sx: Client, query: dict[str, Any], proposed: int
-) -> None:
-    """ "`graph_boost` Present only when configured; reports the settings applied, how many records
-    matched, and how many links the walk used" (example: anchor, depth, weight, matched_records,
-    edge_count) — configured on a search that finds nothing, it still reports, with its defaults
-    ("depth … default 2", "weight … default 0.05") and the anchor trimmed."""
-    assert proposed > 0  # the corpus is not written here: every search finds nothing
-    body = search(sx, {**query, "graph_boost": {"anchor": "  people/nobody "}})
-    assert body["hits"] == [] and body["backend"]["candidate_count"] == 0
-    report = body["graph_boost"]
-    expected = {"anchor": "people/nobody", "depth": 2, "weight": 0.05, "matched_records": 0, "edge_count": 0}
-    assert {key: report.get(key) for key in expected} == expected
-    assert body.keys() == TOP_KEYS | {"graph_boost"}

@@ -13,11 +13,7 @@ from typing import Any
 
 import pytest
 
-from memseek.runtime import Runtime
 from tests.blackbox.conftest import ClientFactory
-from tests.blackbox.conftest import environ
-from tests.blackbox.support import SCHEMA
-from tests.blackbox.support import WRAPPER_KEYS
 from tests.blackbox.support import ids
 from tests.blackbox.support import invalid
 from tests.blackbox.support import link
@@ -25,99 +21,19 @@ from tests.blackbox.support import note
 from tests.blackbox.support import part
 from tests.blackbox.support import rejects
 from tests.blackbox.support import search
-from tests.blackbox.support import sx_catalog
 from tests.blackbox.support import vec
 from tests.blackbox.support import write
 from tests.conftest import Client
-from tests.conftest import Tenant
-from tests.conftest import client_for
 from tests.helpers import error
 from tests.helpers import listed_views
 from tests.helpers import ok
-from tests.helpers import runtime_for
 from tests.helpers import view_query
-from tests.helpers import with_models
 from tests.helpers import written_ids
 from tests.integration.view_support import SPEC_GRAPH_CONTENT
 from tests.integration.view_support import SPEC_GRAPH_PARAMETERS
 from tests.integration.view_support import spec_graph_response
-from tests.openai_server import OpenAIServer
 
 # --- call-time contracts: the `s3_` views ---------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def s3_runtime(
-    runtime: Runtime, sx_server: OpenAIServer, tmp_path_factory: pytest.TempPathFactory
-) -> Runtime:
-    root = sx_catalog(tmp_path_factory.mktemp("s3-catalog"), "s3")
-    return runtime_for(runtime, root, environ(sx_server))
-
-
-@pytest.fixture
-def s3(s3_runtime: Runtime, tenant: Tenant, server: OpenAIServer) -> Client:
-    return client_for(s3_runtime, tenant)
-
-
-def test_get_views_publishes_every_type_with_its_defaults(s3: Client) -> None:
-    """Spec: "input_schema is the complete machine-readable contract, including descriptions,
-    allowed values, numeric and length limits, and defaults"; `parameters` is "the compact,
-    human-readable summary"; "Datetime values must include a timezone"."""
-    entry = listed_views(s3)[("s3_kinds", 1)]
-    assert entry["parameters"] == {
-        "n": {"type": "integer", "required": False, "default": 2},
-        "x": {"type": "number", "required": False, "default": None},
-        "flag": {"type": "boolean", "required": False, "default": False},
-        "since": {"type": "datetime", "required": False, "default": "2026-01-01T00:00:00Z"},
-        "tags": {"type": "string_array", "required": False, "default": []},
-    }
-    schema = entry["input_schema"]
-    assert (schema["$schema"], schema["required"], schema["additionalProperties"]) == (SCHEMA, [], False)
-    props = schema["properties"]
-    assert props["n"] == {"type": "integer", "enum": [1, 2, 3], "default": 2}
-    assert props["x"] == {"type": "number", "enum": [0.5, 1.5]}
-    assert props["flag"] == {"type": "boolean", "description": "Only VIPs.", "default": False}
-    assert props["since"] == {
-        "type": "string",
-        "format": "date-time",
-        "description": "Lower bound.",
-        "default": "2026-01-01T00:00:00Z",
-    }
-    assert props["tags"]["type"] == "array" and props["tags"]["maxItems"] == 2
-    assert props["tags"]["items"] == {"type": "string", "enum": ["a", "b"]} and props["tags"]["default"] == []
-
-
-@pytest.mark.parametrize(
-    ("parameters", "name"),
-    [
-        pytest.param({"n": 4}, "n", id="integer-outside-enum"),
-        pytest.param({"x": 1.0}, "x", id="number-outside-enum"),
-        pytest.param({"x": 1}, "x", id="integer-for-number-outside-enum"),
-        pytest.param({"tags": ["c"]}, "tags", id="item-outside-item-enum"),
-        pytest.param({"tags": ["a", "b", "a"]}, "tags", id="above-max-items"),
-        pytest.param({"flag": 0}, "flag", id="number-for-boolean"),
-        pytest.param({"since": "2026-01-01"}, "since", id="date-without-time-or-zone"),
-    ],
-)
-def test_number_enums_and_defaults_are_enforced_at_call_time(
-    s3: Client, parameters: dict[str, Any], name: str
-) -> None:
-    """Spec: "Memseek rejects unknown, missing, wrongly typed, or out-of-range parameters"; enum is
-    "The complete set of allowed values" for any type."""
-    invalid(view_query(s3, "s3_kinds", parameters), "parameters", name)
-
-
-def test_defaults_of_every_type_are_applied_and_echoed(s3: Client) -> None:
-    """Spec: "parameters shows the values supplied plus any defaults applied; an optional parameter
-    that was omitted and has no default stays absent"."""
-    body = ok(view_query(s3, "s3_kinds", {"x": 1.5}))
-    assert body["parameters"] == {
-        "n": 2,
-        "x": 1.5,
-        "flag": False,
-        "since": "2026-01-01T00:00:00Z",
-        "tags": [],
-    }
 
 
 def test_a_graph_view_may_narrow_predicates_and_depth(s3: Client) -> None:
@@ -133,83 +49,6 @@ def test_a_graph_view_may_narrow_predicates_and_depth(s3: Client) -> None:
     assert (props["depth"]["minimum"], props["depth"]["maximum"]) == (1, 3)
     assert props["seed"]["description"] == "Where the walk starts."
     assert (props["seed"]["minLength"], props["seed"]["maxLength"]) == (1, 128)
-
-
-WINDOW = {"start": "2026-07-02T00:00:00Z", "end": "2026-07-03T00:00:00Z"}
-
-
-@pytest.mark.parametrize(
-    ("view", "parameters", "name"),
-    [
-        pytest.param("s3_window", {**WINDOW, "start": "2026-07-04T00:00:00Z"}, "start", id="window-reversed"),
-        pytest.param("s3_window", {**WINDOW, "end": WINDOW["start"]}, "start", id="window-empty"),
-        pytest.param("s3_people", {"people": ["maria", "maria"]}, "people", id="entities-repeated"),
-        pytest.param(
-            "s3_people", {"people": [f"p{i}" for i in range(101)]}, "people", id="entities-over-100"
-        ),
-        pytest.param("s3_values", {"channels": []}, "channels", id="in-list-empty"),
-        pytest.param(
-            "s3_values", {"channels": [f"c{i}" for i in range(101)]}, "channels", id="in-list-over-100"
-        ),
-    ],
-)
-def test_the_finished_request_is_validated_a_second_time(
-    s3: Client, view: str, parameters: dict[str, Any], name: str
-) -> None:
-    """Spec: the view "validates the finished request a second time before running it. That second
-    check matters when a parameter supplies part of the query itself, such as a timestamp or a
-    list"; "occurred_after must be earlier than occurred_before"; "collections, entities, and types
-    are unique lists of up to 100 entries each"; "Value lists (in, contains_any, contains_all) must
-    be non-empty and hold at most 100 entries"."""
-    invalid(view_query(s3, view, parameters), "parameters", name)
-
-
-def test_a_time_window_view_honours_strict_bounds(s3: Client) -> None:
-    """Spec: "Both comparisons are strict: a record sitting exactly on a bound is excluded"."""
-    _on_start, inside, _on_end = write(
-        s3,
-        note("start", occurred_at=WINDOW["start"]),
-        note("inside", occurred_at="2026-07-02T12:00:00Z"),
-        note("end", occurred_at=WINDOW["end"]),
-    )
-    assert ok(view_query(s3, "s3_window", WINDOW))["input_record_ids"] == [inside]
-
-
-def test_the_customer_context_example_over_a_collection_with_embeddings(s3: Client) -> None:
-    """Spec, "Start by describing the question": customer_context is a hybrid search, k 20,
-    `render: true`, scoped to one entity; "The view response wrapper" lists its keys."""
-    (record,) = write(
-        s3,
-        vec("Maria confirmed the Q3 budget.", entity="contact.maria", occurred_at="2026-07-01T10:22:00Z"),
-    )
-    write(s3, vec("Q3 budget for someone else", entity="contact.john"))
-    body = ok(view_query(s3, "s3_customer_context", {"entity": "contact.maria", "task": "Q3 budget"}))
-    assert list(body) == WRAPPER_KEYS
-    assert body["parameters"] == {"entity": "contact.maria", "task": "Q3 budget"}
-    assert ids(body) == [record] == body["input_record_ids"]
-    assert body["hits"][0]["rank"] == 1 and body["hits"][0]["score"] == 1.0
-    assert body["ranking"]["kind"] == "rank_expression"
-    assert (
-        body["rendered"] == f"[id={record}] 2026-07-01T10:22Z | sx_vec/note | Maria confirmed the Q3 budget."
-    )
-    assert body["backend"] == [{"name": "pg", "layout": None, "candidate_count": 1}]
-
-
-def test_a_view_answers_503_when_embeddings_are_unavailable(s3_runtime: Runtime, tenant: Tenant) -> None:
-    """Spec, Errors: "Embeddings, search credentials, or the reranking model are unavailable → 503"."""
-    offline = client_for(with_models(s3_runtime, {}), tenant)
-    response = view_query(offline, "s3_customer_context", {"entity": "e", "task": "an unembedded 503 task"})
-    error(response, 503)
-
-
-@pytest.mark.parametrize(
-    "name",
-    ["a" * 2000, "%F0%9F%98%80", "sx%00context", "sx_context%20", "%2E%2E"],
-    ids=["very-long", "emoji", "nul", "trailing-space", "dot-dot"],
-)
-def test_any_name_without_an_active_view_is_404(s3: Client, name: str) -> None:
-    """Spec, Errors: "No active view by that name | 404"."""
-    error(s3.post(f"/views/{name}/query", json={}), 404, "not_found")
 
 
 # --- the spec's own examples on the reference catalog ---------------------------------------------
@@ -336,15 +175,6 @@ def test_a_record_cut_by_a_sources_own_k_has_no_rank_there(sx: Client) -> None:
     assert ids(body) == [first, second, third]
     assert [h["source_ranks"] for h in body["hits"]] == [{"short": 1, "long": 1}, {"long": 2}, {"long": 3}]
     assert all(type(rank) is int for h in body["hits"] for rank in h["source_ranks"].values())
-
-
-def test_a_parameter_value_is_data_not_a_template(sx: Client) -> None:
-    """Spec: "Anything in {{double braces}} is a placeholder filled in from a parameter the caller
-    supplies" — in the view's definition; a supplied value is never expanded again."""
-    write(sx, note("budget plan", entity="budget"))
-    assert ids(ok(view_query(sx, "sx_context", {"entity": "budget", "task": "budget"})))
-    body = ok(view_query(sx, "sx_context", {"entity": "budget", "task": "{{entity}}"}))
-    assert body["hits"] == [] and body["parameters"]["task"] == "{{entity}}"
 
 
 # --- numbers in filters ---------------------------------------------------------------------------

@@ -26,7 +26,6 @@ from tests.conftest import Client
 from tests.helpers import fetch
 from tests.helpers import ok
 from tests.helpers import post_records
-from tests.helpers import view_query
 
 # --- the query text is words, whatever characters it holds ----------------------------------------
 
@@ -539,52 +538,3 @@ def test_get_context_returns_wide_characters_and_escapes(sx: Client) -> None:
         f"[id={record}] 2026-07-01T10:22Z | sx_vec/note | budget 😀 \\u0026 \\u003cשלום\\u003e\n"
         "</memory>"
     )
-
-
-# --- a view's parameter fills the query text as a value -------------------------------------------
-
-
-@pytest.mark.parametrize(
-    "task",
-    [
-        pytest.param('budget "quoted" \\ back', id="quotes-and-backslash"),
-        pytest.param("budget {{entity}} }} {{", id="placeholder-lookalike"),
-        pytest.param("budget: plan", id="yaml-mapping"),
-        pytest.param("- budget", id="yaml-sequence"),
-        pytest.param("&anchor *alias !tag budget", id="yaml-anchors"),
-        pytest.param("budget # comment", id="yaml-comment"),
-        pytest.param("budget\nsecond: line", id="newline"),
-        pytest.param("budget & plan | !x", id="tsquery-syntax"),
-        pytest.param("budget 😀", id="emoji"),
-    ],
-)
-def test_a_view_parameter_is_the_query_text_verbatim(sx: Client, task: str) -> None:
-    """Spec: Memseek "fills the placeholders, and validates the finished request"; the view
-    response's `parameters` "shows the values supplied". A string parameter holding YAML, JSON or
-    tsquery syntax is text: echoed as supplied, and its words are searched."""
-    (record,) = write(sx, note("the budget plan", entity="e1"))
-    body = ok(view_query(sx, "sx_context", {"entity": "e1", "task": task}))
-    assert body["parameters"] == {"entity": "e1", "task": task}
-    assert [hit["id"] for hit in body["hits"]] == [record]
-
-
-@pytest.mark.parametrize(
-    "task",
-    [pytest.param("123", id="number"), pytest.param("true", id="boolean"), pytest.param("null", id="null")],
-)
-def test_a_view_string_parameter_that_looks_like_a_scalar_stays_a_string(sx: Client, task: str) -> None:
-    """Spec: "Memseek rejects ... wrongly typed ... parameters ... fills the placeholders, and
-    validates the finished request a second time": `task` is a string, so a q of "123" is the
-    string `123`, a valid query text — 200, echoed as the string supplied."""
-    (record,) = write(sx, note(f"code {task} here", entity="e1"))
-    body = ok(view_query(sx, "sx_context", {"entity": "e1", "task": task}))
-    assert body["parameters"]["task"] == task
-    assert [hit["id"] for hit in body["hits"]] == [record]
-
-
-def test_a_view_entity_parameter_of_wide_characters(sx: Client) -> None:
-    """Spec: a view's parameters fill its scope; an entity is "1–256 chars" (design §1)."""
-    entity = "contact." + WIDE + "マリア"
-    (record,) = write(sx, note("the budget plan", entity=entity), note("the budget plan", entity="e1"))[:1]
-    body = ok(view_query(sx, "sx_context", {"entity": entity, "task": "budget"}))
-    assert [hit["id"] for hit in body["hits"]] == [record]

@@ -284,15 +284,6 @@ def test_unknown_routes_and_methods_keep_the_error_shape(sx: Client) -> None:
     error(sx.post("/views"), 405)
 
 
-def test_a_view_whose_parameter_breaks_the_query_blames_the_parameter(sx_with: ClientFactory) -> None:
-    client = sx_with(max_query_chars=5)
-    invalid(
-        client.post("/views/sx_context/query", json={"entity": "e", "task": "far too long"}),
-        "parameters",
-        "task",
-    )
-
-
 def test_one_source_must_resolve_to_one_profile(spread: Client) -> None:
     err = rejects(
         spread,
