@@ -208,6 +208,20 @@ def pkg_app(bv_runtime: Runtime, bv_root: Path) -> Flask:
     return app_for(runtime_for(bv_runtime, bv_root, memseek_package="bv10_pkg"))
 
 
+@pytest.fixture(scope="session")
+def c5_runtime(
+    runtime: Runtime, sx_server: OpenAIServer, tmp_path_factory: pytest.TempPathFactory
+) -> Runtime:
+    root = sx_catalog(tmp_path_factory.mktemp("c5-catalog"), "c5")
+    return runtime_for(runtime, root, environ(sx_server))
+
+
+@pytest.fixture
+def c5(c5_runtime: Runtime, tenant: Tenant, server: OpenAIServer) -> Client:
+    """A client of the c5 catalog's app for the `tenant` workspace."""
+    return client_for(c5_runtime, tenant)
+
+
 TEXTS = ["budget plan review", "budget plan", "budget", "unrelated words"]
 """Three texts holding 3, 2 and 1 of the query's words, and one holding none."""
 
@@ -291,19 +305,3 @@ def av5(av5_runtime: Runtime, tenant: Tenant, server: OpenAIServer) -> Client:
 def av5_pkg(av5_runtime: Runtime, tenant: Tenant, server: OpenAIServer) -> Client:
     """The `av5_` catalog served with MEMSEEK_PACKAGE=av5_pkg."""
     return client_for(runtime_for(av5_runtime, memseek_package="av5_pkg"), tenant)
-
-
-@pytest.fixture(scope="session")
-def profiles_app(
-    runtime: Runtime, sx_server: OpenAIServer, tmp_path_factory: pytest.TempPathFactory
-) -> Flask:
-    return app_for(
-        runtime_for(
-            runtime, fixture_catalog(tmp_path_factory.mktemp("sx2-catalog"), "sx2"), environ(sx_server)
-        )
-    )
-
-
-@pytest.fixture
-def spread(profiles_app: Flask, tenant: Tenant) -> Client:
-    return Client(profiles_app.test_client(), tenant)

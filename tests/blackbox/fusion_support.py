@@ -33,6 +33,11 @@ def extra(text: str = "x", **values: Any) -> dict[str, Any]:
     return {"collection": "sx_extra", "entity": "e", "type": "note", "text": text, **values}
 
 
+def by_id(body: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The hits of a response keyed by id."""
+    return {hit["id"]: hit for hit in body["hits"]}
+
+
 def chat_calls(server: OpenAIServer) -> list[Any]:
     return [r for r in server.requests if r.path == "/v1/chat/completions"]
 

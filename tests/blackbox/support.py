@@ -238,6 +238,24 @@ COMBINED = {
 }
 NOTES = {"collections": ["sx_notes"]}
 VEC = {"collections": ["sx_vec"]}
+
+
+def recent(client: Client, **extra: Any) -> dict[str, Any]:
+    """A `recent` search over sx_notes with `extra` keys."""
+    return search(client, {"mode": "recent", "scope": NOTES, **extra})
+
+
+def scope_ids(client: Client, **scope: Any) -> set[str]:
+    """The ids a recent search over sx_notes returns with `scope` added."""
+    return set(ids(search(client, {"mode": "recent", "scope": {**NOTES, **scope}, "k": 100})))
+
+
+def rejected_at(client: Client, body: dict[str, Any], *prefix: str) -> None:
+    """`POST /search` answers 422 with a detail whose `loc` starts with `prefix`."""
+    err = rejects(client, body)
+    assert any(d["loc"][: len(prefix)] == list(prefix) for d in err["details"]), err["details"]
+
+
 PLAN_Q = "budget plan review"
 BY_AMOUNT = [{"field": "amount"}]
 MODES = [
@@ -251,8 +269,18 @@ MODES = [
 ]
 
 
+def names(count: int, prefix: str = "v") -> list[str]:
+    """`count` distinct names: prefix0, prefix1, …"""
+    return [f"{prefix}{i}" for i in range(count)]
+
+
 def rendered(client: Client, **extra: Any) -> dict[str, Any]:
     return search(client, {"mode": "recent", "render": True, **extra})
+
+
+def text_of(response: Any) -> str:
+    assert response.status_code == 200, response.get_data(as_text=True)
+    return str(response.get_data(as_text=True))
 
 
 def walk_sx(client: Client, **parameters: Any) -> dict[str, Any]:
@@ -263,10 +291,30 @@ def orphans(client: Client, **parameters: Any) -> dict[str, Any]:
     return ok(view_query(client, "sx_orphans", parameters))
 
 
+def recent_body(**extra: Any) -> dict[str, Any]:
+    """A recent-mode search over sx_notes."""
+    return {"mode": "recent", "scope": NOTES, **extra}
+
+
+def ranked(client: Client, rank: Any) -> list[float]:
+    """The rank_score of each hit of a recent search ranked by `rank`."""
+    return [hit["rank_score"] for hit in search(client, recent_body(rank=rank))["hits"]]
+
+
 # Spec, Scopes: "scope narrows a search to the records that should even be considered"; every
 # proposal is re-checked, so a bounded proposal that holds only records outside the scope must not
 # stand for the whole answer. CROWD exceeds the candidates of a default search (k 20 → 200).
 CROWD = 250
+
+
+def matched_or_refused_at(response: Any, loc: list[Any]) -> list[str] | None:
+    """The hit ids of a 200, or None for a 422 located at `loc` (anything else fails)."""
+    if response.status_code == 200:
+        return ids(response.get_json())
+    invalid(response, *loc)
+    return None
+
+
 SEMANTIC = ("vector", "hybrid")
 """Modes that need embeddings: they read `sx_vec`; the others read `sx_notes`."""
 Q = "budget"
@@ -290,6 +338,11 @@ def query(mode: str, k: int = 100, **scope: Any) -> dict[str, Any]:
     else:
         body["q"] = Q
     return body
+
+
+def seen(client: Client, mode: str, **scope: Any) -> set[str]:
+    """The ids a search of `mode` returns over `scope`."""
+    return set(ids(search(client, query(mode, **scope))))
 
 
 def crowd_records(**values: Any) -> list[dict[str, Any]]:

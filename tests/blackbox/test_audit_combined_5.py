@@ -17,9 +17,8 @@ from typing import Any
 
 import pytest
 
-from memseek.runtime import Runtime
 from tests.blackbox.conftest import ClientFactory
-from tests.blackbox.conftest import environ
+from tests.blackbox.fusion_support import by_id
 from tests.blackbox.fusion_support import chat_calls
 from tests.blackbox.fusion_support import combined
 from tests.blackbox.fusion_support import extra
@@ -31,25 +30,16 @@ from tests.blackbox.support import link
 from tests.blackbox.support import note
 from tests.blackbox.support import rejects
 from tests.blackbox.support import search
-from tests.blackbox.support import sx_catalog
 from tests.blackbox.support import vec
 from tests.blackbox.support import write
 from tests.conftest import Client
-from tests.conftest import Tenant
-from tests.conftest import client_for
 from tests.helpers import error
 from tests.helpers import listed_views
 from tests.helpers import ok
-from tests.helpers import runtime_for
 from tests.helpers import view_query
 from tests.openai_server import OpenAIServer
 
 # --- the RRF arithmetic ---------------------------------------------------------------------------
-
-
-def by_id(body: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    """The hits of a response keyed by id."""
-    return {hit["id"]: hit for hit in body["hits"]}
 
 
 def min_max(values: list[float]) -> list[float]:
@@ -658,20 +648,6 @@ def test_a_combined_response_too_large_is_409(sx: Client, sx_with: ClientFactory
 # --- a view whose fusion takes parameters ---------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def c5_runtime(
-    runtime: Runtime, sx_server: OpenAIServer, tmp_path_factory: pytest.TempPathFactory
-) -> Runtime:
-    root = sx_catalog(tmp_path_factory.mktemp("c5-catalog"), "c5")
-    return runtime_for(runtime, root, environ(sx_server))
-
-
-@pytest.fixture
-def c5(c5_runtime: Runtime, tenant: Tenant, server: OpenAIServer) -> Client:
-    """A client of the c5 catalog's app for the `tenant` workspace."""
-    return client_for(c5_runtime, tenant)
-
-
 @pytest.fixture
 def four_events(c5: Client) -> list[str]:
     """x: events 1st, reflections 4th (the worked example); a, b, c: reflections 1st to 3rd."""
@@ -855,78 +831,6 @@ def test_a_source_with_nothing_to_judge_adds_no_judgments(sx: Client, server: Op
     assert ids(body) == [record]
     assert body["rerank"]["judged_records"] == 1
     assert len(chat_calls(server)) == 1
-
-
-# --- sources in different search profiles ---------------------------------------------------------
-
-
-FAR = {"collections": ["c5_far_notes"]}
-
-
-def far(text: str = "far", **values: Any) -> dict[str, Any]:
-    """A record of c5_far_notes (indexed in the c5_far profile)."""
-    return {"collection": "c5_far_notes", "entity": "e", "type": "note", "text": text, **values}
-
-
-def test_sources_may_read_different_profiles(c5: Client) -> None:
-    """ "A single search must resolve to exactly one search profile. If leaving collections empty
-    would span collections indexed in different places, … split the request into several
-    searches" and "profiles: The search setups actually used, sorted and deduplicated"."""
-    (near,) = write(c5, note("near"))
-    (away,) = write(c5, far())
-    body = search(
-        c5,
-        combined(
-            {"name": "near", "mode": "recent", "scope": NOTES},
-            {"name": "far", "mode": "recent", "scope": FAR, "weight": 2},
-            {"name": "again", "mode": "recent", "scope": FAR},
-        ),
-    )
-    assert ids(body) == [away, near]
-    assert body["profiles"] == ["c5_far", "pg_default"]
-    assert [(b["source"], b["name"]) for b in body["backend"]] == [
-        ("near", "pg"),
-        ("far", "pg"),
-        ("again", "pg"),
-    ]
-    assert by_id(body)[away]["rank_score"] == pytest.approx(2 / 61 + 1 / 61)
-
-
-@pytest.mark.parametrize(
-    ("body", "loc"),
-    [
-        pytest.param(
-            combined(
-                {"name": "both", "mode": "recent", "scope": {"collections": ["sx_notes", "c5_far_notes"]}}
-            ),
-            ("sources", 0),
-            id="one-source-across-profiles",
-        ),
-        pytest.param(
-            {"mode": "recent", "scope": {"collections": ["sx_notes", "c5_far_notes"]}},
-            ("scope",),
-            id="one-search-across-profiles",
-        ),
-    ],
-)
-def test_one_search_reads_one_profile(c5: Client, body: dict[str, Any], loc: tuple[Any, ...]) -> None:
-    """ "Each source must name its collections explicitly, and all collections in one source must be
-    indexed in the same place" and "A single search must resolve to exactly one search profile"."""
-    err = rejects(c5, body)
-    assert any(d["loc"][: len(loc)] == list(loc) for d in err["details"]), err["details"]
-
-
-def test_a_view_whose_sources_run_in_two_profiles_lists_both(c5: Client) -> None:
-    """ "profiles shows which search setups it resolved to. A search view can list several profiles
-    when its sources run independently"; its response reports "The search setups actually
-    used"."""
-    entry = listed_views(c5)[("c5_split", 1)]
-    assert entry["profiles"] == ["c5_far", "pg_default"]
-    assert sorted(entry["collections"]) == ["c5_far_notes", "sx_notes"]
-    write(c5, note("near"), far())
-    body = ok(view_query(c5, "c5_split", {}))
-    assert body["profiles"] == ["c5_far", "pg_default"]
-    assert [b["source"] for b in body["backend"]] == ["near", "far"]
 
 
 # --- more of the merge ----------------------------------------------------------------------------

@@ -12,8 +12,6 @@ Each test quotes the design sentence it relies on.
 
 from __future__ import annotations
 
-from memseek.models.local import MODEL_ID
-from tests.blackbox.design_support import VECTOR
 from tests.blackbox.design_support import current_flags
 from tests.blackbox.design_support import rec
 from tests.blackbox.design_support import retract
@@ -21,24 +19,10 @@ from tests.blackbox.design_support import walk
 from tests.conftest import Client
 from tests.helpers import fetch
 from tests.helpers import locs
-from tests.helpers import ok
 from tests.helpers import post_records
-from tests.helpers import touches_written
 from tests.helpers import written_ids
 
 # --- retract, approve, reject ---------------------------------------------------------------------
-
-
-def test_a_retracted_record_is_not_returned_by_get_context(bw: Client) -> None:
-    """§1: "a retracted record is never returned by any read" — `GET /context` included."""
-    (record_id,) = written_ids(
-        bw, rec("bw_vec", text="the zebra migration budget", embedding=VECTOR, embedding_model=MODEL_ID)
-    )
-    before = bw.get("/context?q=zebra%20migration&collection=bw_vec")
-    assert before.status_code == 200 and "zebra" in before.get_data(as_text=True)
-    assert retract(bw, record_id).status_code == 200
-    after = bw.get("/context?q=zebra%20migration&collection=bw_vec")
-    assert after.status_code == 200 and "zebra" not in after.get_data(as_text=True)
 
 
 def test_a_retracted_link_leaves_the_graph(bw: Client) -> None:
@@ -77,30 +61,3 @@ def test_a_slot_spans_the_versions_of_its_collection(bw: Client) -> None:
     assert current_flags(bw, newer_version, pinned) == [False, True]
     assert retract(bw, pinned).status_code == 200
     assert current_flags(bw, newer_version) == [True]
-
-
-# --- last_accessed --------------------------------------------------------------------------------
-
-
-def test_get_context_counts_as_a_search_that_returned_the_record(bw: Client) -> None:
-    """§1: `last_accessed` is the "last time a search returned it"; §3: `GET /context` is "a hybrid
-    search whose response is the rendered block" (`TOUCH_ON_READ` defaults to true)."""
-    (record_id,) = written_ids(
-        bw, rec("bw_vec", text="the okapi survey budget", embedding=VECTOR, embedding_model=MODEL_ID)
-    )
-    before = fetch(bw, record_id)
-    response = bw.get("/context?q=okapi%20survey&collection=bw_vec")
-    assert response.status_code == 200 and record_id in response.get_data(as_text=True)
-    touches_written(bw)
-    after = fetch(bw, record_id)
-    assert after["last_accessed"] > before["last_accessed"]
-
-
-def test_reading_a_record_by_id_is_not_a_search(bw: Client) -> None:
-    """§1: `last_accessed` is the "last time a search returned it" — `GET /records/{id}` is not a
-    search, nor is an action on the record."""
-    (record_id,) = written_ids(bw, rec("bw_events"))
-    for _ in range(3):
-        fetch(bw, record_id)
-    record = ok(bw.post(f"/records/{record_id}/retract", json={"reason": "dup"}))
-    assert record["last_accessed"] == record["created_at"]

@@ -22,11 +22,11 @@ from tests.blackbox.support import check_catalog
 from tests.blackbox.support import ids
 from tests.blackbox.support import invalid
 from tests.blackbox.support import link
+from tests.blackbox.support import names
 from tests.blackbox.support import note
 from tests.blackbox.support import part
 from tests.blackbox.support import search
 from tests.blackbox.support import sx_catalog
-from tests.blackbox.support import vec
 from tests.blackbox.support import write
 from tests.conftest import Client
 from tests.conftest import Tenant
@@ -60,11 +60,6 @@ def yaml_list(values: list[str]) -> str:
 def const_sum(leaves: int) -> str:
     """`[sum, [[const, 1] × leaves]]`: leaves + 1 nodes, 2 levels."""
     return f"[sum, {yaml_list(['[const, 1]'] * leaves)}]"
-
-
-def names(count: int, prefix: str = "v") -> list[str]:
-    """`count` distinct names: prefix0, prefix1, …"""
-    return [f"{prefix}{i}" for i in range(count)]
 
 
 def sources(count: int, extra: str = "") -> str:
@@ -356,74 +351,11 @@ def test_one_name_past_the_limit_is_refused_at_the_list(
     invalid(l8.post("/search", json=request), *loc)
 
 
-# --- value lists at 100 entries: the last one still matches ---------------------------------------
+# --- combined searches: the smallest weight, the largest boost ------------------------------------
 
 
 NOTES = {"collections": ["sx_notes"]}
 RECENT: dict[str, Any] = {"mode": "recent", "scope": NOTES}
-
-
-@pytest.mark.parametrize(
-    ("condition", "record_tags"),
-    [
-        pytest.param({"channel": {"in": [*names(99, "c"), "email"]}}, None, id="in"),
-        pytest.param({"tags": {"contains_any": [*names(99, "t"), "vip"]}}, ["vip"], id="contains-any"),
-        pytest.param({"tags": {"contains_all": names(100, "t")}}, names(100, "t")[::-1], id="contains-all"),
-    ],
-)
-def test_a_value_list_of_100_entries_is_applied_in_full(
-    sx: Client, condition: dict[str, Any], record_tags: list[str] | None
-) -> None:
-    """Spec: "Value lists (in, contains_any, contains_all) must be non-empty and hold at most 100
-    entries" — at 100 the 100th entry counts like the first."""
-    content: dict[str, Any] = {"channel": "email"}
-    if record_tags is not None:
-        content["tags"] = record_tags
-    match, _other = write(
-        sx, note("match", content=content), note("other", content={"channel": "x", "tags": ["x"]})
-    )
-    assert ids(search(sx, {**RECENT, "where": condition})) == [match]
-
-
-# --- candidates: the top of the default formula ---------------------------------------------------
-
-
-def test_k_100_proposes_1000_candidates_by_default(sx: Client) -> None:
-    """Spec: "params.candidates (1–1000, default min(1000, max(100, 10 * k)) per search)" and
-    "`candidate_count` is how many candidates the search engine proposed": at k 100 the default is
-    1,000, so of 1,001 eligible records 1,000 are proposed and 100 returned."""
-    write(sx, *(note(f"n{i}", entity=f"e{i % 7}") for i in range(1000)))
-    write(sx, note("one more"))
-    body = search(sx, {**RECENT, "k": 100})
-    assert body["backend"]["candidate_count"] == 1000 and len(body["hits"]) == 100
-    explicit = search(sx, {**RECENT, "k": 100, "params": {"candidates": 1000}})
-    assert explicit["backend"]["candidate_count"] == 1000 and ids(explicit) == ids(body)
-
-
-# --- GET /search and GET /context at k 100 --------------------------------------------------------
-
-
-def test_get_search_and_get_context_return_100_at_k_100(sx: Client) -> None:
-    """Spec: "`GET /search` … optional `entity`, `collection`, and `k`" with k "between 1 and 100";
-    design §3 `GET /context` takes the same `k`. With 101 matching records, k=100 returns 100 hits
-    and 100 rendered rows; k=1 returns one."""
-    write(sx, *(vec(f"budget item {i}") for i in range(101)))
-    assert len(ok(sx.get("/search?q=budget&collection=sx_vec&k=100"))["hits"]) == 100
-    assert len(ok(sx.get("/search?q=budget&collection=sx_vec&k=1"))["hits"]) == 1
-    rows = sx.get("/context?q=budget&collection=sx_vec&k=100")
-    assert rows.status_code == 200 and rows.get_data(as_text=True).count("[id=") == 100
-
-
-def test_get_context_k_defaults_to_20(sx: Client) -> None:
-    """Design §3: `GET /context` — "required `q`, optional `entity`, `collection`, `k`" — "a hybrid
-    search whose response is the rendered block": the spec's default k is 20, so 21 matching
-    records render 20 rows."""
-    write(sx, *(vec(f"budget line {i}") for i in range(21)))
-    response = sx.get("/context?q=budget&collection=sx_vec")
-    assert response.status_code == 200 and response.get_data(as_text=True).count("[id=") == 20
-
-
-# --- combined searches: the smallest weight, the largest boost ------------------------------------
 
 
 def test_a_tiny_source_weight_scales_the_rrf_value(sx: Client) -> None:

@@ -9,19 +9,13 @@ scripted failure is one unavailable provider.
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
 from memseek.runtime import Runtime
-from tests.blackbox.design_support import VECTOR
-from tests.blackbox.design_support import labelled
 from tests.blackbox.design_support import process
 from tests.blackbox.design_support import rec
 from tests.blackbox.support import ids
 from tests.blackbox.support import search
-from tests.blackbox.support import vec
-from tests.blackbox.support import write
 from tests.conftest import Client
 from tests.conftest import Tenant
 from tests.conftest import client_for
@@ -34,102 +28,6 @@ from tests.helpers import with_models
 from tests.helpers import written
 from tests.helpers import written_ids
 from tests.openai_server import OpenAIServer
-
-# --- a record that is not ready is never returned -------------------------------------------------
-
-
-PENDING_READS = [
-    pytest.param("POST", "/search", {"q": "pendingword", "mode": "text"}, id="text"),
-    pytest.param("POST", "/search", {"mode": "recent", "scope": {"collections": ["sx_vec"]}}, id="recent"),
-    pytest.param("POST", "/search", {"q": "pendingword twin", "mode": "vector"}, id="vector"),
-    pytest.param("POST", "/search", {"q": "pendingword twin", "mode": "hybrid"}, id="hybrid"),
-    pytest.param(
-        "POST",
-        "/search",
-        {
-            "q": "pendingword",
-            "sources": [
-                {"name": "t", "mode": "text", "scope": {"collections": ["sx_vec"]}},
-                {"name": "r", "mode": "recent", "scope": {"collections": ["sx_vec"]}},
-            ],
-            "fuse": {"kind": "rrf"},
-        },
-        id="combined",
-    ),
-    pytest.param("GET", "/search?q=pendingword%20twin", None, id="get-search"),
-]
-
-
-def pending_and_ready(sx: Client) -> tuple[str, str]:
-    """A `sx_vec` record left `pending` (no vector supplied, no worker) and a ready twin."""
-    unembedded = {
-        k: v for k, v in vec("pendingword twin", entity="e-p").items() if not k.startswith("embedding")
-    }
-    (pending,) = written(sx, unembedded)
-    assert pending["processing"] == "pending"
-    (ready,) = write(sx, vec("pendingword twin", entity="e-p"))
-    return pending["id"], ready
-
-
-@pytest.mark.parametrize(("method", "path", "body"), PENDING_READS)
-def test_a_pending_record_is_returned_by_no_search_mode(
-    sx: Client, method: str, path: str, body: Any
-) -> None:
-    """Design §1 Records: "only `ready` records are searchable"; spec: the re-check reapplies
-    "processing state"."""
-    pending, ready = pending_and_ready(sx)
-    assert ids(ok(sx.request(method, path, json=body))) == [ready]
-    assert fetch(sx, pending)["processing"] == "pending"
-
-
-def test_a_pending_record_is_not_in_get_context(sx: Client) -> None:
-    """Design §1 Records: "only `ready` records are searchable"."""
-    pending, ready = pending_and_ready(sx)
-    response = sx.get("/context?q=pendingword%20twin")
-    assert response.status_code == 200
-    text = response.get_data(as_text=True)
-    assert ready in text and pending not in text
-
-
-def test_a_pending_record_without_a_vector_never_reaches_vector_signals(
-    sx: Client, sx_runtime: Runtime, server: OpenAIServer
-) -> None:
-    """Design §1: "All succeed → `ready`"; processing the pending record makes it searchable
-    (the test's control: the same search that did not return it now does)."""
-    pending, ready = pending_and_ready(sx)
-    body = {"q": "pendingword twin", "mode": "vector", "scope": {"collections": ["sx_vec"]}}
-    assert ids(search(sx, body)) == [ready]
-    process(sx_runtime)
-    assert fetch(sx, pending)["processing"] == "ready"
-    assert set(ids(search(sx, body))) == {pending, ready}
-
-
-DEFAULT_MODEL = "all-MiniLM-L6-v2"
-"""The `model:` of the `bw` catalog's `default` alias (conf/models.yaml)."""
-
-
-def test_a_record_with_its_vector_but_enrichments_pending_is_not_searchable(
-    sclient: Client, served: Runtime, openai_server: OpenAIServer
-) -> None:
-    """Design §1: "Processing = its embedding … plus each enrichment the collection requires whose
-    value was not supplied"; "only `ready` records are searchable" — a supplied vector alone does
-    not make it ready, and a record that then fails stays out of every search."""
-    record = rec(
-        "customer_events", text="vector but no enrichments", embedding=VECTOR, embedding_model=DEFAULT_MODEL
-    )
-    (result,) = written(sclient, record)
-    assert result["processing"] == "pending"
-    searches = [
-        {"q": "vector but no enrichments", "mode": mode, "scope": {"collections": ["customer_events"]}}
-        for mode in ("vector", "hybrid", "text", "recent")
-    ]
-    assert [ids(search(sclient, body)) for body in searches] == [[], [], [], []]
-    openai_server.reply_with(*[labelled(score=42)] * 20)
-    process(served, max_attempts=2)
-    fetched = fetch(sclient, result["id"])
-    assert fetched["processing"] == "failed" and fetched["processing_error"]
-    assert [ids(search(sclient, body)) for body in searches] == [[], [], [], []]
-
 
 # --- graph reads count only processed nodes (`p5_` catalog) ---------------------------------------
 

@@ -7,20 +7,18 @@ Token counts are the deployment's own: these tests only assert what holds under 
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
 from memseek.runtime import Runtime
 from tests.blackbox.conftest import ClientFactory
 from tests.blackbox.conftest import environ
-from tests.blackbox.support import invalid
 from tests.blackbox.support import link
 from tests.blackbox.support import note
 from tests.blackbox.support import orphans
 from tests.blackbox.support import part
 from tests.blackbox.support import rendered
 from tests.blackbox.support import sx_catalog
+from tests.blackbox.support import text_of
 from tests.blackbox.support import vec
 from tests.blackbox.support import walk_sx
 from tests.blackbox.support import write
@@ -226,11 +224,6 @@ def test_rendering_stops_at_the_first_row_that_does_not_fit(sx: Client, sx_with:
     assert body["truncated"] is True
 
 
-def text_of(response: Any) -> str:
-    assert response.status_code == 200, response.get_data(as_text=True)
-    return str(response.get_data(as_text=True))
-
-
 def test_get_context_is_bounded_by_the_same_budget(sx: Client, sx_with: ClientFactory) -> None:
     """GET /context's response is "the rendered block" (design §3), and "The whole rendered block is
     bounded ... When the next complete row would exceed the budget, rendering stops, appends a
@@ -240,84 +233,6 @@ def test_get_context_is_bounded_by_the_same_budget(sx: Client, sx_with: ClientFa
     lines = text.split("\n")
     assert lines[0] == '<memory untrusted="true">' and lines[-1] == "</memory>"
     assert lines[-2] == "[...] truncated" and 1 <= text.count("[id=") < 5
-
-
-# --- GET /search and GET /context -----------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    "query",
-    [
-        pytest.param("q=a&q=b", id="q"),
-        pytest.param("q=a&k=1&k=2", id="k"),
-        pytest.param("q=a&entity=e1&entity=e2", id="entity"),
-        pytest.param("q=a&collection=sx_vec&collection=sx_vec", id="collection"),
-    ],
-)
-@pytest.mark.parametrize("route", ["/search", "/context"])
-def test_a_repeated_parameter_is_rejected(sx: Client, route: str, query: str) -> None:
-    """GET /search takes "required `q` plus optional `entity`, `collection`, and `k`" — one value
-    each; "Any other query parameter is rejected"."""
-    name = query.split("&")[-1].split("=")[0]
-    invalid(sx.get(f"{route}?{query}"), "query", name)
-
-
-@pytest.mark.parametrize("query", ["q=a&fence_tag=x&fence_tag=y", "q=a&fence_preamble=x&fence_preamble=y"])
-def test_get_context_repeated_fence_parameters_are_rejected(sx: Client, query: str) -> None:
-    """Spec: "GET /context takes fence_tag and fence_preamble as query parameters" — one value each."""
-    invalid(sx.get(f"/context?{query}"), "query", query.split("&")[-1].split("=")[0])
-
-
-@pytest.mark.parametrize("name", ["render", "include", "mode", "fence", "types", "Q", "untrusted"])
-def test_get_context_rejects_every_other_parameter(sx: Client, name: str) -> None:
-    """Design §3: "`GET /context` — required `q`, optional `entity`, `collection`, `k`, `fence_tag`,
-    `fence_preamble`" (GET /search: "Any other query parameter is rejected")."""
-    invalid(sx.get(f"/context?q=x&{name}=1"), "query", name)
-
-
-def test_get_context_errors_are_the_json_error_shape(sx: Client) -> None:
-    """Design §3 answers GET /context as `text/plain`, but a mistake is the one error shape."""
-    response = sx.get("/context?entity=e1")
-    assert response.mimetype == "application/json"
-    invalid(response, "query", "q")
-
-
-def test_get_context_k_caps_the_rows(sx: Client) -> None:
-    """Design §3: GET /context takes "optional ... `k`" — how many results the block shows."""
-    write(sx, *(vec(f"budget {i}") for i in range(3)))
-    assert text_of(sx.get("/context?q=budget&k=2")).count("[id=") == 2
-    assert text_of(sx.get("/context?q=budget")).count("[id=") == 3
-
-
-def test_get_context_fence_with_no_match_is_the_bare_element(sx: Client) -> None:
-    """Spec: "preamble is your own prose and has no default: omit it and you get the element with no
-    English around it" — with no rows the element still comes back."""
-    assert text_of(sx.get("/context?q=nothing&fence_tag=memory")) == '<memory untrusted="true">\n</memory>'
-
-
-@pytest.mark.parametrize("k", ["1", "100"])
-def test_get_context_k_bounds_are_inclusive(sx: Client, k: str) -> None:
-    """GET /context takes the same `k` as GET /search (1–100)."""
-    text_of(sx.get(f"/context?q=x&k={k}"))
-
-
-def test_get_context_k_over_100_is_rejected(sx: Client) -> None:
-    """GET /context takes the same `k` as GET /search (1–100)."""
-    invalid(sx.get("/context?q=x&k=101"), "query", "k")
-
-
-def test_get_context_q_is_bounded_by_max_query_chars(sx_with: ClientFactory) -> None:
-    """Spec: "`MAX_QUERY_CHARS` Maximum length of the query text `q`"; GET /context is a hybrid search
-    from the same `q` (design §3)."""
-    client = sx_with(max_query_chars=10)
-    text_of(client.get("/context?q=" + "a" * 10))
-    invalid(client.get("/context?q=" + "a" * 11), "query", "q")
-
-
-def test_get_context_on_a_collection_without_embeddings_points_at_the_collection(sx: Client) -> None:
-    """Design §3: GET /context is "a hybrid search"; hybrid needs "Embeddings generated on the
-    collection", so the caller's `collection` is what is wrong."""
-    invalid(sx.get("/context?q=x&collection=sx_notes"), "query", "collection")
 
 
 # --- graph walks ----------------------------------------------------------------------------------

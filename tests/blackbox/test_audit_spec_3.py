@@ -9,8 +9,6 @@ the `sx_` collections; the spec's own examples are replayed on the reference cat
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
 from tests.blackbox.conftest import ClientFactory
@@ -175,70 +173,3 @@ def test_a_record_cut_by_a_sources_own_k_has_no_rank_there(sx: Client) -> None:
     assert ids(body) == [first, second, third]
     assert [h["source_ranks"] for h in body["hits"]] == [{"short": 1, "long": 1}, {"long": 2}, {"long": 3}]
     assert all(type(rank) is int for h in body["hits"] for rank in h["source_ranks"].values())
-
-
-# --- numbers in filters ---------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    "literal",
-    [
-        pytest.param(1e20, id="1e20-with-exponent"),
-        pytest.param(10**20, id="1e20-as-digits"),
-        pytest.param(10**30, id="1e30-as-digits"),
-    ],
-)
-def test_a_number_range_takes_any_json_number(sx: Client, literal: float) -> None:
-    """Spec, Typed filters: "`gt`, `gte`, `lt`, `lte` | greater/less than (or equal) | numbers and
-    timestamps". JSON does not tell 1e20 from 100000000000000000000 (what JavaScript's
-    JSON.stringify writes for 1e20)."""
-    (record,) = write(sx, note(content={"amount": 5}))
-    assert ids(search(sx, {"mode": "recent", "scope": NOTES, "where": {"amount": {"lt": literal}}})) == [
-        record
-    ]
-    assert search(sx, {"mode": "recent", "scope": NOTES, "where": {"amount": {"gte": literal}}})["hits"] == []
-
-
-@pytest.mark.parametrize(
-    ("values", "matched"),
-    [
-        pytest.param([5, 6.5], ["five", "six_and_a_half"], id="integer-then-fraction"),
-        pytest.param([7, 6.5], ["six_and_a_half"], id="fraction-after-a-miss"),
-        pytest.param([5, 1e20], ["five"], id="integer-then-large"),
-    ],
-)
-def test_in_on_a_number_field_matches_every_listed_value(
-    sx: Client, values: list[float], matched: list[str]
-) -> None:
-    """Spec, Typed filters: "`in` | is one of the listed values | single values"; "every condition
-    is re-checked against the system of record before results are returned — a filter is never
-    merely approximate"."""
-    five, six_and_a_half = write(sx, note(content={"amount": 5}), note(content={"amount": 6.5}))
-    records = {"five": five, "six_and_a_half": six_and_a_half}
-    body = search(sx, {"mode": "recent", "scope": NOTES, "where": {"amount": {"in": values}}})
-    assert sorted(ids(body)) == sorted(records[name] for name in matched)
-
-
-def matched_or_refused_at(response: Any, loc: list[Any]) -> list[str] | None:
-    """The hit ids of a 200, or None for a 422 located at `loc` (anything else fails)."""
-    if response.status_code == 200:
-        return ids(response.get_json())
-    invalid(response, *loc)
-    return None
-
-
-def test_an_integer_filter_past_64_bits_is_answered_or_blamed_on_itself(sx: Client) -> None:
-    """Spec, Typed filters: "Conditions are type-checked against the declared field"; Errors: an
-    invalid request is a 422 (design: "details items carry a loc (JSON path)") — not a complaint
-    about a rank formula the request does not have."""
-    write(sx, note(content={"count": 3}))
-    response = sx.post("/search", json={"mode": "recent", "scope": NOTES, "where": {"count": {"eq": 2**63}}})
-    assert matched_or_refused_at(response, ["where", "count", "eq"]) in ([], None)
-
-
-def test_a_large_depth_bound_is_answered_or_blamed_on_itself(sx: Client) -> None:
-    """Spec, Scopes: "depth_lte filters by how far a record is from original evidence: records you
-    ingested are depth 0" — a bound no record reaches keeps every record."""
-    (record,) = write(sx, note())
-    response = sx.post("/search", json={"mode": "recent", "scope": {"depth_lte": 2**31}})
-    assert matched_or_refused_at(response, ["scope", "depth_lte"]) in ([record], None)

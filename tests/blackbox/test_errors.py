@@ -284,17 +284,6 @@ def test_unknown_routes_and_methods_keep_the_error_shape(sx: Client) -> None:
     error(sx.post("/views"), 405)
 
 
-def test_one_source_must_resolve_to_one_profile(spread: Client) -> None:
-    err = rejects(
-        spread,
-        {
-            "sources": [{"name": "s", "mode": "recent", "scope": {"collections": ["sx2_here", "sx2_there"]}}],
-            "fuse": {"kind": "rrf"},
-        },
-    )
-    assert ["sources", 0, "scope", "collections"] in [d["loc"] for d in err["details"]]
-
-
 def test_errors_have_the_one_shape(sx: Client) -> None:
     """ "The request or a catalog reference is invalid → 422" with `{"error": {"code", "message",
     "details": [{"loc", "msg"}]}}`."""
