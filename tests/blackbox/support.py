@@ -274,10 +274,6 @@ def names(count: int, prefix: str = "v") -> list[str]:
     return [f"{prefix}{i}" for i in range(count)]
 
 
-def rendered(client: Client, **extra: Any) -> dict[str, Any]:
-    return search(client, {"mode": "recent", "render": True, **extra})
-
-
 def text_of(response: Any) -> str:
     assert response.status_code == 200, response.get_data(as_text=True)
     return str(response.get_data(as_text=True))
@@ -313,6 +309,10 @@ def matched_or_refused_at(response: Any, loc: list[Any]) -> list[str] | None:
         return ids(response.get_json())
     invalid(response, *loc)
     return None
+
+
+def has_lone_surrogate(text: str) -> bool:
+    return any(0xD800 <= ord(char) <= 0xDFFF for char in text)
 
 
 SEMANTIC = ("vector", "hybrid")

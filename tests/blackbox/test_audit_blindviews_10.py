@@ -8,31 +8,11 @@ view"; design §2 (the catalog, packages and MCP) and §3 (HTTP API). Every view
 
 from __future__ import annotations
 
-from typing import Any
-
 from flask import Flask
 
-from memseek.runtime import Runtime
-from tests.blackbox.support import note
-from tests.blackbox.support import write
 from tests.conftest import Client
-from tests.conftest import Tenant
-from tests.conftest import client_for
 from tests.helpers import error
 from tests.helpers import ok
-from tests.helpers import view_query
-from tests.helpers import with_settings
-
-# --- Errors ---------------------------------------------------------------------------------------
-
-
-def test_a_view_response_too_large_is_409(bv_runtime: Runtime, tenant: Tenant, server: Any) -> None:
-    """ "The result was successful but too large to return — 409 response_too_large"."""
-    client = client_for(with_settings(bv_runtime, max_response_bytes=1000), tenant)
-    write(client, *[note("lorem ipsum " * 40, entity="big") for _ in range(5)])
-    ok(view_query(client, "bv10_ver", {"entity": "big"}))  # ids only: under the limit
-    error(view_query(client, "bv10_ctx", {"entity": "big", "task": "lorem"}), 409, "response_too_large")
-
 
 # --- GET /search and GET /rank/schema -------------------------------------------------------------
 

@@ -637,14 +637,6 @@ def test_a_sources_default_candidates_follow_its_own_k(
     assert len(body["hits"]) == min(source_k, top_k)
 
 
-def test_a_combined_response_too_large_is_409(sx: Client, sx_with: ClientFactory) -> None:
-    """ "The whole response is size-bounded. Exceeding the limit does not silently drop results:
-    the request fails with 409 response_too_large"."""
-    write(sx, *(note("x" * 1500, scores={"importance": i}) for i in range(6)))
-    body = combined(ranked_by("a", "importance"), ranked_by("b", "importance"), include=["text"])
-    error(sx_with(max_response_bytes=4000).post("/search", json=body), 409, "response_too_large")
-
-
 # --- a view whose fusion takes parameters ---------------------------------------------------------
 
 

@@ -17,9 +17,6 @@ from tests.blackbox.design_support import rec
 from tests.blackbox.design_support import retract
 from tests.blackbox.design_support import walk
 from tests.conftest import Client
-from tests.helpers import fetch
-from tests.helpers import locs
-from tests.helpers import post_records
 from tests.helpers import written_ids
 
 # --- retract, approve, reject ---------------------------------------------------------------------
@@ -34,20 +31,6 @@ def test_a_retracted_link_leaves_the_graph(bw: Client) -> None:
     assert retract(bw, link).status_code == 200
     result = walk(bw, "a")
     assert result["hits"] == [] and "b" not in result["nodes"]
-
-
-# --- the record, as stored and returned -----------------------------------------------------------
-
-
-def test_entity_and_text_limits_count_characters_not_bytes(bw: Client) -> None:
-    """§1: `entity` "1–256 chars"; `text` "at most `MAX_RECORD_CHARS` (default 32,768)" — characters,
-    not UTF-8 bytes or UTF-16 code units."""
-    wide = "😀"
-    (record_id,) = written_ids(bw, rec(entity=wide * 256, text=wide * 32768))
-    record = fetch(bw, record_id)
-    assert (record["entity"], record["text"]) == (wide * 256, wide * 32768)
-    assert locs(post_records(bw, rec(entity=wide * 257))) == [["records", 0, "entity"]]
-    assert locs(post_records(bw, rec(text=wide * 32769))) == [["records", 0, "text"]]
 
 
 # --- slots across versions, processing errors -----------------------------------------------------

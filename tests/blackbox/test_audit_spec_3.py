@@ -9,20 +9,14 @@ the `sx_` collections; the spec's own examples are replayed on the reference cat
 
 from __future__ import annotations
 
-import pytest
-
-from tests.blackbox.conftest import ClientFactory
 from tests.blackbox.support import ids
 from tests.blackbox.support import invalid
 from tests.blackbox.support import link
 from tests.blackbox.support import note
-from tests.blackbox.support import part
 from tests.blackbox.support import rejects
 from tests.blackbox.support import search
-from tests.blackbox.support import vec
 from tests.blackbox.support import write
 from tests.conftest import Client
-from tests.helpers import error
 from tests.helpers import listed_views
 from tests.helpers import ok
 from tests.helpers import view_query
@@ -75,73 +69,7 @@ def test_graph_query_reproduces_the_spec_example(client: Client) -> None:
 # --- search requests over HTTP --------------------------------------------------------------------
 
 
-EMOJI = "\U0001f600"  # one character outside the Basic Multilingual Plane: 4 bytes of UTF-8
-
-
-def test_q_is_bounded_in_characters_not_bytes(sx: Client) -> None:
-    """Spec: "q — the query text, up to 8,192 characters by default"."""
-    assert search(sx, {"mode": "text", "q": EMOJI * 8192})["hits"] == []
-    rejects(sx, {"mode": "text", "q": EMOJI * 8193}, "q")
-
-
-@pytest.mark.parametrize(
-    ("entity", "accepted"),
-    [
-        pytest.param(EMOJI * 3, True, id="3-at-min-length"),
-        pytest.param(EMOJI * 12, True, id="12-at-max-length"),
-        pytest.param(EMOJI * 2, False, id="2-below"),
-        pytest.param(EMOJI * 13, False, id="13-above"),
-    ],
-)
-def test_length_bounds_count_characters(sx: Client, entity: str, accepted: bool) -> None:
-    """Spec: "`min_length`, `max_length` | `string` | Inclusive character-count bounds" (sx_contract's
-    entity is 3–12)."""
-    response = view_query(sx, "sx_contract", {"entity": entity})
-    if accepted:
-        assert ok(response)["parameters"]["entity"] == entity
-    else:
-        invalid(response, "parameters", "entity")
-
-
 NOTES = {"collections": ["sx_notes"]}
-
-
-def test_seed_and_anchor_take_128_characters_of_any_width(sx: Client) -> None:
-    """Spec: seed "must be 1–128 characters"; graph_boost anchor "trimmed, 1–128 characters"."""
-    assert ok(view_query(sx, "sx_walk", {"seed": EMOJI * 128}))["parameters"]["seed"] == EMOJI * 128
-    search(sx, {"mode": "recent", "scope": NOTES, "graph_boost": {"anchor": EMOJI * 128}})
-    invalid(view_query(sx, "sx_walk", {"seed": EMOJI * 129}), "parameters", "seed")
-    rejects(
-        sx,
-        {"mode": "recent", "scope": NOTES, "graph_boost": {"anchor": EMOJI * 129}},
-        "graph_boost",
-        "anchor",
-    )
-
-
-def test_get_search_q_is_bounded_by_max_query_chars(sx_with: ClientFactory) -> None:
-    """Spec, Deployment limits: "`MAX_QUERY_CHARS` | Maximum length of the query text `q`"."""
-    invalid(sx_with(max_query_chars=5).get("/search?q=abcdef"), "query", "q")
-
-
-def test_the_size_limit_is_the_exact_byte_count(sx: Client, sx_with: ClientFactory) -> None:
-    """Spec: "`MAX_RESPONSE_BYTES` | Size of the whole JSON response, past which you get `409`"."""
-    write(sx, *(note(f"row {i}", content={"amount": i}) for i in range(5)))
-    body = {"mode": "structured", "scope": NOTES, "order_by": [{"field": "amount"}], "include": ["text"]}
-    size = len(sx.post("/search", json=body).get_data())
-    assert sx_with(max_response_bytes=size).post("/search", json=body).status_code == 200
-    error(sx_with(max_response_bytes=size - 1).post("/search", json=body), 409, "response_too_large")
-
-
-def test_graph_views_and_get_search_are_size_bounded(sx: Client, sx_with: ClientFactory) -> None:
-    """Spec: "The whole response is size-bounded. Exceeding the limit does not silently drop
-    results: the request fails with 409 response_too_large"."""
-    write(sx, *(link("hub", "uses", f"leaf{i}") for i in range(30)), *(part(f"p{i}") for i in range(30)))
-    write(sx, *(vec("alpha " + "x" * 1500) for _ in range(5)))
-    small = sx_with(max_response_bytes=1500)
-    error(view_query(small, "sx_walk", {"seed": "hub", "limit": 500}), 409, "response_too_large")
-    error(view_query(small, "sx_orphans", {"limit": 500}), 409, "response_too_large")
-    error(small.get("/search?q=alpha&collection=sx_vec"), 409, "response_too_large")
 
 
 def test_combined_fields_and_annotations_hold_for_every_source(sx: Client) -> None:

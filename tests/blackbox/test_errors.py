@@ -12,7 +12,6 @@ import pytest
 from sqlalchemy.engine import Engine
 
 from memseek.runtime import Runtime
-from tests.blackbox.conftest import ClientFactory
 from tests.blackbox.design_support import count_records
 from tests.blackbox.design_support import rec
 from tests.blackbox.support import invalid
@@ -267,15 +266,6 @@ def test_invalid_requests_are_422(sx: Client, body: dict[str, Any], status: int)
 def test_no_active_view_is_404(sx: Client) -> None:
     err = error(sx.post("/views/sx_missing/query", json={}), 404, "not_found")
     assert err["details"] == [] or all("loc" in d for d in err["details"])
-
-
-def test_too_large_is_409(sx: Client, sx_with: ClientFactory) -> None:
-    write(sx, *(note("y" * 1000) for _ in range(5)))
-    error(
-        sx_with(max_response_bytes=1000).post("/search", json={"mode": "recent", "include": ["text"]}),
-        409,
-        "response_too_large",
-    )
 
 
 def test_unknown_routes_and_methods_keep_the_error_shape(sx: Client) -> None:
