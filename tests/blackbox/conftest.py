@@ -257,6 +257,20 @@ def sclient(served: Runtime, bw_ws: Tenant) -> Client:
 
 
 @pytest.fixture(scope="session")
+def p5_runtime(bw_runtime: Runtime, tmp_path_factory: pytest.TempPathFactory) -> Runtime:
+    """The `bw` catalog plus a node collection embedded by the `remote` (OpenAI-protocol) model."""
+    return runtime_for(bw_runtime, fixture_catalog(tmp_path_factory.mktemp("p5-catalog"), "bw", "p5"))
+
+
+@pytest.fixture
+def three(sx: Client) -> dict[str, str]:
+    """Three text matches whose ordinary order is a, b, c (importance 3, 2, 1)."""
+    names = ["a", "b", "c"]
+    written = write(sx, *(note(f"budget {n}", scores={"importance": 3 - i}) for i, n in enumerate(names)))
+    return dict(zip(names, written, strict=True))
+
+
+@pytest.fixture(scope="session")
 def s3_runtime(
     runtime: Runtime, sx_server: OpenAIServer, tmp_path_factory: pytest.TempPathFactory
 ) -> Runtime:

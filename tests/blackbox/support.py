@@ -287,14 +287,17 @@ def orphans(client: Client, **parameters: Any) -> dict[str, Any]:
     return ok(view_query(client, "sx_orphans", parameters))
 
 
+RRF_60 = {"kind": "rrf", "rank_constant": 60}
+
+
 def recent_body(**extra: Any) -> dict[str, Any]:
     """A recent-mode search over sx_notes."""
     return {"mode": "recent", "scope": NOTES, **extra}
 
 
-def ranked(client: Client, rank: Any) -> list[float]:
-    """The rank_score of each hit of a recent search ranked by `rank`."""
-    return [hit["rank_score"] for hit in search(client, recent_body(rank=rank))["hits"]]
+def fused(*sources: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    """A combined search of `sources` fused with the default RRF constant."""
+    return {"sources": list(sources), "fuse": RRF_60, **extra}
 
 
 # Spec, Scopes: "scope narrows a search to the records that should even be considered"; every
@@ -348,6 +351,12 @@ def seen(client: Client, mode: str, **scope: Any) -> set[str]:
 def crowd_records(**values: Any) -> list[dict[str, Any]]:
     """CROWD `sx_vec` records that match `budget` better than LONE does, in every signal."""
     return [vec("budget budget", entity="crowd", **values) for _ in range(CROWD)]
+
+
+def values(client: Client, rank: Any, mode: str = "recent", **extra: Any) -> list[float]:
+    """rank_score of every hit, in written order of the `i` content field."""
+    body = search(client, {"mode": mode, "rank": rank, "k": 100, "include": ["text"], **extra})
+    return [hit["rank_score"] for hit in sorted(body["hits"], key=lambda h: h["text"])]
 
 
 def listing(client: Client, **scope: Any) -> list[str]:

@@ -9,12 +9,8 @@ the `sx_` collections; the spec's own examples are replayed on the reference cat
 
 from __future__ import annotations
 
-from tests.blackbox.support import ids
 from tests.blackbox.support import invalid
 from tests.blackbox.support import link
-from tests.blackbox.support import note
-from tests.blackbox.support import rejects
-from tests.blackbox.support import search
 from tests.blackbox.support import write
 from tests.conftest import Client
 from tests.helpers import listed_views
@@ -64,40 +60,3 @@ def test_graph_query_reproduces_the_spec_example(client: Client) -> None:
     body = ok(view_query(client, "graph_query", SPEC_GRAPH_PARAMETERS))
     view = listed_views(client)[("graph_query", 1)]
     assert body == spec_graph_response({"name": "graph_query", "version": 1, "hash": view["hash"]}, edge)
-
-
-# --- search requests over HTTP --------------------------------------------------------------------
-
-
-NOTES = {"collections": ["sx_notes"]}
-
-
-def test_combined_fields_and_annotations_hold_for_every_source(sx: Client) -> None:
-    """Spec: fields — "The field must be marked returnable in every collection in scope";
-    annotations — "The enrichment must be required by every collection in scope" (the output
-    controls "also apply when you combine several searches")."""
-    sources = [
-        {"name": "notes", "mode": "text", "scope": NOTES},
-        {"name": "tagged", "mode": "text", "scope": {"collections": ["sx_tagged"]}},
-    ]
-    combined = {"q": "budget", "sources": sources, "fuse": {"kind": "rrf"}}
-    rejects(sx, {**combined, "fields": ["channel"]}, "fields", 0)
-    rejects(sx, {**combined, "annotations": ["sx_region"]}, "annotations", 0)
-
-
-def test_a_record_cut_by_a_sources_own_k_has_no_rank_there(sx: Client) -> None:
-    """Spec: "Each source is ranked and cut to its own k before merging"; source_ranks maps "each
-    source name to the record's position in that source's list. Sources that did not find the
-    record are omitted"."""
-    first, second, third = write(sx, *(note(f"n{i}", scores={"importance": 3 - i}) for i in range(3)))
-    ranked = {"mode": "recent", "scope": NOTES, "rank": ["score", "importance"]}
-    body = search(
-        sx,
-        {
-            "sources": [{"name": "short", **ranked, "k": 1}, {"name": "long", **ranked, "k": 3}],
-            "fuse": {"kind": "rrf"},
-        },
-    )
-    assert ids(body) == [first, second, third]
-    assert [h["source_ranks"] for h in body["hits"]] == [{"short": 1, "long": 1}, {"long": 2}, {"long": 3}]
-    assert all(type(rank) is int for h in body["hits"] for rank in h["source_ranks"].values())

@@ -351,26 +351,6 @@ def test_candidate_count_never_exceeds_params_candidates(
     assert 1 <= count <= 2 and len(body["hits"]) <= count
 
 
-TOP_KEYS = {"hits", "ranking", "rendered", "truncated", "backend", "profiles"}
-
-
-@pytest.mark.parametrize(("query", "proposed"), MODES)
-def test_graph_boost_object_is_reported_even_when_nothing_matched(
-    sx: Client, query: dict[str, Any], proposed: int
-) -> None:
-    """ "`graph_boost` Present only when configured; reports the settings applied, how many records
-    matched, and how many links the walk used" (example: anchor, depth, weight, matched_records,
-    edge_count) — configured on a search that finds nothing, it still reports, with its defaults
-    ("depth … default 2", "weight … default 0.05") and the anchor trimmed."""
-    assert proposed > 0  # the corpus is not written here: every search finds nothing
-    body = search(sx, {**query, "graph_boost": {"anchor": "  people/nobody "}})
-    assert body["hits"] == [] and body["backend"]["candidate_count"] == 0
-    report = body["graph_boost"]
-    expected = {"anchor": "people/nobody", "depth": 2, "weight": 0.05, "matched_records": 0, "edge_count": 0}
-    assert {key: report.get(key) for key in expected} == expected
-    assert body.keys() == TOP_KEYS | {"graph_boost"}
-
-
 def test_the_customer_context_example_over_a_collection_with_embeddings(s3: Client) -> None:
     """Spec, "Start by describing the question": customer_context is a hybrid search, k 20,
     `render: true`, scoped to one entity; "The view response wrapper" lists its keys."""

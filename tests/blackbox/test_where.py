@@ -14,7 +14,6 @@ from tests.blackbox.support import ids
 from tests.blackbox.support import matched_or_refused_at
 from tests.blackbox.support import names
 from tests.blackbox.support import note
-from tests.blackbox.support import ranked
 from tests.blackbox.support import recent
 from tests.blackbox.support import recent_body
 from tests.blackbox.support import rejected_at
@@ -369,29 +368,6 @@ def test_subnormal_and_extreme_number_bounds_are_answered(sx: Client) -> None:
     assert ids(search(sx, recent_body(where={"amount": {"eq": 5e-324}}))) == []
     assert ids(search(sx, recent_body(where={"amount": {"gt": 5e-324, "lt": 1e-300}}))) == [record]
     assert ids(search(sx, recent_body(where={"amount": {"gt": -1.7976931348623157e308}}))) == [record]
-
-
-IMP = ["score", "importance"]
-
-
-@pytest.mark.parametrize(
-    ("rank", "expected"),
-    [
-        pytest.param(["saturate", IMP, {"midpoint": 1, "exponent": 2}], [1.0, 0.0], id="saturate-huge-x"),
-        pytest.param(["decay", IMP, {"midpoint": 1, "exponent": 2}], [1.0, 0.0], id="decay-huge-x"),
-    ],
-)
-def test_shapers_at_the_edges_of_the_float_range(sx: Client, rank: Any, expected: list[float]) -> None:
-    """ "`[normalize, a]` | `(x - min) / (max - min)` across the current candidates → 0–1" (whose
-    results, 1 and 0, are finite: "Every value produced must be finite"),
-    "`[saturate …]` | `x^e / (x^e + m^e)` → 0 up to 1" and "`[decay …]` | `1 / (1 + x^e / m^e)` → 1
-    down to 0": with inputs of ±1e300 the values are (close to) the ends of 0–1."""
-    write(
-        sx,
-        note(scores={"importance": 1e300}, occurred_at=at(2)),
-        note(scores={"importance": -1e300}, occurred_at=at(1)),
-    )
-    assert sorted(ranked(sx, rank), reverse=True) == [pytest.approx(v) for v in expected]
 
 
 RECENT: dict[str, Any] = {"mode": "recent", "scope": NOTES}

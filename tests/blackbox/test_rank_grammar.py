@@ -1,11 +1,6 @@
-"""Conformance audit, the agent-facing surfaces: MCP over stdio, published JSON Schemas, the rank
-grammar and `GET /rank/schema`, and the OpenAPI document read as an agent reads it.
-
-Documents: the spec ("Discovering views with `GET /views`", "Parameter fields", "The expression
-language", "Results for a model", "Fencing rendered rows") and the design (§2 "Packages and MCP",
-§3 `GET /openapi.json` and the request conventions). MCP over HTTP is covered by
-`test_audit_views_5.py`; here the official SDK client drives `memseek mcp` over stdio. The `ag6_`
-catalog is the `sx_` collections with views of its own and a rank default of its own.
+"""The rank expression language (spec "The expression language"): each operator at its documented
+arity, the node and depth limits, query signals only in their modes, every value finite, and
+`GET /rank/schema` with the formulas actually active.
 """
 
 from __future__ import annotations
@@ -13,18 +8,97 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+import yaml
+from flask import Flask
 
+from memseek.paths import reference_catalog
 from tests.blackbox.support import COMBINED
 from tests.blackbox.support import ids
 from tests.blackbox.support import invalid
 from tests.blackbox.support import note
+from tests.blackbox.support import rejected_at
+from tests.blackbox.support import rejects
 from tests.blackbox.support import search
+from tests.blackbox.support import values
 from tests.blackbox.support import vec
 from tests.blackbox.support import write
 from tests.conftest import Client
+from tests.helpers import error
 from tests.helpers import ok
 
-# --- the rank expression language: every operator at its documented arity -------------------------
+# --- the grammar ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("mode", "signal"),
+    [("text", "similarity"), ("recent", "similarity"), ("vector", "text_match"), ("recent", "text_match")],
+)
+def test_query_signals_only_in_their_modes(sx: Client, mode: str, signal: str) -> None:
+    rejects(sx, {"mode": mode, "q": "x", "scope": {"collections": ["sx_vec"]}, "rank": [signal]}, "rank")
+
+
+def test_sixteen_nodes_and_five_levels(sx: Client) -> None:
+    fifteen_leaves = ["sum", [["const", 1]] * 15]
+    assert values(sx, fifteen_leaves) == []
+    write(sx, note())
+    assert values(sx, fifteen_leaves) == [15.0]
+    err = rejects(sx, {"mode": "recent", "rank": ["sum", [["const", 1]] * 16]})
+    assert err["details"][0]["loc"][0] == "rank"
+    five = ["sum", [["max", [["product", 1, ["normalize", ["const", 1]]]]]]]
+    assert values(sx, five) == [0.0]
+    six = ["sum", [["max", [["product", 1, ["normalize", ["product", 1, ["const", 1]]]]]]]]
+    err = rejects(sx, {"mode": "recent", "rank": six})
+    assert err["details"][0]["loc"][0] == "rank"
+
+
+IMP = ["score", "importance"]
+
+
+@pytest.mark.parametrize(
+    "rank",
+    [
+        pytest.param(["pow", IMP, 2], id="unknown-operator"),
+        pytest.param([], id="empty"),
+        pytest.param("const", id="not-a-list"),
+        pytest.param(["const"], id="missing-argument"),
+        pytest.param(["const", 1, 2], id="extra-argument"),
+        pytest.param(["const", "1"], id="number-as-string"),
+        pytest.param(["const", True], id="boolean"),
+        pytest.param(["sum", []], id="empty-sum"),
+        pytest.param(["sum", IMP], id="sum-of-a-signal"),
+        pytest.param(["product", "x", IMP], id="factor"),
+        pytest.param(["saturate", IMP], id="options-required"),
+        pytest.param(["saturate", IMP, {"midpoint": 5}], id="exponent-required"),
+        pytest.param(["decay", IMP, {"exponent": 1}], id="midpoint-required"),
+        pytest.param(["decay", IMP, {"midpoint": 0, "exponent": 1}], id="midpoint-positive"),
+        pytest.param(["decay", IMP, {"midpoint": 5, "exponent": -1}], id="exponent-positive"),
+        pytest.param(["decay", IMP, {"midpoint": 5, "exponent": 1, "floor": 0}], id="unknown-option"),
+        pytest.param(["age_hours", "updated_at"], id="age-field"),
+        pytest.param(["score"], id="score-name-missing"),
+    ],
+)
+def test_invalid_expressions(sx: Client, rank: Any) -> None:
+    rejects(sx, {"mode": "recent", "scope": {"collections": ["sx_notes"]}, "rank": rank})
+
+
+def test_every_value_must_be_finite(sx: Client) -> None:
+    write(sx, note(scores={"importance": 1e308}))
+    rejects(sx, {"mode": "recent", "rank": ["product", 1e308, IMP]})
+
+
+def test_rank_expression_limits(sx: Client) -> None:
+    """ "At most 16 nodes and 5 levels deep\""""
+    deep: Any = ["const", 1]
+    for _ in range(5):
+        deep = ["sum", [deep]]
+    rejected_at(sx, {"mode": "recent", "rank": deep}, "rank")
+    wide = ["sum", [["const", i] for i in range(16)]]
+    rejected_at(sx, {"mode": "recent", "rank": wide}, "rank")
+    rejected_at(
+        sx,
+        {"mode": "recent", "rank": ["decay", ["age_hours", "occurred_at"], {"midpoint": 0, "exponent": 1}]},
+        "rank",
+    )
 
 
 CURVE = {"midpoint": 5, "exponent": 1}
@@ -146,7 +220,51 @@ def test_a_source_rank_problem_is_located_inside_that_source(sx: Client) -> None
     assert [d["loc"][:5] for d in err["details"]] == [["sources", 1, "rank", 1, 1]], err["details"]
 
 
-# --- GET /rank/schema: the formulas actually active -----------------------------------------------
+NOTES = {"collections": ["sx_notes"]}
+
+
+@pytest.mark.parametrize(
+    "rank",
+    [
+        pytest.param(["sum", [["const", 1e308], ["const", 1e308]]], id="sum-overflows"),
+        pytest.param(["sum", [IMP, IMP]], id="sum-of-scores-overflows"),
+        pytest.param(["max", [["const", 0], ["product", -10, ["const", 1e308]]]], id="hidden-by-max"),
+    ],
+)
+def test_a_value_that_is_not_finite_is_refused(sx: Client, rank: Any) -> None:
+    """ "Every value produced must be finite" with the error table's "The request … is invalid |
+    `422`" — never a 500, never a silently clamped value."""
+    write(sx, note(scores={"importance": 1.5e308}))
+    err = rejects(sx, {"mode": "recent", "scope": NOTES, "rank": rank})
+    assert err["details"][0]["loc"][0] == "rank"
+
+
+# --- GET /rank/schema -----------------------------------------------------------------------------
+
+
+def test_rank_schema(sx: Client) -> None:
+    schema = sx.get("/rank/schema").get_json()
+    assert {"grammar", "defaults"} <= schema.keys()
+    names = {op["name"] for op in schema["grammar"]["operators"]}
+    assert names == {
+        "similarity",
+        "text_match",
+        "score",
+        "age_hours",
+        "const",
+        "sum",
+        "max",
+        "product",
+        "normalize",
+        "saturate",
+        "decay",
+    }
+    assert schema["limits"] == {"max_nodes": 16, "max_levels": 5}
+    shipped = yaml.safe_load((reference_catalog() / "conf" / "rank_default.yaml").read_text())
+    for mode in ("hybrid", "vector", "text", "recent"):
+        assert schema["defaults"]["variants"][mode] == shipped["variants"][mode]
+    assert schema["defaults"]["hash"]
+    assert "pg_default" in schema["engines"]
 
 
 # the variants of the `ag6` test catalog's conf/rank_default.yaml
@@ -178,3 +296,9 @@ def test_rank_schema_is_stable_between_calls(sx: Client) -> None:
     """Spec: GET /rank/schema returns "the active defaults and their hash" — one hash for one
     loaded default."""
     assert ok(sx.get("/rank/schema")) == ok(sx.get("/rank/schema"))
+
+
+def test_rank_schema_route(bv: Client, bv_app: Flask) -> None:
+    """ "Inspect the deployment's ranking contract — GET /rank/schema", authenticated."""
+    assert isinstance(ok(bv.get("/rank/schema")), dict)
+    error(bv_app.test_client().get("/rank/schema"), 401)

@@ -1,5 +1,5 @@
-"""Conformance audit, the rank expression language's arithmetic: every operator evaluated on signals
-the test controls, against the spec's "Rank expressions", "How to read score" and "Ordering and ties".
+"""Rank expressions evaluated (spec "Rank expressions", "How to read score", "Ordering and ties"):
+every operator on signals the test controls, and the default formulas of each mode.
 
 Expected values are computed by hand from the spec's formulas. Ages come from `occurred_at` far in
 the past with midpoints of the same size, so the seconds a test takes move a value by less than 1e-7.
@@ -15,12 +15,182 @@ import pytest
 
 from tests.blackbox.support import ago
 from tests.blackbox.support import at
+from tests.blackbox.support import ids
 from tests.blackbox.support import note
+from tests.blackbox.support import recent_body
 from tests.blackbox.support import rejects
 from tests.blackbox.support import search
+from tests.blackbox.support import values
 from tests.blackbox.support import vec
 from tests.blackbox.support import write
 from tests.conftest import Client
+
+# --- operators ------------------------------------------------------------------------------------
+
+
+IMP = ["score", "importance"]
+
+
+def importances(client: Client, *scores: float | None) -> None:
+    write(
+        client,
+        *(note(f"n{i:02}", scores={} if s is None else {"importance": s}) for i, s in enumerate(scores)),
+    )
+
+
+@pytest.mark.parametrize(
+    ("rank", "expected"),
+    [
+        pytest.param(["const", 2.5], [2.5, 2.5, 2.5, 2.5], id="const"),
+        pytest.param(["const", -1], [-1.0] * 4, id="const-negative"),
+        pytest.param(IMP, [2.0, 5.0, 9.0, 0.0], id="score-missing-is-0"),
+        pytest.param(["score", "urgency"], [0.0] * 4, id="score-nobody-has"),
+        pytest.param(["score", "importanse"], [0.0] * 4, id="score-typo-at-runtime-is-0"),
+        pytest.param(["sum", [IMP, ["const", 1]]], [3.0, 6.0, 10.0, 1.0], id="sum"),
+        pytest.param(["max", [IMP, ["const", 4]]], [4.0, 5.0, 9.0, 4.0], id="max"),
+        pytest.param(["product", 0.5, IMP], [1.0, 2.5, 4.5, 0.0], id="product"),
+        pytest.param(["product", -2, IMP], [-4.0, -10.0, -18.0, -0.0], id="product-penalty"),
+        pytest.param(["normalize", IMP], [2 / 9, 5 / 9, 1.0, 0.0], id="normalize"),
+        pytest.param(["normalize", ["const", 3]], [0.0] * 4, id="normalize-ties-are-0"),
+        pytest.param(
+            ["saturate", IMP, {"midpoint": 5, "exponent": 1}], [2 / 7, 0.5, 9 / 14, 0.0], id="saturate"
+        ),
+        pytest.param(
+            ["saturate", IMP, {"midpoint": 5, "exponent": 2}],
+            [4 / 29, 0.5, 81 / 106, 0.0],
+            id="saturate-exponent",
+        ),
+        pytest.param(["decay", IMP, {"midpoint": 5, "exponent": 1}], [5 / 7, 0.5, 5 / 14, 1.0], id="decay"),
+        pytest.param(
+            ["decay", IMP, {"midpoint": 5, "exponent": 2}], [25 / 29, 0.5, 25 / 106, 1.0], id="decay-exponent"
+        ),
+        pytest.param(
+            ["decay", IMP, {"midpoint": 0.5, "exponent": 0.5}],
+            [1 / 3, 1 / (1 + 10**0.5), 1 / (1 + 18**0.5), 1.0],
+            id="decay-fractional",
+        ),
+    ],
+)
+def test_operators_evaluate_exactly(sx: Client, rank: Any, expected: list[float]) -> None:
+    importances(sx, 2, 5, 9, None)
+    assert values(sx, rank) == pytest.approx(expected)
+
+
+def test_saturate_and_decay_clamp_their_input_at_0(sx: Client) -> None:
+    importances(sx, -4, 0)
+    assert values(sx, ["saturate", IMP, {"midpoint": 5, "exponent": 1}]) == [0.0, 0.0]
+    assert values(sx, ["decay", IMP, {"midpoint": 5, "exponent": 1}]) == [1.0, 1.0]
+
+
+def test_the_recipe(sx: Client) -> None:
+    write(
+        sx,
+        note("budget budget", scores={"importance": 5}, occurred_at=ago(168)),
+        note("budget", scores={"importance": 10}, occurred_at=ago(-1)),
+    )
+    rank = [
+        "sum",
+        [
+            ["product", 1.0, ["normalize", ["text_match"]]],
+            ["product", 0.5, ["saturate", IMP, {"midpoint": 5, "exponent": 1}]],
+            ["product", 1.0, ["decay", ["age_hours", "occurred_at"], {"midpoint": 168, "exponent": 1}]],
+        ],
+    ]
+    body = search(sx, {"mode": "text", "q": "budget", "rank": rank, "include": ["text"]})
+    by_text = {h["text"]: h["rank_score"] for h in body["hits"]}
+    assert by_text["budget budget"] == pytest.approx(1.0 + 0.25 + 0.5, abs=1e-4)
+    assert by_text["budget"] == pytest.approx(0.0 + 0.5 * 2 / 3 + 1.0, abs=1e-9)
+
+
+def test_rank_replaces_the_default_formula_entirely(sx: Client) -> None:
+    low, high = write(
+        sx,
+        note(scores={"importance": 1}, occurred_at=ago(1)),
+        note(scores={"importance": 2}, occurred_at=ago(500)),
+    )
+    assert ids(search(sx, {"mode": "recent"})) == [low, high]  # default: newest wins
+    assert ids(search(sx, {"mode": "recent", "rank": IMP})) == [high, low]
+
+
+# --- signals --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("hours", "expected"),
+    [
+        pytest.param(24, 0.5, id="midpoint"),
+        pytest.param(72, 0.25, id="three-midpoints"),
+        pytest.param(-48, 1.0, id="future-counts-as-0"),
+    ],
+)
+def test_age_hours_of_occurred_at(sx: Client, hours: float, expected: float) -> None:
+    write(sx, note(occurred_at=ago(hours)))
+    (decayed,) = values(sx, ["decay", ["age_hours", "occurred_at"], {"midpoint": 24, "exponent": 1}])
+    assert decayed == pytest.approx(expected, abs=1e-4)
+    (age,) = values(sx, ["age_hours", "occurred_at"])
+    assert age == pytest.approx(max(0.0, hours), abs=0.05)
+
+
+@pytest.mark.parametrize("field", ["created_at", "last_accessed"])
+def test_age_hours_of_fresh_records_is_near_0(sx: Client, field: str) -> None:
+    write(sx, note(occurred_at=ago(1000)))
+    (age,) = values(sx, ["age_hours", field])
+    assert 0.0 <= age < 0.05
+
+
+def test_text_match_is_ts_rank_cd_and_0_without_a_match_in_hybrid(sx: Client) -> None:
+    write(sx, vec("budget budget budget"), vec("budget and more words here"), vec("unrelated"))
+    body = search(
+        sx,
+        {
+            "mode": "hybrid",
+            "q": "budget",
+            "rank": ["text_match"],
+            "include": ["text"],
+            "scope": {"collections": ["sx_vec"]},
+        },
+    )
+    by_text = {h["text"]: h["rank_score"] for h in body["hits"]}
+    assert by_text["budget budget budget"] > by_text["budget and more words here"] > 0
+    assert by_text.get("unrelated", 0.0) == 0.0
+
+
+def test_similarity_is_one_minus_cosine_distance(sx: Client) -> None:
+    write(sx, vec("alpha beta"), vec("gamma delta"))
+    body = search(
+        sx,
+        {
+            "mode": "vector",
+            "q": "alpha beta",
+            "rank": ["similarity"],
+            "include": ["text"],
+            "scope": {"collections": ["sx_vec"]},
+        },
+    )
+    by_text = {h["text"]: h["rank_score"] for h in body["hits"]}
+    assert by_text["alpha beta"] == pytest.approx(1.0, abs=1e-6)
+    assert abs(by_text["gamma delta"]) < 0.5
+
+
+# --- the default formulas -------------------------------------------------------------------------
+
+
+def test_recent_default_is_d24_of_occurred_at(sx: Client) -> None:
+    write(sx, note(occurred_at=ago(24)))
+    (hit,) = search(sx, {"mode": "recent"})["hits"]
+    assert hit["rank_score"] == pytest.approx(0.5, abs=1e-4)
+
+
+def test_text_default_of_the_reference_catalog_adds_normalized_importance(sx: Client) -> None:
+    write(sx, note("budget", scores={"importance": 9}), note("budget", scores={"importance": 1}))
+    body = search(sx, {"mode": "text", "q": "budget", "include": ["scores"]})
+    # equal text_match normalizes to 0; fresh last_accessed decays to ~1; N(importance) is 1 and 0
+    assert [h["scores"]["importance"] for h in body["hits"]] == [9, 1]
+    assert [h["rank_score"] for h in body["hits"]] == [
+        pytest.approx(2.0, abs=1e-3),
+        pytest.approx(1.0, abs=1e-3),
+    ]
+
 
 # --- decay and saturate of real ages --------------------------------------------------------------
 
@@ -95,9 +265,6 @@ def test_a_future_occurred_at_decays_from_exactly_1(sx: Client) -> None:
 
 
 # --- normalize over the ranked candidate pool -----------------------------------------------------
-
-
-IMP = ["score", "importance"]
 
 
 def scored(client: Client, *scores: dict[str, float]) -> None:
@@ -259,7 +426,7 @@ def test_order_and_score_follow_negative_values(sx: Client) -> None:
     ]
 
 
-# --- query signals: each shaper applied to the values the signal reads ----------------------------
+# --- query signals: each shaper applied -----------------------------------------------------------
 
 
 def raw(client: Client, body: dict[str, Any], signal: str) -> dict[str, float]:
@@ -314,25 +481,6 @@ def test_hybrid_signals_shaped(sx: Client) -> None:
     assert normalized == pytest.approx({t: (x - low) / (high - low) for t, x in tm.items()}, abs=1e-9)
     decayed = by_text(sx, {**body, "rank": ["decay", ["similarity"], {"midpoint": 0.5, "exponent": 1}]})
     assert decayed == pytest.approx({t: 1 / (1 + max(0.0, x) / 0.5) for t, x in sim.items()}, abs=1e-9)
-
-
-# --- the finite-value rule ------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    "rank",
-    [
-        pytest.param(["sum", [["const", 1e308], ["const", 1e308]]], id="sum-overflows"),
-        pytest.param(["sum", [IMP, IMP]], id="sum-of-scores-overflows"),
-        pytest.param(["max", [["const", 0], ["product", -10, ["const", 1e308]]]], id="hidden-by-max"),
-    ],
-)
-def test_a_value_that_is_not_finite_is_refused(sx: Client, rank: Any) -> None:
-    """ "Every value produced must be finite" with the error table's "The request … is invalid |
-    `422`" — never a 500, never a silently clamped value."""
-    write(sx, note(scores={"importance": 1.5e308}))
-    err = rejects(sx, {"mode": "recent", "scope": NOTES, "rank": rank})
-    assert err["details"][0]["loc"][0] == "rank"
 
 
 # --- the same tree in SQL (rank) and in Python (combined boost) -----------------------------------
@@ -426,3 +574,67 @@ def test_a_boost_normalizing_over_an_unspannable_range_is_refused(sx: Client) ->
         "boost": ["normalize", IMP],
     }
     rejects(sx, body, "boost")
+
+
+# --- extreme values -------------------------------------------------------------------------------
+
+
+def ranked(client: Client, rank: Any) -> list[float]:
+    """The rank_score of each hit of a recent search ranked by `rank`."""
+    return [hit["rank_score"] for hit in search(client, recent_body(rank=rank))["hits"]]
+
+
+def test_const_keeps_tiny_and_huge_finite_values(sx: Client) -> None:
+    """ "`[const, n]` | A fixed number": a tiny and a huge finite n come back as rank_score."""
+    write(sx, note())
+    assert ranked(sx, ["const", 1e-300]) == [1e-300]
+    assert ranked(sx, ["const", 1e308]) == [1e308]
+    assert ranked(sx, ["const", -(2**70)]) == [float(-(2**70))]
+
+
+def test_decay_at_its_midpoint_is_half_whatever_the_exponent(sx: Client) -> None:
+    """ "`[decay, a, {midpoint: m, exponent: e}]` | `1 / (1 + x^e / m^e)` → 1 down to 0, passing 0.5
+    at `x = m`": with a huge exponent x^e alone would overflow, the value is still 0.5."""
+    write(sx, note(scores={"importance": 5}))
+    assert ranked(sx, ["decay", IMP, {"midpoint": 5, "exponent": 1000}]) == [pytest.approx(0.5)]
+    assert ranked(sx, ["saturate", IMP, {"midpoint": 5, "exponent": 1000}]) == [pytest.approx(0.5)]
+
+
+def test_a_tiny_midpoint_and_exponent(sx: Client) -> None:
+    """ "`[saturate, a, {midpoint: m, exponent: e}]` | `x^e / (x^e + m^e)`" and "saturate and decay
+    clamp their input at 0 first, and both options are required and must be positive": tiny
+    positive options are valid; x = 0 saturates to 0, any x far above m to ~1."""
+    write(sx, note(scores={"importance": 1}, occurred_at=at(2)), note(scores={}, occurred_at=at(1)))
+    values = ranked(sx, ["saturate", IMP, {"midpoint": 1e-300, "exponent": 2}])
+    assert values == [pytest.approx(1.0), 0.0]
+    values = ranked(sx, ["decay", IMP, {"midpoint": 1, "exponent": 1e-300}])
+    assert values == [1.0, pytest.approx(0.5)]
+
+
+def test_min_max_over_the_widest_finite_range_tops_at_1(sx: Client) -> None:
+    """ "score = (u - low) / (high - low)" and "the top hit always scores 1.0": rank_scores of
+    1e308 and -1e308 are both finite; the top one scores 1 and the bottom one 0."""
+    write(sx, note(scores={"importance": 1}), note(scores={"importance": -1}))
+    body = search(sx, recent_body(rank=["product", 1e308, IMP]))
+    assert [hit["rank_score"] for hit in body["hits"]] == [1e308, -1e308]
+    assert [hit["score"] for hit in body["hits"]] == [1.0, 0.0]
+
+
+@pytest.mark.parametrize(
+    ("rank", "expected"),
+    [
+        pytest.param(["saturate", IMP, {"midpoint": 1, "exponent": 2}], [1.0, 0.0], id="saturate-huge-x"),
+        pytest.param(["decay", IMP, {"midpoint": 1, "exponent": 2}], [1.0, 0.0], id="decay-huge-x"),
+    ],
+)
+def test_shapers_at_the_edges_of_the_float_range(sx: Client, rank: Any, expected: list[float]) -> None:
+    """ "`[normalize, a]` | `(x - min) / (max - min)` across the current candidates → 0–1" (whose
+    results, 1 and 0, are finite: "Every value produced must be finite"),
+    "`[saturate …]` | `x^e / (x^e + m^e)` → 0 up to 1" and "`[decay …]` | `1 / (1 + x^e / m^e)` → 1
+    down to 0": with inputs of ±1e300 the values are (close to) the ends of 0–1."""
+    write(
+        sx,
+        note(scores={"importance": 1e300}, occurred_at=at(2)),
+        note(scores={"importance": -1e300}, occurred_at=at(1)),
+    )
+    assert sorted(ranked(sx, rank), reverse=True) == [pytest.approx(v) for v in expected]
