@@ -26,7 +26,6 @@ from tests.conftest import Client
 from tests.helpers import error
 from tests.helpers import fixture_catalog
 from tests.helpers import ok
-from tests.helpers import view_query
 from tests.helpers import written
 from tests.openai_server import hashed_embedding
 
@@ -277,14 +276,6 @@ def names(count: int, prefix: str = "v") -> list[str]:
 def text_of(response: Any) -> str:
     assert response.status_code == 200, response.get_data(as_text=True)
     return str(response.get_data(as_text=True))
-
-
-def walk_sx(client: Client, **parameters: Any) -> dict[str, Any]:
-    return ok(view_query(client, "sx_walk", parameters))
-
-
-def orphans(client: Client, **parameters: Any) -> dict[str, Any]:
-    return ok(view_query(client, "sx_orphans", parameters))
 
 
 RRF_60 = {"kind": "rrf", "rank_constant": 60}

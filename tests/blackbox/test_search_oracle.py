@@ -1,5 +1,5 @@
-"""Conformance audit, search results against an independent oracle: a few hundred records written over
-HTTP with supplied embeddings, and for many queries the expected hits computed here from the spec's
+"""Search results against an independent oracle: a few hundred records written over HTTP with
+supplied embeddings, and for many queries the expected hits computed here from the spec's
 definitions alone ("Scopes", "Typed filters", "Ordering and ties", "How to read score", "Advanced
 query knobs", "How a search actually runs").
 
@@ -1080,9 +1080,6 @@ def test_combined_boost_equals_oracle(
         },
     )
     check(body, expected, corpus)
-
-
-# --- the reference catalog's default formulas -----------------------------------------------------
 
 
 def check_default(

@@ -1,18 +1,18 @@
-"""Conformance audit, round 8: every example of the two documents, run literally.
+"""Every example of the two documents, run literally.
 
 Each example's YAML is loaded through the catalog as written, each request is sent as written, and
 each response is checked against the example's shape (field names, nesting, types, ordering) and
 its numbers. The catalog is the reference catalog's collections (the spec's `customer_events`,
-`reflections`, `calendar_events`, `dependencies` and `components`) plus the spec's views. Where a
-name had to change (definitions are immutable per name and version in the session database, whose
-reference catalog already holds `graph_query` and `orphan_pages` with a description added), the test
-says so; `ex8_leads` is the one collection declaring the illustrative fields of the `where` example.
+`reflections`, `calendar_events`, `dependencies` and `components`) plus the spec's views (test
+catalog `ex8`). Where a name had to change (definitions are immutable per name and version in the
+session database, whose reference catalog already holds `graph_query` and `orphan_pages` with a
+description added), the test says so; `ex8_leads` is the one collection declaring the illustrative
+fields of the `where` example.
 
-Examples already pinned literally elsewhere are not repeated: the design's conf files and
-`customer_events` v2 (design_support, loaded verbatim), `GET /search` (test_spec_routes), the
-`[9, 5, 2]` score example (test_spec_scores), the RRF constant table and worked example
-(test_spec_combined), the single-search graph boost (test_spec_graph_boost), the escaping table and
-fence layouts (test_spec_render), `graph_query` over the reference catalog (test_audit_spec_3).
+Examples pinned literally elsewhere are not repeated: the design's conf files and `customer_events`
+v2 (the `bw` test catalog, loaded verbatim), `GET /search` (test_get_routes), the `[9, 5, 2]` score
+example (test_scores), the RRF constant table and worked example (test_fusion), the single-search
+graph boost (test_graph_boost), the escaping table and fence layouts (test_render).
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ from tests.integration.view_support import SPEC_GRAPH_PARAMETERS
 from tests.integration.view_support import spec_graph_response
 from tests.openai_server import OpenAIServer
 
-# --- Discovering views with GET /views ------------------------------------------------------------
+# --- the spec's examples --------------------------------------------------------------------------
 
 
 ENTRY_KEYS = {
@@ -118,9 +118,6 @@ def test_get_views_entry_has_the_example_shape(
     assert entry["profiles"] == ["pg_default"]
 
 
-# --- The view response wrapper --------------------------------------------------------------------
-
-
 def test_the_view_response_wrapper_example_replays(ex8: Client) -> None:
     """Spec, "The view response wrapper": `customer_context` called with `{"entity":
     "contact.maria", "task": "prepare Q3 update"}` in a workspace with nothing in it returns the
@@ -140,9 +137,6 @@ def test_the_view_response_wrapper_example_replays(ex8: Client) -> None:
         "profiles": ["pg_default"],
         "backend": [{"name": "pg", "layout": None, "candidate_count": 0}],
     }
-
-
-# --- Start by describing the question -------------------------------------------------------------
 
 
 def event(text: str, entity: str = "contact.maria", **values: Any) -> dict[str, Any]:
@@ -209,9 +203,6 @@ def test_upcoming_calendar_is_the_structured_example(ex8: Client, ex8_runtime: R
     )
 
 
-# --- Parameter fields -----------------------------------------------------------------------------
-
-
 def test_the_parameter_fields_example_publishes_and_applies_its_contract(ex8: Client) -> None:
     """Spec, "Parameter fields": the `entity`/`horizon`/`channels`/`k` block as written. "input_schema
     is the complete machine-readable contract, including descriptions, allowed values, numeric and
@@ -248,9 +239,6 @@ def test_the_parameter_fields_example_publishes_and_applies_its_contract(ex8: Cl
     assert body["parameters"] == {"entity": "contact.maria", "horizon": "week", "channels": [], "k": 20}
 
 
-# --- Scopes ---------------------------------------------------------------------------------------
-
-
 def test_the_scope_example_keeps_exactly_what_each_line_says(ex8: Client, ex8_runtime: Runtime) -> None:
     """Spec, "Scopes": the example block as written — `types: [event, observation]`, `status:
     active`, `keyed: any`, `versions: current` ("only the latest value of each named fact"), time
@@ -275,9 +263,6 @@ def test_the_scope_example_keeps_exactly_what_each_line_says(ex8: Client, ex8_ru
         chain += put(ex8, ex8_runtime, event(f"depth {depth}", occurred_at=jan, derived_from=[chain[-1]]))
     body = ok(view_query(ex8, "ex8_scope", {"entity": "contact.maria"}))
     assert set(ids(body)) == {base[0], base[1], new_plan, chain[1], chain[2]}
-
-
-# --- Typed filters --------------------------------------------------------------------------------
 
 
 def lead(text: str, **values: Any) -> dict[str, Any]:
@@ -306,9 +291,6 @@ def test_the_where_example_ands_its_four_conditions(ex8: Client) -> None:
         (written[name],) = written_ids(ex8, lead(name, content=content))
     body = ok(view_query(ex8, "ex8_where", {"start": start, "end": end}))
     assert set(ids(body)) == {written["match"], written["hubspot-at-start"]}
-
-
-# --- Combining several searches -------------------------------------------------------------------
 
 
 def test_the_fused_view_example_merges_by_weighted_rrf(ex8: Client, ex8_runtime: Runtime) -> None:
@@ -408,9 +390,6 @@ def test_the_weight_table_rows(ex8: Client, ex8_runtime: Runtime, weight: float,
         assert order.index(reflections[14]) == order.index(events[acts_like - 1]) + 1
     else:
         assert order[:15] == reflections
-
-
-# --- What comes back ------------------------------------------------------------------------------
 
 
 ISO_UTC = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?\+00:00$")
@@ -527,9 +506,6 @@ def test_what_comes_back_example_has_every_field(
     assert ids(body)[0] == maya  # 0.05 on a combined search "becomes the sort key"
 
 
-# --- Model reranking ------------------------------------------------------------------------------
-
-
 def test_the_rerank_example_reports_how_many_were_judged(ex8: Client, server: OpenAIServer) -> None:
     """Spec, "Model reranking": `rerank: {backend: llm_judge, top_n: 20}` over 17 matches reports
     `"rerank": {"backend": "llm_judge", "top_n": 20, "model": "cheap", "judged_records": 17}` and
@@ -540,9 +516,6 @@ def test_the_rerank_example_reports_how_many_were_judged(ex8: Client, server: Op
     assert len(body["hits"]) == 17
     assert body["rerank"] == {"backend": "llm_judge", "top_n": 20, "model": "cheap", "judged_records": 17}
     assert body["ranking"] == {"kind": "llm_judge", **SCORED_RANKING}
-
-
-# --- Rank expressions -----------------------------------------------------------------------------
 
 
 CONVENTION = ["sum", [["product", 1.0, ["normalize", ["text_match"]]]]]
@@ -590,9 +563,6 @@ def test_rank_expression_examples_compute_their_values(
     assert [hit["rank_score"] for hit in body["hits"]] == pytest.approx(expected, abs=2e-3)
     assert [hit["score"] for hit in body["hits"]] == [1.0, 0.0]
     assert body["ranking"]["kind"] == "rank_expression"
-
-
-# --- Graph views and orphan reports ---------------------------------------------------------------
 
 
 def test_the_graph_query_example_yaml_replays(ex8: Client) -> None:
@@ -652,9 +622,6 @@ def test_the_orphan_pages_example_yaml_replays(ex8: Client, ex8_runtime: Runtime
     assert ok(view_query(ex8, "ex8_orphan_pages", {"limit": 2}))["truncated"] is True
 
 
-# --- Fencing rendered rows ------------------------------------------------------------------------
-
-
 def test_the_fence_example_yields_the_example_block(ex8: Client, ex8_runtime: Runtime) -> None:
     """Spec, "Fencing rendered rows": the `fence` block as written "yields" the preamble, the
     `<records untrusted="true">` element and the row `[id=…] 2026-07-01T10:22Z | main/event |
@@ -674,9 +641,6 @@ def test_the_fence_example_yields_the_example_block(ex8: Client, ex8_runtime: Ru
         "</records>"
     )
     assert body["truncated"] is False
-
-
-# --- What comes back, the hit with the design's customer_events v2 --------------------------------
 
 
 def enrichment_reply(messages: list[dict[str, Any]]) -> str:
@@ -747,9 +711,6 @@ def test_the_example_hit_replays_on_the_designs_collection(
     )
 
 
-# --- Rank expressions: the shipped default's file, published by a catalog -------------------------
-
-
 SHIPPED_DEFAULT_EXCERPT = """\
 candidates: 200
 variants:
@@ -779,3 +740,23 @@ def test_the_rank_default_file_example_loads_and_ranks_text(
     body = search(client, {"q": "budget review", "mode": "text"})
     assert ids(body) == [a, b]
     assert [hit["rank_score"] for hit in body["hits"]] == pytest.approx([2.0, 1.0], abs=2e-3)
+
+
+def test_get_views_lists_customer_context_as_the_spec_shows(client: Client, sx: Client) -> None:
+    """Spec, "Discovering views with GET /views": the customer_context entry. `sx_context` v1
+    declares the same contract over `sx_notes` (test_spec_views pins its entry key by key)."""
+    entry = listed_views(client)[("customer_context", 1)]
+    same_contract = listed_views(sx)[("sx_context", 1)]
+    assert entry["hash"].startswith("sha256-") and entry["hash"] != same_contract["hash"]
+    renamed = {"name": "customer_context", "hash": entry["hash"], "collections": ["customer_events"]}
+    assert entry == {**same_contract, **renamed}
+
+
+def test_graph_query_reproduces_the_spec_example(client: Client) -> None:
+    """Spec, "Graph views": the `graph_query` request and response, field for field."""
+    text = SPEC_GRAPH_CONTENT["text"]
+    record = {"collection": "dependencies", "entity": "people/maya", "type": "link", "text": text}
+    (edge,) = written_ids(client, {**record, "content": SPEC_GRAPH_CONTENT}, query="?wait=true")
+    body = ok(view_query(client, "graph_query", SPEC_GRAPH_PARAMETERS))
+    view = listed_views(client)[("graph_query", 1)]
+    assert body == spec_graph_response({"name": "graph_query", "version": 1, "hash": view["hash"]}, edge)

@@ -1,13 +1,7 @@
-"""Audit: collection versions and declared fields over time.
-
-Design §1 "Collections" ("Records store the version they were written under, and every field read
-uses the declaration of *that* version"), §2 "The catalog" (immutable versions), and the spec's
-"Typed filters", "Ordering and ties", "What comes back" and "What is checked, and when".
-
-Records of `av6_ev` v1 are written by an app over the OLD catalog (v1 only). The catalog then gains
-v2, which moves `channel`, gives `when` a fallback path, changes `kind`'s type, makes `hidden`
-filterable and returnable and adds `tier`; a NEW app starts over the same database and reads both.
-Every name carries the `av6_` prefix: definitions are immutable in the shared session database.
+"""Collection versions and declared fields over time (design §1 "Collections": every field read
+uses the declaration of the version a record was written under; spec "Typed filters",
+"Ordering and ties", "What comes back"). Records of `av6_ev` v1 are written by an app over the
+old catalog; a new app over the catalog that gained v2 reads both.
 """
 
 from __future__ import annotations
@@ -18,6 +12,9 @@ from typing import Any
 import pytest
 
 from memseek.runtime import Runtime
+from tests.blackbox.design_support import current_flags
+from tests.blackbox.design_support import rec
+from tests.blackbox.design_support import retract
 from tests.blackbox.support import ids
 from tests.blackbox.support import rejects
 from tests.blackbox.support import search
@@ -28,6 +25,7 @@ from tests.conftest import client_for
 from tests.helpers import locs
 from tests.helpers import ok
 from tests.helpers import post_records
+from tests.helpers import written_ids
 
 # --- reading each record with its own version -----------------------------------------------------
 
@@ -391,6 +389,16 @@ def test_an_approved_draft_keeps_the_version_it_was_written_under(old: Client, n
     assert (approved["collection_version"], approved["current"]) == (1, True)
     body = {"mode": "recent", "scope": {"collections": ["av6_slot"]}, "fields": ["v"]}
     assert [(hit["id"], hit["fields"]) for hit in search(new, body)["hits"]] == [(draft, {"v": "one"})]
+
+
+def test_a_slot_spans_the_versions_of_its_collection(bw: Client) -> None:
+    """§1: "A slot is `(workspace, collection, entity, key, status)`" — the collection, not its
+    version: a value written under a pinned older version supersedes the active version's."""
+    (newer_version,) = written_ids(bw, rec("customer_events", key="tier", text="gold"))
+    (pinned,) = written_ids(bw, rec("customer_events", collection_version=1, key="tier", text="platinum"))
+    assert current_flags(bw, newer_version, pinned) == [False, True]
+    assert retract(bw, pinned).status_code == 200
+    assert current_flags(bw, newer_version) == [True]
 
 
 # --- rendered rows show each version's displayed scores -------------------------------------------
