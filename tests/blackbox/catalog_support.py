@@ -18,9 +18,6 @@ from tests.helpers import fixture_catalog
 from tests.helpers import listed_views
 from tests.helpers import write_files
 
-# --- used by several test modules -----------------------------------------------------------------
-
-
 VIEWS = catalog_text("bv10", "views/bv10.yaml")
 """The `bv10_` views (test catalog `bv10`, with its package `bv10_pkg`)."""
 
@@ -42,6 +39,13 @@ def one_view(version: str, body: str, active: str = "    active: true\n") -> str
 def av6_catalog(root: Path, collections: str, **files: str) -> Path:
     """A catalog folder holding `collections` (and `files`, relative path → text)."""
     return fixture_catalog(root, files={"collections/av6.yaml": collections, **files}, rank_default=True)
+
+
+OLD = catalog_text("av6-old", "collections/av6.yaml")
+"""The catalog before v2 is published (test catalog `av6-old`): `av6_ev` and `av6_slot` v1."""
+NEW = catalog_text("av6-new", "collections/av6.yaml")
+"""The catalog after v2 is published (test catalog `av6-new`): v1 unchanged except that it is no
+longer active; v2 of `av6_ev` and `av6_slot`, and `av6_num`, `av6_enr`."""
 
 
 def call_tool(client: Client, name: str, arguments: dict[str, Any]) -> dict[str, Any]:

@@ -117,7 +117,7 @@ def recent(client: Client, collection: str, **scope: Any) -> list[dict[str, Any]
     return ok(client.post("/search", json=body))["hits"]  # type: ignore[no-any-return]
 
 
-# --- used by several test modules -----------------------------------------------------------------
+# --- used by several subject modules --------------------------------------------------------------
 
 
 def one_id(client: Client, record: dict[str, Any], query: str = "") -> str:

@@ -11,9 +11,6 @@ from typing import Any
 
 from tests.openai_server import OpenAIServer
 
-# --- used by several test modules -----------------------------------------------------------------
-
-
 NOTES = {"collections": ["sx_notes"]}
 RRF = {"kind": "rrf"}
 RECORD = re.compile(r'<record id="([^"]+)">(.*?)</record>')

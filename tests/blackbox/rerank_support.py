@@ -9,9 +9,6 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-# --- used by several test modules -----------------------------------------------------------------
-
-
 NOTES = {"collections": ["sx_notes"]}
 RECORD = re.compile(r'<record id="([^"]+)">(.*?)</record>')
 """One record of the judge's prompt: its prompt id and text."""

@@ -225,7 +225,7 @@ def mcp_tools(client: Client) -> dict[str, dict[str, Any]]:
     return {tool["name"]: tool for tool in mcp_result(client, "tools/list", {})["tools"]}
 
 
-# --- used by several test modules -----------------------------------------------------------------
+# --- used by several subject modules --------------------------------------------------------------
 
 
 COMBINED = {

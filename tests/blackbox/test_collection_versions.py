@@ -294,7 +294,7 @@ def test_pinning_the_versions_that_declare_a_field_makes_it_usable(
     new: Client, old: Client, versions: tuple[int, ...], body: dict[str, Any]
 ) -> None:
     """Spec Scopes: `collection_versions` narrows the versions read, so the field rules apply to
-    those versions only (test_spec_response pins `extra` the same way)."""
+    those versions only (test_response pins `extra` the same way)."""
     (v1,) = write(old, ev("v1", {"kind": "word", "tier": "gold", "hidden": "x"}))
     (v2,) = write(new, ev("v2", {"kind": 3, "tier": "gold", "hidden": "x"}))
     body = {"mode": "recent", "scope": scope(*versions), **body}

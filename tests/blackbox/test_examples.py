@@ -744,7 +744,7 @@ def test_the_rank_default_file_example_loads_and_ranks_text(
 
 def test_get_views_lists_customer_context_as_the_spec_shows(client: Client, sx: Client) -> None:
     """Spec, "Discovering views with GET /views": the customer_context entry. `sx_context` v1
-    declares the same contract over `sx_notes` (test_spec_views pins its entry key by key)."""
+    declares the same contract over `sx_notes` (test_views pins its entry key by key)."""
     entry = listed_views(client)[("customer_context", 1)]
     same_contract = listed_views(sx)[("sx_context", 1)]
     assert entry["hash"].startswith("sha256-") and entry["hash"] != same_contract["hash"]

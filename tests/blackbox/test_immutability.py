@@ -12,6 +12,7 @@ import pytest
 from memseek.catalog.problems import CatalogError
 from memseek.errors import StartupError
 from memseek.runtime import Runtime
+from tests.blackbox.catalog_support import NEW
 from tests.blackbox.catalog_support import av6_catalog
 from tests.blackbox.catalog_support import bv_catalog
 from tests.blackbox.catalog_support import collections_file
@@ -74,11 +75,6 @@ def test_an_invalid_catalog_refuses_to_start(bw_url: str, tmp_path: Path) -> Non
     assert result.returncode != 0
     assert "collections/c.yaml: collection c v1: collections[0].keyed" in result.stderr
     assert "Traceback" not in result.stderr
-
-
-NEW = catalog_text("av6-new", "collections/av6.yaml")
-"""The catalog after v2 is published (test catalog `av6-new`): v1 unchanged except that it is no
-longer active; v2 of `av6_ev` and `av6_slot`, and `av6_num`, `av6_enr`."""
 
 
 def test_changing_a_field_path_of_a_loaded_version_is_refused(

@@ -229,7 +229,7 @@ def test_hash_has_the_spec_form(bv: Client) -> None:
     assert all(v["hash"].startswith("sha256-") for v in listed_views(bv).values())
 
 
-def test_get_views_publishes_the_audit_views_contract(ald: Client) -> None:
+def test_get_views_publishes_the_ald_views_contract(ald: Client) -> None:
     entry = listed_views(ald)[("ald_list", 1)]
     assert entry["parameters"] == {
         "who": {"type": "string_array", "required": True, "default": None},
