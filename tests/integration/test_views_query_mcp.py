@@ -68,6 +68,7 @@ def test_every_active_view_is_a_tool_without_a_package(view_runtime: Runtime, vc
     rendered, raw = texts(called)
     assert rendered == expected["rendered"]
     assert json.loads(raw) == called.structured_content
+    assert "rendered" not in called.structured_content  # the block comes once, as the first text
     assert called.structured_content["input_record_ids"] == expected["input_record_ids"]
     assert called.structured_content["view"] == expected["view"]
 

@@ -77,6 +77,7 @@ views:
   - name: g_walk
     version: 2
     kind: graph
+    description: Walk the g_ link graph from a node, at most three links deep.
     graph: {edges: g_links, subject: from_node, object: to_node, predicate: relationship}
     parameters:
       seed: {type: string, required: true, description: Where the walk starts.}
