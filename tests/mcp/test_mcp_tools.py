@@ -7,7 +7,6 @@ streamable HTTP (`/mcp` of a served app) and over stdio (`memseek mcp` of this e
 from __future__ import annotations
 
 import sys
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,7 +18,6 @@ from flask import Flask
 from mcp import Client
 from mcp import ClientSession
 from mcp.shared.exceptions import MCPError
-from werkzeug.serving import make_server
 
 from memseek.api.mcp import build_server
 from memseek.runtime import Runtime
@@ -28,6 +26,7 @@ from tests.conftest import Tenant
 from tests.helpers import cli_env
 from tests.helpers import fetch
 from tests.helpers import ok
+from tests.helpers import served_in_thread
 from tests.helpers import view_query
 from tests.mcp.support import assert_view_result
 from tests.mcp.support import assert_write_result
@@ -164,11 +163,8 @@ def test_errors_are_tool_results_with_the_services_loc(
 @pytest.fixture(name="mcp_url")
 def mcp_url_fixture(wc_app: Flask) -> Iterator[str]:
     """The `wc_` app behind a real HTTP server on an ephemeral port."""
-    server = make_server("127.0.0.1", 0, wc_app, threaded=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_port}/mcp"
-    server.shutdown()
+    with served_in_thread(wc_app) as port:
+        yield f"http://127.0.0.1:{port}/mcp"
 
 
 async def write_then_recall(session: ClientSession) -> tuple[types.ListToolsResult, Any, Any]:
