@@ -6,7 +6,9 @@ read back with `GET /records/{id}` and through views, never from the tables dire
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,8 +18,12 @@ from jsonschema import Draft202012Validator
 from openapi_spec_validator import validate
 from sqlalchemy.engine import Engine
 
+from memseek.catalog.load import load_catalog
 from memseek.catalog.parameters import input_schema
+from memseek.catalog.problems import CatalogError
+from memseek.catalog.store import register_definitions
 from memseek.runtime import Runtime
+from memseek.search.view_checks import VIEW_CHECKS
 from memseek.search.views import public_hash
 from memseek.write.worker import BackgroundWorker
 from tests.conftest import Client
@@ -437,3 +443,37 @@ def test_a_package_decides_which_versions_are_called(wc_pkg_runtime: Runtime, te
     assert (record["type"], record["text"]) == ("observation", "v2: pinned")
     assert error(call(client, "wc_propose", {"entity": "e", "topic": "channel", "value": "x"}), 404)
     created(call(client, "wc_fact", FACT))
+
+
+# --- definitions are immutable -----------------------------------------------------------------------
+
+
+def test_a_stored_write_contract_cannot_change(
+    engine: Engine, wc_runtime: Runtime, wc_catalog: Path, tmp_path: Path
+) -> None:
+    """The wc_ definitions are already stored (the session's wc_ runtime registered them): loading
+    a changed wc_fact v1 is refused, a new version or another `active` is not."""
+    original = (wc_catalog / "writes" / "wc.yaml").read_text()
+
+    def register(text: str) -> None:
+        root = tmp_path / str(len(list(tmp_path.iterdir())))
+        shutil.copytree(wc_catalog, root)
+        (root / "writes" / "wc.yaml").write_text(text)
+        with engine.connect() as conn, conn.begin() as transaction:
+            try:
+                register_definitions(conn, load_catalog(root, view_checks=VIEW_CHECKS))
+            finally:
+                transaction.rollback()  # stored definitions outlive tests: leave none behind
+
+    register(
+        original.replace(
+            "  - name: wc_note\n    version: 1\n    active: true\n", "  - name: wc_note\n    version: 1\n"
+        )
+    )
+    with pytest.raises(CatalogError) as caught:
+        register(original.replace("The fact's value.", "The fact's new value."))
+    (problem,) = caught.value.problems
+    assert str(problem).startswith(
+        "writes/wc.yaml: write wc_fact v1: content differs from the stored write wc_fact v1"
+    )
+    assert "publish a new version" in problem.msg
