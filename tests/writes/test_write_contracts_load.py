@@ -21,6 +21,7 @@ from memseek.catalog.load import load_catalog
 from memseek.catalog.problems import CatalogError
 from memseek.catalog.problems import Problem
 from memseek.catalog.problems import format_loc
+from memseek.paths import reference_catalog
 from memseek.search.view_checks import VIEW_CHECKS
 from tests.helpers import build_catalog
 
@@ -496,3 +497,23 @@ def test_an_undescribed_view_is_a_tool_only_without_a_package(tmp_path: Path) ->
     root = packaged(tmp_path, "{note: 1}", "ask, note")
     assert "ask" in [t.name for t in load(root).tools()]
     assert problems_of(root, package="app")
+
+
+def test_the_reference_catalog_is_agent_complete() -> None:
+    """The reference catalog ships `remember` (an active note in the general memory collection) and
+    `propose_fact` (a keyed fact as a draft), views that read them back, and a description on
+    every view, write contract and parameter: each is a tool an agent reads."""
+    catalog = load(reference_catalog())
+    remember, propose = catalog.write("remember"), catalog.write("propose_fact")
+    assert (remember.collection, remember.status, remember.key) == ("memories", "active", None)
+    assert (propose.collection, propose.status, propose.key) == ("memories", "draft", "{{fact}}")
+    for contract in (*catalog.all_views(), *catalog.all_writes()):
+        assert contract.description, contract.name
+        assert all(p.description for p in contract.parameters.values()), contract.name
+    agent = load(reference_catalog(), package="memory_agent")
+    assert [(t.name, t.version) for t in agent.tools()] == [
+        ("recall", 1),
+        ("proposed_facts", 1),
+        ("remember", 1),
+        ("propose_fact", 1),
+    ]
