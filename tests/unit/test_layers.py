@@ -19,6 +19,8 @@ import memseek
 ROOT = Path(memseek.__file__).resolve().parent
 
 LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
+    # the SDK stands alone below everything: it talks to the service over HTTP only
+    ("sdk", frozenset({"client"})),
     ("base", frozenset({"memseek", "errors", "settings", "schema", "paths", "jsontext", "storable"})),
     ("resources", frozenset({"db", "auth", "migrate", "catalog", "models"})),
     ("services", frozenset({"search", "write", "runtime", "indexes"})),
