@@ -303,13 +303,21 @@ def _enrichment_problems(collection: Collection, catalog: Catalog) -> Found:
     ]
 
 
+def written_types(contract: WriteContract) -> tuple[str, ...]:
+    """The record types a contract can write: its fixed type, or its type parameter's enum."""
+    name = _whole(contract.type)
+    parameter = contract.parameters.get(name) if name is not None else None
+    return tuple(parameter.enum) if parameter is not None and parameter.enum else (contract.type,)
+
+
 # --- calls -------------------------------------------------------------------------------------
 
 
 def filled_record(contract: WriteContract, values: Mapping[str, Any]) -> dict[str, Any]:
     """The record one call writes, as `POST /records` takes it: the template filled with the
     call's (validated) parameter values; an omitted optional value removes what it would fill."""
-    return fill_template(contract.template(), values)  # type: ignore[no-any-return]
+    filled: dict[str, Any] = fill_template(contract.template(), values)
+    return filled
 
 
 def blamed(contract: WriteContract, details: Sequence[Detail]) -> list[Detail]:
@@ -336,10 +344,3 @@ def _blame(contract: WriteContract, detail: Detail) -> list[Detail]:
         ]
     in_record = bool(rest) and rest[0] in RecordTemplate.model_fields
     return [Detail(("record", *rest) if in_record else rest, detail.msg)]
-
-
-def written_types(contract: WriteContract) -> tuple[str, ...]:
-    """The record types a contract can write: its fixed type, or its type parameter's enum."""
-    name = _whole(contract.type)
-    parameter = contract.parameters.get(name) if name is not None else None
-    return tuple(parameter.enum) if parameter is not None and parameter.enum else (contract.type,)
