@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from dataclasses import field
 from typing import Any
+from typing import TypeVar
 
 from memseek.catalog.base import Capability
 from memseek.catalog.conf import Enrichment
@@ -28,6 +29,7 @@ from memseek.models.config import ModelDecl
 
 Contract = View | WriteContract
 """What a caller invokes by name with typed parameters, and what an agent gets as a tool."""
+C = TypeVar("C", View, WriteContract)
 
 
 class UnknownDefinition(LookupError):
@@ -98,11 +100,14 @@ class Catalog:
 
     def view(self, name: str, version: int | None = None) -> View:
         """Version `version` of view `name`, or its active version (package-aware) when None."""
-        for candidate in self.views.get(name, ()):
+        return self._version(self.views.get(name, ()), version, f"view {name!r}")
+
+    def _version(self, versions: tuple[C, ...], version: int | None, label: str) -> C:
+        for candidate in versions:
             if (candidate.version == version) if version is not None else self.is_active(candidate):
                 return candidate
         wanted = f"version {version}" if version is not None else "an active version"
-        raise UnknownDefinition(f"view {name!r} has no {wanted}")
+        raise UnknownDefinition(f"{label} has no {wanted}")
 
     def all_views(self) -> tuple[View, ...]:
         """Every loaded view version, by name then version."""
@@ -122,11 +127,7 @@ class Catalog:
 
     def write(self, name: str, version: int | None = None) -> WriteContract:
         """Version `version` of write contract `name`, or its active version (package-aware)."""
-        for candidate in self.writes.get(name, ()):
-            if (candidate.version == version) if version is not None else self.is_active(candidate):
-                return candidate
-        wanted = f"version {version}" if version is not None else "an active version"
-        raise UnknownDefinition(f"write contract {name!r} has no {wanted}")
+        return self._version(self.writes.get(name, ()), version, f"write contract {name!r}")
 
     def all_writes(self) -> tuple[WriteContract, ...]:
         """Every loaded write contract version, by name then version."""
