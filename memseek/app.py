@@ -24,6 +24,7 @@ from memseek.api import records
 from memseek.api import search
 from memseek.api import view_query
 from memseek.api import views
+from memseek.api import writes
 from memseek.api.common import runtime
 from memseek.auth import authenticate
 from memseek.boot import build_runtime
@@ -45,7 +46,17 @@ _RULE_VARIABLE = re.compile(r"<(?:[^:>]+:)?([^>]+)>")
 ROUTE_VARIABLES = {"raw_id": "id"}
 """Route variables named differently in the code than in the documented paths."""
 HTTP_CODES = {404: "not_found", 405: "method_not_allowed", 413: PayloadTooLarge.code}
-BLUEPRINTS = (health.bp, openapi.bp, views.bp, view_query.bp, rank.bp, records.bp, search.bp, mcp.bp)
+BLUEPRINTS = (
+    health.bp,
+    openapi.bp,
+    views.bp,
+    view_query.bp,
+    rank.bp,
+    records.bp,
+    writes.bp,
+    search.bp,
+    mcp.bp,
+)
 
 
 def create_app(settings: Settings | None = None, *, shared: Runtime | None = None) -> Flask:

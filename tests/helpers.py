@@ -14,6 +14,7 @@ import socket
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -280,6 +281,21 @@ def http_call(
             return response.status, json.loads(text) if "json" in response.headers["Content-Type"] else text
     except urllib.error.HTTPError as exc:
         return exc.code, json.loads(exc.read().decode())
+
+
+@contextmanager
+def served_in_thread(app: Flask) -> Iterator[int]:
+    """`app` behind a real threaded HTTP server on an ephemeral port of 127.0.0.1 (its port), for
+    clients that need a socket, such as the MCP SDK's streamable HTTP client."""
+    from werkzeug.serving import make_server
+
+    server = make_server("127.0.0.1", 0, app, threaded=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server.server_port
+    finally:
+        server.shutdown()
 
 
 class PortTaken(AssertionError):
