@@ -88,9 +88,11 @@ def ex8(ex8_runtime: Runtime, tenant: Tenant, server: OpenAIServer) -> Client:
 @pytest.mark.parametrize(
     ("view", "collections", "capabilities"),
     [
-        pytest.param("customer_context", ["customer_events"], [], id="discovering-views-customer_context"),
         pytest.param(
-            "upcoming_calendar", ["calendar_events"], ["structured"], id="discovering-views-calendar"
+            "ex8_customer_context", ["customer_events"], [], id="discovering-views-customer_context"
+        ),
+        pytest.param(
+            "ex8_upcoming_calendar", ["calendar_events"], ["structured"], id="discovering-views-calendar"
         ),
         pytest.param("ex8_fused", ["customer_events", "reflections"], [], id="discovering-views-fused"),
     ],
@@ -123,12 +125,13 @@ def test_the_view_response_wrapper_example_replays(ex8: Client) -> None:
     "contact.maria", "task": "prepare Q3 update"}` in a workspace with nothing in it returns the
     example, field for field (`hash` aside, and `rendered`, which the example shows as null for a
     view declaring `render: true`)."""
-    body = ok(view_query(ex8, "customer_context", {"entity": "contact.maria", "task": "prepare Q3 update"}))
+    arguments = {"entity": "contact.maria", "task": "prepare Q3 update"}
+    body = ok(view_query(ex8, "ex8_customer_context", arguments))
     assert list(body) == WRAPPER_KEYS
-    view_hash = listed_views(ex8)[("customer_context", 1)]["hash"]
+    view_hash = listed_views(ex8)[("ex8_customer_context", 1)]["hash"]
     del body["rendered"]
     assert body == {
-        "view": {"name": "customer_context", "version": 1, "hash": view_hash},
+        "view": {"name": "ex8_customer_context", "version": 1, "hash": view_hash},
         "parameters": {"entity": "contact.maria", "task": "prepare Q3 update"},
         "hits": [],
         "ranking": {"kind": "rank_expression", **SCORED_RANKING},
@@ -162,7 +165,8 @@ def test_customer_context_returns_only_that_customers_records(ex8: Client, ex8_r
         *(event(f"Q3 budget update {i}", occurred_at=ago(i + 1)) for i in range(22)),
         event("Q3 budget update for someone else", entity="contact.john"),
     )[:22]
-    body = ok(view_query(ex8, "customer_context", {"entity": "contact.maria", "task": "prepare Q3 update"}))
+    arguments = {"entity": "contact.maria", "task": "prepare Q3 update"}
+    body = ok(view_query(ex8, "ex8_customer_context", arguments))
     assert len(body["hits"]) == 20 and set(ids(body)) <= set(mine)
     assert [hit["rank"] for hit in body["hits"]] == list(range(1, 21))
     assert all(set(hit) == {"id", "rank", "score", "rank_score"} for hit in body["hits"])
@@ -191,7 +195,7 @@ def test_upcoming_calendar_is_the_structured_example(ex8: Client, ex8_runtime: R
         meeting("early", "2026-07-02T09:00:00Z"),
         meeting("on end", "2026-07-08T00:00:00Z"),
     )
-    body = ok(view_query(ex8, "upcoming_calendar", window))
+    body = ok(view_query(ex8, "ex8_upcoming_calendar", window))
     assert ids(body) == [on_start, early, late]
     assert body["ranking"] == {"kind": "structured", "scored": False}
     assert body["hits"] == [{"id": rid, "rank": i, "score": None} for i, rid in enumerate(ids(body), 1)]
@@ -744,12 +748,24 @@ def test_the_rank_default_file_example_loads_and_ranks_text(
 
 def test_get_views_lists_customer_context_as_the_spec_shows(client: Client, sx: Client) -> None:
     """Spec, "Discovering views with GET /views": the customer_context entry. `sx_context` v1
-    declares the same contract over `sx_notes` (test_views pins its entry key by key)."""
+    declares the same contract over `sx_notes` (test_views pins its entry key by key).
+    The reference catalog describes the view and each parameter (agents read those); apart from
+    the descriptions the entry is the spec's."""
     entry = listed_views(client)[("customer_context", 1)]
     same_contract = listed_views(sx)[("sx_context", 1)]
     assert entry["hash"].startswith("sha256-") and entry["hash"] != same_contract["hash"]
+    assert all(p["description"] for p in entry["input_schema"]["properties"].values())
     renamed = {"name": "customer_context", "hash": entry["hash"], "collections": ["customer_events"]}
-    assert entry == {**same_contract, **renamed}
+    assert without_descriptions(entry) == without_descriptions({**same_contract, **renamed})
+
+
+def without_descriptions(value: Any) -> Any:
+    """`value` with every `description` key removed, at any depth."""
+    if isinstance(value, dict):
+        return {key: without_descriptions(item) for key, item in value.items() if key != "description"}
+    if isinstance(value, list):
+        return [without_descriptions(item) for item in value]
+    return value
 
 
 def test_graph_query_reproduces_the_spec_example(client: Client) -> None:

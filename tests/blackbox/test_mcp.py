@@ -119,20 +119,22 @@ def test_a_package_view_that_is_not_a_tool_is_not_callable_as_one(av5_pkg: Clien
 
 def test_a_tool_call_returns_the_rendered_text_plus_the_json_result(sx: Client) -> None:
     """Design: "a call runs the same view path and returns the rendered text plus the JSON
-    result"."""
+    result"; issue 41: the rendered block comes back once, as text, and the structured result
+    does not repeat it."""
     (record,) = write(sx, note("tool budget", entity="toolee", occurred_at=at(1, 10, 22)))
     result = call_tool(sx, "sx_context", {"entity": "toolee", "task": "budget"})["result"]
     assert result.get("isError") is not True
     structured = result["structuredContent"]
     assert structured["input_record_ids"] == [record] and structured["view"]["name"] == "sx_context"
+    assert "rendered" not in structured
     rendered = f"[id={record}] 2026-07-01T10:22Z | sx_notes/note | tool budget"
-    assert structured["rendered"] == rendered
     texts = [block["text"] for block in result["content"] if block["type"] == "text"]
-    assert rendered in texts
+    assert texts[0] == rendered and sum(rendered in text for text in texts) == 1
     parsed = [json.loads(text) for text in texts if text.startswith("{")]
     assert parsed == [structured]
     direct = ok(view_query(sx, "sx_context", {"entity": "toolee", "task": "budget"}))
     assert direct["input_record_ids"] == structured["input_record_ids"]
+    assert direct["rendered"] == rendered
 
 
 @pytest.mark.parametrize(
@@ -341,10 +343,10 @@ def test_stdio_call_returns_the_fenced_escaped_rendered_text_plus_the_json_resul
     assert shown == rendered
     structured = called.structured_content
     assert json.loads(raw) == structured
-    assert structured["rendered"] == rendered and structured["input_record_ids"] == [record]
+    assert "rendered" not in structured and structured["input_record_ids"] == [record]
     direct = ok(view_query(ag6, "ag6_fenced", arguments))
     assert structured["view"] == direct["view"] and structured["parameters"] == direct["parameters"]
-    assert structured["rendered"] == direct["rendered"]
+    assert shown == direct["rendered"]
 
 
 NOT_WIDER = [
