@@ -45,6 +45,7 @@ from memseek.schema import EMBEDDING_DIM
 from memseek.schema import processing_queue
 from memseek.schema import records
 from memseek.write import store
+from memseek.write import text_stats
 from memseek.write.enrich import enrich
 from memseek.write.prepare import missing_enrichments
 
@@ -382,6 +383,8 @@ class BackgroundWorker:
             while not self._stop.is_set():
                 try:
                     busy = process_batch(self.runtime, self.batch, self.policy) > 0
+                    if not busy:  # between batches, never delaying one
+                        text_stats.compact_due(self.runtime.engine)
                 except Exception:
                     log.exception("worker loop error")
                     busy = False

@@ -1,0 +1,63 @@
+"""The workspaces' BM25 statistics (sql/0014_bm25.sql): compacting their append-only deltas.
+
+Triggers on `records` append one `text_corpus` row per write statement and workspace, and one
+`text_lexemes` row per lexeme it wrote; a search sums a workspace's rows. Nothing is updated in
+place, so concurrent writers of one workspace never wait for each other's counts; the rows a
+search sums grow with the writes since the last compaction, which folds them into one row each.
+"""
+
+from __future__ import annotations
+
+from uuid import UUID
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection
+from sqlalchemy.engine import Engine
+
+from memseek.schema import text_corpus
+from memseek.schema import text_lexemes
+
+COMPACT_AFTER = 32
+"""A workspace is compacted once it has more `text_corpus` rows than this (write statements since
+its last compaction): a search then sums at most about this many rows per query lexeme."""
+
+C = text_corpus.c
+L = text_lexemes.c
+
+
+def compact(conn: Connection, workspace_id: UUID) -> None:
+    """Fold the workspace's deltas into one row for its totals and one per lexeme (none for a
+    lexeme no record holds any more).
+
+    Each fold is one statement deleting rows and inserting their sum: a writer's rows committed
+    meanwhile are not among those deleted and stay, and a concurrent compaction deletes (and so
+    sums) only the rows this one did not, so no count is lost or doubled."""
+    ws = sa.literal(workspace_id, C.workspace_id.type)
+    gone = sa.delete(text_corpus).where(C.workspace_id == ws).returning(C.records, C.length).cte("gone")
+    folded = sa.select(ws, sa.func.sum(gone.c.records), sa.func.sum(gone.c.length)).having(
+        sa.func.count() > 0
+    )
+    conn.execute(text_corpus.insert().from_select(["workspace_id", "records", "length"], folded))
+    repeated = sa.select(L.lexeme).where(L.workspace_id == ws).group_by(L.lexeme).having(sa.func.count() > 1)
+    gone = (
+        sa.delete(text_lexemes)
+        .where(L.workspace_id == ws, L.lexeme.in_(repeated.scalar_subquery()))
+        .returning(L.lexeme, L.records)
+        .cte("gone")
+    )
+    total = sa.func.sum(gone.c.records)
+    folded = sa.select(ws, gone.c.lexeme, total).group_by(gone.c.lexeme).having(total != 0)
+    conn.execute(text_lexemes.insert().from_select(["workspace_id", "lexeme", "records"], folded))
+
+
+def compact_due(engine: Engine) -> int:
+    """Compact every workspace with more than `COMPACT_AFTER` deltas, each in its own
+    transaction; how many were compacted."""
+    with engine.begin() as conn:
+        due = conn.scalars(
+            sa.select(C.workspace_id).group_by(C.workspace_id).having(sa.func.count() > COMPACT_AFTER)
+        ).all()
+    for workspace_id in due:
+        with engine.begin() as conn:
+            compact(conn, workspace_id)
+    return len(due)
