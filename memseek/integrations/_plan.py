@@ -4,7 +4,8 @@ A plan is a generator that yields steps and receives their results: a `Call` is 
 client (`lambda m: m.search(spec)`), which returns the result on a `Memseek` and a coroutine of
 it on an `AsyncMemseek` — the two clients have the same methods — and a `Gather` is several
 calls whose results come back as a list. `run` drives a plan with blocking calls, one after
-another; `arun` awaits them, a `Gather`'s concurrently.
+another; `arun` awaits them, a `Gather`'s concurrently. A call's `MemseekError` is raised inside
+the plan at its `yield`, so a plan may catch the errors it expects (`except Conflict`).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import TypeVar
 
 from memseek.client import AsyncMemseek
 from memseek.client import Memseek
+from memseek.client import MemseekError
 
 T = TypeVar("T")
 Call = Callable[[Any], Any]
@@ -35,25 +37,40 @@ Plan = Generator[Call | Gather, Any, T]
 
 def run(plan: Plan[T], client: Memseek) -> T:
     """Drive `plan` with blocking calls on `client`."""
-    try:
-        step = next(plan)
-        while True:
-            outcome = [call(client) for call in step.calls] if isinstance(step, Gather) else step(client)
-            step = plan.send(outcome)
-    except StopIteration as done:
-        return done.value  # type: ignore[no-any-return]
+    outcome: Any = None
+    error: MemseekError | None = None
+    while True:
+        try:
+            step = plan.send(outcome) if error is None else plan.throw(error)
+        except StopIteration as done:
+            return done.value  # type: ignore[no-any-return]
+        try:
+            outcome, error = _called(step, client), None
+        except MemseekError as exc:
+            outcome, error = None, exc
+
+
+def _called(step: Call | Gather, client: Memseek) -> Any:
+    return [call(client) for call in step.calls] if isinstance(step, Gather) else step(client)
 
 
 async def arun(plan: Plan[T], client: AsyncMemseek) -> T:
     """Drive `plan` on `client`, a `Gather`'s calls concurrently (the first error is raised as
-    it is, not wrapped in a group, so callers catch the SDK's own error classes)."""
-    try:
-        step = next(plan)
-        while True:
-            if isinstance(step, Gather):
-                outcome: Any = list(await asyncio.gather(*(call(client) for call in step.calls)))
-            else:
-                outcome = await step(client)
-            step = plan.send(outcome)
-    except StopIteration as done:
-        return done.value  # type: ignore[no-any-return]
+    it is, not wrapped in a group, so plans and callers catch the SDK's own error classes)."""
+    outcome: Any = None
+    error: MemseekError | None = None
+    while True:
+        try:
+            step = plan.send(outcome) if error is None else plan.throw(error)
+        except StopIteration as done:
+            return done.value  # type: ignore[no-any-return]
+        try:
+            outcome, error = (await _awaited(step, client)), None
+        except MemseekError as exc:
+            outcome, error = None, exc
+
+
+async def _awaited(step: Call | Gather, client: AsyncMemseek) -> Any:
+    if isinstance(step, Gather):
+        return list(await asyncio.gather(*(call(client) for call in step.calls)))
+    return await step(client)
