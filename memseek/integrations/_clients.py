@@ -22,6 +22,9 @@ class Clients:
     """
 
     def __init__(self, client: Client | None, url: str | None, api_key: str | None) -> None:
+        if client is not None and not isinstance(client, Memseek | AsyncMemseek):
+            kind = type(client).__name__
+            raise TypeError(f"client must be a Memseek or an AsyncMemseek, not {kind} (a URL goes in url=)")
         if client is not None and (url is not None or api_key is not None):
             raise ValueError("give either a client or url/api_key, not both")
         self._given, self._url, self._api_key = client, url, api_key
