@@ -22,12 +22,9 @@ class Clients:
     """
 
     def __init__(self, client: Client | None, url: str | None, api_key: str | None) -> None:
-        if client is not None and not isinstance(client, Memseek | AsyncMemseek):
-            kind = type(client).__name__
-            raise TypeError(f"client must be a Memseek or an AsyncMemseek, not {kind} (a URL goes in url=)")
         if client is not None and (url is not None or api_key is not None):
             raise ValueError("give either a client or url/api_key, not both")
-        self._given, self._url, self._api_key = client, url, api_key
+        self._given, self._url, self._api_key = _checked(client), url, api_key
         self._sync: Memseek | None = client if isinstance(client, Memseek) else None
         self._async: tuple[asyncio.AbstractEventLoop, AsyncMemseek] | None = None
         self._lock = threading.Lock()
@@ -63,3 +60,12 @@ class Clients:
         if self._given is None and self._sync is not None:
             self._sync.close()
             self._sync = None
+
+
+def _checked(client: object) -> Client | None:
+    """`client` when it is one: a URL passed where the client goes is refused here rather than
+    failing at the first call."""
+    if client is None or isinstance(client, Memseek | AsyncMemseek):
+        return client
+    kind = type(client).__name__
+    raise TypeError(f"client must be a Memseek or an AsyncMemseek, not {kind} (a URL goes in url=)")
