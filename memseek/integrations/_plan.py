@@ -37,40 +37,41 @@ Plan = Generator[Call | Gather, Any, T]
 
 def run(plan: Plan[T], client: Memseek) -> T:
     """Drive `plan` with blocking calls on `client`."""
-    outcome: Any = None
-    error: MemseekError | None = None
-    while True:
-        try:
-            step = plan.send(outcome) if error is None else plan.throw(error)
-        except StopIteration as done:
-            return done.value  # type: ignore[no-any-return]
-        try:
-            outcome, error = _called(step, client), None
-        except MemseekError as exc:
-            outcome, error = None, exc
-
-
-def _called(step: Call | Gather, client: Memseek) -> Any:
-    return [call(client) for call in step.calls] if isinstance(step, Gather) else step(client)
+    step, result = _advance(plan, None, None)
+    while step is not None:
+        step, result = _advance(plan, *_attempt(step, client))
+    return result  # type: ignore[no-any-return]
 
 
 async def arun(plan: Plan[T], client: AsyncMemseek) -> T:
     """Drive `plan` on `client`, a `Gather`'s calls concurrently (the first error is raised as
     it is, not wrapped in a group, so plans and callers catch the SDK's own error classes)."""
-    outcome: Any = None
-    error: MemseekError | None = None
-    while True:
-        try:
-            step = plan.send(outcome) if error is None else plan.throw(error)
-        except StopIteration as done:
-            return done.value  # type: ignore[no-any-return]
-        try:
-            outcome, error = (await _awaited(step, client)), None
-        except MemseekError as exc:
-            outcome, error = None, exc
+    step, result = _advance(plan, None, None)
+    while step is not None:
+        step, result = _advance(plan, *(await _attempt_async(step, client)))
+    return result  # type: ignore[no-any-return]
 
 
-async def _awaited(step: Call | Gather, client: AsyncMemseek) -> Any:
-    if isinstance(step, Gather):
-        return list(await asyncio.gather(*(call(client) for call in step.calls)))
-    return await step(client)
+def _advance(plan: Plan[Any], outcome: Any, error: MemseekError | None) -> tuple[Call | Gather | None, Any]:
+    """Hand the plan a step's outcome (or raise its error inside the plan): (its next step, None),
+    or (None, its result) once it returned."""
+    try:
+        return (plan.send(outcome) if error is None else plan.throw(error)), None
+    except StopIteration as done:
+        return None, done.value
+
+
+def _attempt(step: Call | Gather, client: Memseek) -> tuple[Any, MemseekError | None]:
+    try:
+        return ([call(client) for call in step.calls] if isinstance(step, Gather) else step(client)), None
+    except MemseekError as exc:
+        return None, exc
+
+
+async def _attempt_async(step: Call | Gather, client: AsyncMemseek) -> tuple[Any, MemseekError | None]:
+    try:
+        if isinstance(step, Gather):
+            return list(await asyncio.gather(*(call(client) for call in step.calls))), None
+        return await step(client), None
+    except MemseekError as exc:
+        return None, exc

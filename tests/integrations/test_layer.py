@@ -3,26 +3,16 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import textwrap
 
 from tests.sdk.test_layer import SERVER_MODULES
+from tests.sdk.test_layer import runs_alone
 
 # LangChain is built on pydantic, which the SDK alone does without
 BLOCKED = tuple(name for name in SERVER_MODULES if name != "pydantic")
 
 IMPORT_ALONE = textwrap.dedent(
     """
-    import importlib.abc, sys
-    BLOCKED = {blocked!r}
-
-    class Block(importlib.abc.MetaPathFinder):
-        def find_spec(self, name, path=None, target=None):
-            if any(name == b or name.startswith(b + ".") for b in BLOCKED):
-                raise ImportError(f"{{name}} is a server module")
-
-    sys.meta_path.insert(0, Block())
     import memseek.integrations
     assert not {{"langchain_core", "langgraph"}} & set(sys.modules), "the package imported a framework"
     from memseek.integrations.langchain import MemseekRetriever
@@ -35,7 +25,4 @@ IMPORT_ALONE = textwrap.dedent(
 
 
 def test_importable_with_no_server_module() -> None:
-    code = IMPORT_ALONE.format(blocked=BLOCKED)
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.strip() == "ok"
+    runs_alone(IMPORT_ALONE, BLOCKED)
