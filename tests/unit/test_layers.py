@@ -21,6 +21,8 @@ ROOT = Path(memseek.__file__).resolve().parent
 LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
     # the SDK stands alone below everything: it talks to the service over HTTP only
     ("sdk", frozenset({"client"})),
+    # the framework adapters stand on the SDK alone (they are clients like any other)
+    ("adapters", frozenset({"integrations"})),
     ("base", frozenset({"memseek", "errors", "settings", "schema", "paths", "jsontext", "storable"})),
     ("resources", frozenset({"db", "driver", "auth", "migrate", "catalog", "models", "search_state"})),
     ("services", frozenset({"search", "write", "runtime", "indexes"})),
