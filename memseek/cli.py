@@ -26,11 +26,17 @@ from memseek import auth
 from memseek import migrate
 from memseek.db import check_reachable
 from memseek.db import create_db_engine
+from memseek.db import workspace_transaction
 from memseek.errors import ConfigError
 from memseek.errors import MemseekError
 from memseek.errors import NotFound
 from memseek.errors import StartupError
 from memseek.errors import Unauthorized
+from memseek.overview import Counts
+from memseek.overview import counts_since
+from memseek.overview import last_seq
+from memseek.progress import read_with_progress
+from memseek.progress import wait_for_processing
 from memseek.serving import EXIT_PORT_IN_USE
 from memseek.serving import PortInUse
 from memseek.settings import Settings
@@ -192,25 +198,45 @@ def cmd_import(args: argparse.Namespace, settings: Settings) -> int:
     if not 1 <= batch <= MAX_RECORDS:
         raise ConfigError(f"--batch must be from 1 to {MAX_RECORDS}")
     with closing(build_runtime(settings)) as runtime:
-        done = _import_file(runtime, args, jobs, batch)
+        workspace = _workspace_named(runtime, args.workspace)
+        with runtime.engine.connect() as conn:
+            before = last_seq(conn, workspace)
+        done = _import_file(runtime, workspace, args, jobs, batch)
+        print(
+            f"imported {done.records} records in {done.seconds:.1f} s ({done.per_second:.0f} records/s); "
+            f"{done.pending} pending processing",
+            flush=True,
+        )
+        if not args.wait or not done.pending:
+            return 0
+        seen = wait_for_processing(done.records, lambda: _written_since(runtime, workspace, before))
     print(
-        f"imported {done.records} records in {done.seconds:.1f} s ({done.per_second:.0f} records/s); "
-        f"{done.pending} pending processing"
+        f"processed: {seen.ready} ready, {seen.failed} failed (GET /records/{{id}} shows a failure's error)"
     )
-    return 0
+    return 1 if seen.failed else 0
 
 
-def _import_file(runtime: Runtime, args: argparse.Namespace, jobs: int, batch: int) -> Imported:
-    """Check the whole file, then write it (nothing is written from a file with a bad line)."""
+def _written_since(runtime: Runtime, workspace: UUID, seq: int) -> Counts:
+    with workspace_transaction(runtime.engine, workspace) as conn:
+        return counts_since(conn, workspace, seq)
+
+
+def _import_file(
+    runtime: Runtime, workspace: UUID, args: argparse.Namespace, jobs: int, batch: int
+) -> Imported:
+    """Check the whole file, then write it (nothing is written from a file with a bad line);
+    each pass shows its progress on standard error."""
     from memseek.write import bulk
 
-    workspace = _workspace_named(runtime, args.workspace)
     with _import_source(args.file) as source:
         started = time.perf_counter()
-        records = bulk.check_file(runtime, source, batch)
+        records = read_with_progress(source, "checking", lambda lines: bulk.check_file(runtime, lines, batch))
         print(f"{records} records checked in {time.perf_counter() - started:.1f} s", flush=True)
-        source.seek(0)
-        return bulk.write_file(runtime, workspace, source, jobs=jobs, batch=batch)
+
+        def write(lines: BinaryIO) -> Imported:
+            return bulk.write_file(runtime, workspace, lines, jobs=jobs, batch=batch)
+
+        return read_with_progress(source, "writing", write)  # type: ignore[no-any-return]
 
 
 def cmd_catalog_check(args: argparse.Namespace, settings: Settings) -> int:
@@ -243,6 +269,61 @@ def cmd_explain(args: argparse.Namespace, settings: Settings) -> int:
             spec = parse_search(body, max_query_chars=settings.max_query_chars)
             print(explain_search(runtime, workspace, spec, analyze=args.analyze))
     return 0
+
+
+def cmd_search(args: argparse.Namespace, settings: Settings) -> int:
+    from memseek import terminal
+
+    body = terminal.search_body(args.q, args.mode, args.collection, args.entity, args.k, args.order_by)
+    terminal.emit(terminal.Service.from_env().call("POST", "/search", body), args.json, terminal.show_result)
+    return 0
+
+
+def cmd_views(args: argparse.Namespace, settings: Settings) -> int:
+    from memseek import terminal
+
+    terminal.emit(terminal.Service.from_env().call("GET", "/views"), args.json, terminal.show_views)
+    return 0
+
+
+def cmd_view(args: argparse.Namespace, settings: Settings) -> int:
+    from memseek import terminal
+
+    service = terminal.Service.from_env()
+    view = terminal.active_view(service.call("GET", "/views")["views"], args.name)
+    arguments = terminal.view_arguments(view.get("parameters", {}), args.parameters)
+    result = service.call("POST", terminal.view_query_path(args.name), arguments)
+    terminal.emit(result, args.json, terminal.show_result)
+    return 0
+
+
+def _client_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    where = "the running service at MEMSEEK_URL with MEMSEEK_API_KEY"
+    search = sub.add_parser("search", help=f"search ({where}) and print a table")
+    search.add_argument("q", nargs="?", help="query text (vector, text and hybrid modes)")
+    search.add_argument(
+        "--mode", default="hybrid", help="vector, text, hybrid (default), recent or structured"
+    )
+    search.add_argument("--collection", action="append", default=[], help="only this collection (repeatable)")
+    search.add_argument("--entity", action="append", default=[], help="only this entity (repeatable)")
+    search.add_argument("--k", type=int, help="how many results (1-100, default 20)")
+    search.add_argument(
+        "--order-by", action="append", default=[], metavar="FIELD[:desc]", help="structured mode's sort keys"
+    )
+    search.add_argument("--json", action="store_true", help="print the response JSON")
+    search.set_defaults(handler=cmd_search)
+
+    views = sub.add_parser("views", help=f"list the views ({where})")
+    views.add_argument("--json", action="store_true", help="print the response JSON")
+    views.set_defaults(handler=cmd_views)
+
+    view = sub.add_parser("view", help=f"call a view with key=value parameters ({where})")
+    view.add_argument("name")
+    view.add_argument(
+        "parameters", nargs="*", metavar="key=value", help="values read by each parameter's type"
+    )
+    view.add_argument("--json", action="store_true", help="print the response JSON")
+    view.set_defaults(handler=cmd_view)
 
 
 def cmd_db_status(args: argparse.Namespace, settings: Settings) -> int:
@@ -278,14 +359,19 @@ def _db_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     db = sub.add_parser("db", help="the database: status, stop, psql, url").add_subparsers(
         dest="action", required=True
     )
-    db.add_parser("status", help="whether the embedded PostgreSQL runs; pid, data, socket, size").set_defaults(
-        handler=cmd_db_status
+    db.add_parser(
+        "status", help="whether the embedded PostgreSQL runs; pid, data, socket, size"
+    ).set_defaults(handler=cmd_db_status)
+    db.add_parser("stop", help="stop the embedded PostgreSQL (fast shutdown)").set_defaults(
+        handler=cmd_db_stop
     )
-    db.add_parser("stop", help="stop the embedded PostgreSQL (fast shutdown)").set_defaults(handler=cmd_db_stop)
     db.add_parser("url", help="print a PostgreSQL URL other tools can use").set_defaults(handler=cmd_db_url)
     # Every argument after `psql` is psql's own (`-c 'select 1'`): this parser reads no options.
     psql = db.add_parser(
-        "psql", help="open psql on Memseek's database (arguments pass through)", prefix_chars="+", add_help=False
+        "psql",
+        help="open psql on Memseek's database (arguments pass through)",
+        prefix_chars="+",
+        add_help=False,
     )
     psql.add_argument("psql_args", nargs=argparse.REMAINDER, help="arguments for psql, e.g. -c 'select 1'")
     psql.set_defaults(handler=cmd_db_psql)
@@ -341,6 +427,11 @@ def build_parser() -> argparse.ArgumentParser:
     imp.add_argument("--workspace", default="default", help="workspace the records are written to")
     imp.add_argument("--jobs", type=int, help="parallel writers, an entity's records all in one (default 2)")
     imp.add_argument("--batch", type=int, help="records per transaction (default and most: 1,000)")
+    imp.add_argument(
+        "--wait",
+        action="store_true",
+        help="then wait until every record written is processed (a worker must run)",
+    )
     imp.set_defaults(handler=cmd_import)
 
     cat = sub.add_parser("catalog", help="catalog tools").add_subparsers(dest="action", required=True)
@@ -361,6 +452,7 @@ def build_parser() -> argparse.ArgumentParser:
     explain.set_defaults(handler=cmd_explain)
 
     _db_parser(sub)
+    _client_parsers(sub)
     return parser
 
 

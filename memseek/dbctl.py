@@ -83,7 +83,7 @@ def status_lines(settings: Settings) -> list[str]:
 
 
 def _size(path: Path) -> str:
-    total = sum(f.stat().st_size for f in path.rglob("*") if f.is_file()) if path.is_dir() else 0
+    total = float(sum(f.stat().st_size for f in path.rglob("*") if f.is_file()) if path.is_dir() else 0)
     for unit in ("bytes", "kB", "MB", "GB"):
         if total < 1024 or unit == "GB":
             return f"{total:.0f} {unit}" if unit == "bytes" else f"{total:.1f} {unit}"
@@ -103,7 +103,9 @@ def stop(settings: Settings) -> str:
     deadline = time.monotonic() + STOP_SECONDS
     while embedded(settings).running:
         if time.monotonic() > deadline:
-            raise ConfigError(f"the embedded PostgreSQL (pid {state.pid}) did not stop in {STOP_SECONDS:.0f} s")
+            raise ConfigError(
+                f"the embedded PostgreSQL (pid {state.pid}) did not stop in {STOP_SECONDS:.0f} s"
+            )
         time.sleep(0.1)
     return f"stopped the embedded PostgreSQL (pid {state.pid})"
 
@@ -112,7 +114,9 @@ def url(settings: Settings) -> str:
     """A libpq URL of the database (psql, pg_dump, psycopg take it): `DATABASE_URL` as set, or
     the embedded server's socket URL (started, or joined, first)."""
     if settings.database_url:
-        return make_url(settings.database_url).set(drivername="postgresql").render_as_string(hide_password=False)
+        return (
+            make_url(settings.database_url).set(drivername="postgresql").render_as_string(hide_password=False)
+        )
     socket_dir = make_url(embedded_url(settings.memseek_home)).query["host"]
     # The embedded server trusts local connections: no password, the socket directory as host.
     return f"postgresql://postgres@/{EMBEDDED_DATABASE}?host={socket_dir}"

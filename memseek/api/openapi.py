@@ -148,4 +148,4 @@ def openapi() -> Response:
 
 
 document(Operation("GET", "/health", "Database reachability and catalog hash", public=True))
-document(Operation("GET", "/openapi.json", "This description"))
+document(Operation("GET", "/openapi.json", "This description (no key needed)", public=True))

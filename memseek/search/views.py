@@ -54,6 +54,7 @@ from memseek.search.service import encode
 from memseek.search.service import explain_search
 from memseek.search.service import run_search
 from memseek.search.service import touch_on_read
+from memseek.suggest import hint
 
 GRAPH_BACKEND = [{"kind": "graph", "name": "postgresql"}]
 SEARCH_KEYS = ("hits", "ranking")
@@ -74,7 +75,8 @@ def find_view(runtime: Runtime, name: str) -> View:
     try:
         return runtime.catalog.view(name)
     except UnknownDefinition:
-        raise NotFound(f"no active view named {name!r}") from None
+        active = [view.name for view in runtime.catalog.active_views()]
+        raise NotFound(f"no active view named {name!r}{hint(name, active, 'the active views are')}") from None
 
 
 def view_label(view: View) -> str:

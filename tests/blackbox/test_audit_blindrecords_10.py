@@ -57,7 +57,6 @@ ROUTES = [
     pytest.param("POST", "/search", {"mode": "recent"}, id="search"),
     pytest.param("GET", "/views", None, id="views"),
     pytest.param("GET", "/context?q=hello", None, id="context"),
-    pytest.param("GET", "/openapi.json", None, id="openapi"),
 ]
 
 

@@ -31,6 +31,7 @@ ENTRY_KEYS = [
     "hash",
     "active",
     "kind",
+    "description",
     "parameters",
     "input_schema",
     "collections",
@@ -52,6 +53,7 @@ def test_get_views_entry_shape(sx: Client) -> None:
         "hash": entry["hash"],
         "active": True,
         "kind": "search",
+        "description": None,
         "parameters": {
             "entity": {"type": "string", "required": True, "default": None},
             "task": {"type": "string", "required": True, "default": None},

@@ -19,11 +19,14 @@ import memseek
 ROOT = Path(memseek.__file__).resolve().parent
 
 LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
-    ("base", frozenset({"memseek", "errors", "settings", "schema", "paths", "jsontext", "storable"})),
+    (
+        "base",
+        frozenset({"memseek", "errors", "settings", "schema", "paths", "jsontext", "storable", "suggest"}),
+    ),
     ("resources", frozenset({"db", "auth", "migrate", "catalog", "models"})),
-    ("services", frozenset({"search", "write", "runtime", "indexes"})),
+    ("services", frozenset({"search", "write", "runtime", "indexes", "overview"})),
     ("interfaces", frozenset({"api"})),
-    ("entry points", frozenset({"app", "boot", "cli", "__main__"})),
+    ("entry points", frozenset({"app", "boot", "cli", "__main__", "serving", "dbctl", "terminal"})),
 )
 """Lowest first. Units are named without the `memseek.` prefix (`memseek` is the package itself)."""
 LAYER_OF = {unit: rank for rank, (_, units) in enumerate(LAYERS) for unit in units}
