@@ -19,6 +19,8 @@ import memseek
 ROOT = Path(memseek.__file__).resolve().parent
 
 LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
+    # the SDK stands alone below everything: it talks to the service over HTTP only
+    ("sdk", frozenset({"client"})),
     (
         "base",
         frozenset({"memseek", "errors", "settings", "schema", "paths", "jsontext", "storable", "suggest"}),
@@ -26,7 +28,10 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
     ("resources", frozenset({"db", "auth", "migrate", "catalog", "models"})),
     ("services", frozenset({"search", "write", "runtime", "indexes", "overview"})),
     ("interfaces", frozenset({"api"})),
-    ("entry points", frozenset({"app", "boot", "cli", "__main__", "serving", "dbctl", "terminal"})),
+    (
+        "entry points",
+        frozenset({"app", "boot", "cli", "__main__", "serving", "dbctl", "terminal", "progress"}),
+    ),
 )
 """Lowest first. Units are named without the `memseek.` prefix (`memseek` is the package itself)."""
 LAYER_OF = {unit: rank for rank, (_, units) in enumerate(LAYERS) for unit in units}
