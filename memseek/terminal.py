@@ -1,7 +1,8 @@
 """`memseek search`, `memseek views` and `memseek view`: the HTTP API of a running service, for people.
 
-These commands are clients: they call the service at `MEMSEEK_URL` (default
-http://127.0.0.1:8000) with the key in `MEMSEEK_API_KEY`, exactly as an application would, and
+These commands are clients: through the Python SDK (`memseek.client`) they call the service at
+`MEMSEEK_URL` (default http://127.0.0.1:8000) with the key in `MEMSEEK_API_KEY`, exactly as an
+application would, and
 print a readable table (or the rendered block a view returns); `--json` prints the response
 itself, for scripts. A refused request prints the service's message and each problem's location,
 and the command exits with status 2, without a traceback.
@@ -12,23 +13,22 @@ from __future__ import annotations
 import json
 import os
 import sys
-import urllib.error
-import urllib.parse
-import urllib.request
 from collections.abc import Callable
 from collections.abc import Iterable
+from collections.abc import Iterator
 from collections.abc import Mapping
 from collections.abc import Sequence
-from dataclasses import dataclass
+from contextlib import contextmanager
 from typing import Any
 
 from rich.console import Console
 from rich.table import Table
 
+from memseek.client import Memseek
+from memseek.client import MemseekError as SdkError
 from memseek.errors import ConfigError
 from memseek.errors import Detail
 from memseek.errors import MemseekError
-from memseek.serving import DEFAULT_URL
 
 TEXT_CHARS = 120
 """Characters of a record's text shown in a table row (the rest is cut, with an ellipsis)."""
@@ -51,50 +51,30 @@ class ServiceError(MemseekError):
         self.code = code
 
 
-@dataclass(frozen=True, slots=True)
-class Service:
-    """A running Memseek service: its base URL and the key requests carry."""
-
-    url: str
-    key: str
-
-    @classmethod
-    def from_env(cls) -> Service:
-        """`MEMSEEK_URL` (default `DEFAULT_URL`) and `MEMSEEK_API_KEY` (required)."""
-        key = os.environ.get("MEMSEEK_API_KEY", "").strip()
-        if not key:
-            raise ConfigError(
-                "set MEMSEEK_API_KEY to a workspace key (memseek serve prints the first one; "
-                "memseek key create default mints another)"
-            )
-        return cls(os.environ.get("MEMSEEK_URL", DEFAULT_URL).rstrip("/"), key)
-
-    def call(self, method: str, path: str, body: Any = None) -> Any:
-        """One request; the parsed JSON response, or `ServiceError` with the service's own words."""
-        data = json.dumps(body).encode() if body is not None else None
-        request = urllib.request.Request(self.url + path, data=data, method=method)
-        request.add_header("Authorization", f"Bearer {self.key}")
-        request.add_header("Content-Type", "application/json")
-        try:
-            with urllib.request.urlopen(request, timeout=TIMEOUT_SECONDS) as response:
-                return json.loads(response.read())
-        except urllib.error.HTTPError as exc:
-            raise _refusal(exc) from None
-        except (urllib.error.URLError, TimeoutError) as exc:
-            reason = getattr(exc, "reason", exc)
-            raise ConfigError(
-                f"cannot reach Memseek at {self.url} ({reason}); "
-                "start it with memseek serve, or set MEMSEEK_URL"
-            ) from None
-
-
-def _refusal(exc: urllib.error.HTTPError) -> ServiceError:
+@contextmanager
+def service() -> Iterator[Memseek]:
+    """The SDK's client of the service at `MEMSEEK_URL` (default `DEFAULT_URL`) with
+    `MEMSEEK_API_KEY` (required); its errors as the command reports them."""
+    if not os.environ.get("MEMSEEK_API_KEY", "").strip():
+        raise ConfigError(
+            "set MEMSEEK_API_KEY to a workspace key (memseek serve prints the first one; "
+            "memseek key create default mints another)"
+        )
+    client = Memseek(timeout=TIMEOUT_SECONDS, retries=0)
     try:
-        error = json.loads(exc.read())["error"]
-    except (ValueError, KeyError, TypeError):
-        return ServiceError(exc.code, "http_error", exc.reason or "request failed", ())
-    details = [Detail(tuple(d.get("loc", ())), str(d.get("msg", ""))) for d in error.get("details", ())]
-    return ServiceError(exc.code, str(error.get("code")), str(error.get("message")), details)
+        with client:
+            yield client
+    except SdkError as exc:
+        raise _refusal(exc, client.base_url) from None
+
+
+def _refusal(exc: SdkError, url: str) -> Exception:
+    if exc.status is None:  # no answer at all
+        return ConfigError(
+            f"cannot reach Memseek at {url} ({exc.message}); start it with memseek serve, or set MEMSEEK_URL"
+        )
+    details = [Detail(d.loc, d.msg) for d in exc.details]
+    return ServiceError(exc.status, exc.code, exc.message, details)
 
 
 # --- requests -----------------------------------------------------------------------------------
@@ -241,7 +221,3 @@ def emit(body: Any, as_json: bool, show: Callable[[Console, Any], None]) -> None
         console.print_json(json.dumps(body), highlight=False)
     else:
         show(console, body)
-
-
-def view_query_path(name: str) -> str:
-    return f"/views/{urllib.parse.quote(name, safe='')}/query"
