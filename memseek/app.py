@@ -18,6 +18,7 @@ from werkzeug.exceptions import HTTPException
 
 from memseek.api import collections
 from memseek.api import docs
+from memseek.api import explain
 from memseek.api import health
 from memseek.api import inspector
 from memseek.api import mcp
@@ -62,7 +63,7 @@ ROUTE_VARIABLES = {"raw_id": "id"}
 HTTP_CODES = {404: "not_found", 405: "method_not_allowed", 413: PayloadTooLarge.code}
 BLUEPRINTS = (
     health.bp, openapi.bp, docs.bp, inspector.bp, collections.bp, views.bp, view_query.bp, rank.bp,
-    records.bp, search.bp, mcp.bp,
+    records.bp, search.bp, explain.bp, mcp.bp,
 )  # fmt: skip
 
 
