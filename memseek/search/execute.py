@@ -47,7 +47,6 @@ from typing import TypeVar
 from uuid import UUID
 from weakref import WeakKeyDictionary
 
-import psycopg
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 from sqlalchemy.engine import Dialect
@@ -475,24 +474,3 @@ def run_parallel(
 def _next(claim: Iterator[int], lock: threading.Lock, done: int) -> int:
     with lock:
         return next(claim, done)
-
-
-def literal_sql(conn: Connection, statement: Executable, params: Mapping[str, Any]) -> str:
-    """`statement` with this request's values inlined by the driver, as `memseek explain` prints it."""
-    sql, values = driver_statement(conn, statement, params)
-    # psycopg's own client-side quoting: each value as the literal the server would read it as
-    # (execution sends the same values bound to `$n`, the query vector in binary).
-    cursor = psycopg.ClientCursor(conn.connection.driver_connection)
-    return cursor.mogrify(sql, values)
-
-
-def explained(
-    conn: Connection, statement: Select[Any], params: Mapping[str, Any], analyze: bool
-) -> list[str]:
-    """The lines `memseek explain` prints for one statement: its SQL with values inlined and,
-    with `analyze`, PostgreSQL's `EXPLAIN (ANALYZE, BUFFERS)` of it (which runs it)."""
-    lines = [literal_sql(conn, statement, params) + ";"]
-    if analyze:
-        plan = conn.execute(Explain(statement, analyze=True), params).scalars()
-        lines += ["-- EXPLAIN (ANALYZE, BUFFERS)", *plan]
-    return lines

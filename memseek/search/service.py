@@ -46,12 +46,11 @@ from memseek.search.compile import Output
 from memseek.search.compile import compile_search
 from memseek.search.embed import embed_query
 from memseek.search.execute import SearchResult
-from memseek.search.execute import explained
 from memseek.search.execute import fallback_settings
-from memseek.search.execute import literal_sql
 from memseek.search.execute import prepare_transaction
 from memseek.search.execute import run_parallel
 from memseek.search.execute import run_searches
+from memseek.search.explain_script import Script
 from memseek.search.fuse import Hit
 from memseek.search.fuse import RankedList
 from memseek.search.graph import proximity
@@ -434,25 +433,21 @@ def encode(body: Mapping[str, Any], max_bytes: int) -> bytes:
 def explain_search(
     runtime: Runtime, workspace_id: UUID, spec: SearchSpec, label: str = ROUTE, analyze: bool = False
 ) -> str:
-    """The exact SQL each search of a request runs (its comment naming `label`), values inlined,
-    preceded by its planner settings; with `analyze`, also `EXPLAIN (ANALYZE, BUFFERS)` output."""
-    out = []
+    """The script running each search of a request as the service does (`explain_script`): its
+    statements (their comment naming `label`) with their planner settings; with `analyze`, also
+    `EXPLAIN (ANALYZE, BUFFERS)` output."""
+    script = Script(workspace_id)
     prepared = prepare(runtime, workspace_id, spec, label)
     for search, compiled in zip(prepared.searches, prepared.compiled, strict=True):
         with workspace_transaction(runtime.engine, workspace_id) as conn:
-            applied = prepare_transaction(conn, compiled)
-            out.append(f"-- search {search.source or '(single)'}: {search.mode}, profile {search.profile}")
-            out += _set_local(applied)
-            out += explained(conn, compiled.statement, compiled.params, analyze)
+            script.comment(f"search {search.source or '(single)'}: {search.mode}, profile {search.profile}")
+            script.settings(prepare_transaction(conn, compiled))
+            script.statement(conn, compiled.statement, compiled.params, analyze)
             for fallback in compiled.fallbacks:
-                out.append("-- run instead when the statement above reports short:")
-                out += _set_local(fallback_settings(compiled))
-                out.append(literal_sql(conn, fallback(), compiled.params) + ";")
-    return "\n".join(out)
-
-
-def _set_local(settings: dict[str, str]) -> list[str]:
-    return [f"SET LOCAL {name} = '{value}';" for name, value in settings.items()]
+                script.comment("run instead when the statement above reports short:")
+                script.settings(fallback_settings(compiled))
+                script.statement(conn, fallback(), compiled.params, analyze=False)
+    return script.text()
 
 
 # --- touch on read ------------------------------------------------------------------------------

@@ -27,14 +27,13 @@ from memseek.catalog.models import View
 from memseek.catalog.template import PLACEHOLDER
 from memseek.catalog.template import fill_template
 from memseek.catalog.template import validate_arguments
-from memseek.db import WORKSPACE_SETTING
 from memseek.db import workspace_transaction
 from memseek.errors import Detail
 from memseek.errors import Loc
 from memseek.errors import NotFound
 from memseek.errors import RequestInvalid
 from memseek.runtime import Runtime
-from memseek.search.execute import explained
+from memseek.search.explain_script import Script
 from memseek.search.graph import WalkSpec
 from memseek.search.graph import check_limit
 from memseek.search.graph import check_walk
@@ -303,33 +302,26 @@ def _explain_graph_view(
     walk runs here to learn them, as a call would."""
     spec, label, graph = _walk(runtime, values), view_label(view), _graph(view)
     walk = walk_statement(graph, spec.direction, spec.depth, bool(spec.predicates), label)
+    script = Script(workspace_id)
     with workspace_transaction(runtime.engine, workspace_id) as conn:
-        lines = [_workspace_setting(workspace_id), "-- the walk"]
-        lines += explained(conn, walk, walk_values(workspace_id, spec), analyze)
+        script.comment("the walk")
+        script.statement(conn, walk, walk_values(workspace_id, spec), analyze)
         used = first_use_order(walk_paths(conn, workspace_id, graph, spec, label).paths)
         if used:
-            citations = citations_statement(workspace_id, graph, used, label)
-            lines += ["-- the links it used, as citations", *explained(conn, citations, {}, analyze)]
-    return "\n".join(lines)
+            script.comment("the links it used, as citations")
+            script.statement(conn, citations_statement(workspace_id, graph, used, label), {}, analyze)
+    return script.text()
 
 
 def _explain_orphans_view(
     runtime: Runtime, workspace_id: UUID, view: View, values: dict[str, Any], analyze: bool
 ) -> str:
     report = orphans_statement(workspace_id, _graph(view), _orphans_limit(runtime, values), view_label(view))
+    script = Script(workspace_id)
     with workspace_transaction(runtime.engine, workspace_id) as conn:
-        lines = [
-            _workspace_setting(workspace_id),
-            "-- the orphan report",
-            *explained(conn, report, {}, analyze),
-        ]
-    return "\n".join(lines)
-
-
-def _workspace_setting(workspace_id: UUID) -> str:
-    """Graph statements read `graph_records`, which shows only the workspace this setting names:
-    printed first, so the statements run as printed (in one transaction)."""
-    return f"SET LOCAL {WORKSPACE_SETTING} = '{workspace_id}';"
+        script.comment("the orphan report")
+        script.statement(conn, report, {}, analyze)
+    return script.text()
 
 
 Runner = Callable[[Runtime, UUID, View, dict[str, Any]], ViewResult]
