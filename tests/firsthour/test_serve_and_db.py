@@ -50,6 +50,7 @@ def stopped(proc: subprocess.Popen[str]) -> str:
     """Stop `memseek serve` (Ctrl-C's signal); what it wrote to standard error."""
     proc.send_signal(2)
     _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
     return err
 
 
