@@ -10,6 +10,7 @@ call for every request of an application.
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from dataclasses import dataclass
 from datetime import datetime
 from uuid import UUID
@@ -34,12 +35,7 @@ class Counts:
     retracted: int = 0
 
     def to_json(self) -> dict[str, int]:
-        return {
-            "pending": self.pending,
-            "ready": self.ready,
-            "failed": self.failed,
-            "retracted": self.retracted,
-        }
+        return asdict(self)
 
 
 @dataclass(frozen=True, slots=True)
