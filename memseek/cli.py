@@ -69,7 +69,10 @@ def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
         key = _default_workspace(runtime)
         app = create_app(shared=runtime)
         # requests are served meanwhile; a load failure is the first embedding's to report
-        threading.Thread(target=_load_models, args=(runtime,), name="memseek-model-load", daemon=True).start()
+        loading = threading.Thread(
+            target=_load_models, args=(runtime,), name="memseek-model-load", daemon=True
+        )
+        loading.start()
         worker = _in_process_worker(runtime) if settings.run_worker and not args.no_worker else None
         server = create_server(app, sockets=[listener], threads=args.threads, ident="memseek")
         embedded = None if settings.database_url else settings.memseek_home / "pgdata"
@@ -77,6 +80,9 @@ def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
         server.run()  # returns on Ctrl-C
         if worker is not None:  # its threads use the engine the runtime closes next
             worker.stop()
+        # The model runtime's own threads must not be torn down mid-load at exit (the process
+        # would abort): a Ctrl-C during start-up waits for the load to finish.
+        loading.join()
     return 0
 
 

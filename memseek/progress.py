@@ -1,5 +1,5 @@
 """Progress of `memseek import` for the person waiting on it: both passes over the file, and
-(with `--wait`) the processing of what it wrote.
+(with `--wait`) the processing of what it wrote. Shown on a terminal only.
 
 The passes read the file line by line; the bar follows the bytes read, so it needs nothing from
 the import itself. The write pass reads only as fast as its streams write (their queues are
@@ -26,16 +26,21 @@ from rich.progress import TimeElapsedColumn
 from memseek.overview import Counts
 
 POLL_SECONDS = 0.5
-STDERR = Console(stderr=True)
-"""Progress goes to standard error: standard output keeps the command's result lines."""
+
+
+def bar(*columns: Any) -> Progress:
+    """A progress display on standard error (standard output keeps the command's result lines),
+    shown only where standard error is a terminal: a log or a pipe gets no bars."""
+    console = Console(stderr=True)
+    return Progress(*columns, TimeElapsedColumn(), console=console, disable=not console.is_terminal)
 
 
 class Counted:
     """`source` read line by line, each line's bytes advancing `task` of `bar`."""
 
-    def __init__(self, source: BinaryIO, bar: Progress, task: TaskID) -> None:
+    def __init__(self, source: BinaryIO, shown: Progress, task: TaskID) -> None:
         self._source = source
-        self._bar = bar
+        self._bar = shown
         self._task = task
 
     def __iter__(self) -> Iterator[bytes]:
@@ -51,19 +56,12 @@ def file_size(source: BinaryIO) -> int:
     return size
 
 
-def reading_bar() -> Progress:
-    """A bar for a pass over the file (bytes read of the file's size)."""
-    return Progress(
-        TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TimeElapsedColumn(), console=STDERR
-    )
-
-
 def read_with_progress(source: BinaryIO, description: str, run: Callable[[Any], Any]) -> Any:
     """`run(lines)` over `source`, from its start, with a bar of the bytes read."""
     size = file_size(source)
-    with reading_bar() as bar:
-        task = bar.add_task(description, total=size)
-        return run(Counted(source, bar, task))
+    with bar(TextColumn("{task.description}"), BarColumn(), DownloadColumn()) as shown:
+        task = shown.add_task(description, total=size)
+        return run(Counted(source, shown, task))
 
 
 def wait_for_processing(total: int, counts: Callable[[], Counts]) -> Counts:
@@ -74,11 +72,11 @@ def wait_for_processing(total: int, counts: Callable[[], Counts]) -> Counts:
         MofNCompleteColumn(),
         TextColumn("{task.fields[failed]} failed"),
     )
-    with Progress(*columns, TimeElapsedColumn(), console=STDERR) as bar:
-        task = bar.add_task("processing", total=total, failed=0)
+    with bar(*columns) as shown:
+        task = shown.add_task("processing", total=total, failed=0)
         while True:
             seen = counts()
-            bar.update(task, completed=seen.ready + seen.failed + seen.retracted, failed=seen.failed)
+            shown.update(task, completed=seen.ready + seen.failed + seen.retracted, failed=seen.failed)
             if seen.pending == 0:
                 return seen
             time.sleep(POLL_SECONDS)

@@ -53,7 +53,7 @@ class ServiceError(MemseekError):
 
 @contextmanager
 def service() -> Iterator[Memseek]:
-    """The SDK's client of the service at `MEMSEEK_URL` (default `DEFAULT_URL`) with
+    """The SDK's client of the service at `MEMSEEK_URL` (default http://127.0.0.1:8000) with
     `MEMSEEK_API_KEY` (required); its errors as the command reports them."""
     if not os.environ.get("MEMSEEK_API_KEY", "").strip():
         raise ConfigError(

@@ -164,13 +164,16 @@ def test_import_shows_both_passes_and_waits_for_processing(running: Server, tmp_
     env, port = running
     source = tmp_path / "notes.jsonl"
     source.write_text(lines(12, "imported.one"))
-    result = run(env, "import", str(source), "--batch", "5", "--wait")
+    # rich's own switches: standard error counts as a terminal, drawn once at the end, no colours
+    terminal = {**env, "TTY_COMPATIBLE": "1", "TTY_INTERACTIVE": "0", "NO_COLOR": "1"}
+    result = run(terminal, "import", str(source), "--batch", "5", "--wait")
     assert result.returncode == 0, result.stderr
     out = result.stdout.splitlines()
     assert out[0].startswith("12 records checked in ")
     assert out[1].startswith("imported 12 records in ") and out[1].endswith("; 12 pending processing")
     assert out[2] == "processed: 12 ready, 0 failed (GET /records/{id} shows a failure's error)"
-    bars = {line.split()[0]: line for line in result.stderr.splitlines() if line.strip()}
+    drawn = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", result.stderr)  # the terminal's cursor codes
+    bars = {line.split()[0]: line for line in drawn.splitlines() if line.strip()}
     for label in ("checking", "writing"):  # each pass read the whole file: done/total bytes, equal
         done, total = re.search(r"([0-9.]+)/([0-9.]+) kB", bars[label]).groups()  # type: ignore[union-attr]
         assert done == total == f"{source.stat().st_size / 1000:.1f}", bars
@@ -187,6 +190,16 @@ def test_import_shows_both_passes_and_waits_for_processing(running: Server, tmp_
         },
     )
     assert status == 200 and len(found["hits"]) == 12  # every one searchable once --wait returned
+
+
+def test_import_draws_no_bars_where_standard_error_is_no_terminal(running: Server) -> None:
+    env, _ = running
+    result = run(env, "import", "-", "--wait", stdin=lines(3, "imported.three"))
+    assert result.returncode == 0 and result.stderr == ""
+    assert (
+        result.stdout.splitlines()[2]
+        == "processed: 3 ready, 0 failed (GET /records/{id} shows a failure's error)"
+    )
 
 
 def test_import_still_refuses_a_file_with_bad_lines(running: Server) -> None:
