@@ -38,10 +38,11 @@ from memseek.db import set_local
 from memseek.runtime import Runtime
 from memseek.search.compile import CompiledSearch
 from memseek.search.compile import Explain
-from memseek.search.execute import execute_compiled
-from memseek.search.execute import prepare_transaction
+from memseek.search.execute import planner_settings
+from memseek.search.execute import runner
+from memseek.search.execute import with_fallbacks
+from memseek.search.prepare import prepare
 from memseek.search.request import parse_search
-from memseek.search.service import prepare
 from memseek.settings import Settings
 
 SORT_INDEXES = (
@@ -49,15 +50,22 @@ SORT_INDEXES = (
 )
 
 
-def _statement(conn: sa.Connection, compiled: CompiledSearch, drop: Sequence[str], explain: bool) -> Any:
+def _statement(
+    conn: sa.Connection,
+    compiled: CompiledSearch,
+    pgvector: tuple[int, ...],
+    drop: Sequence[str],
+    explain: bool,
+) -> Any:
     for name in drop:
         conn.execute(sa.text(f'DROP INDEX "{name}"'))
-    set_local(conn, scope_settings(compiled.params["workspace_id"]))
-    prepare_transaction(conn, compiled)
+    planner = planner_settings(pgvector, compiled)
     if explain:
+        set_local(conn, scope_settings(compiled.params["workspace_id"], planner))
         return "\n".join(conn.execute(Explain(compiled.statement, analyze=True), compiled.params).scalars())
-    started = time.perf_counter()
-    result = execute_compiled(conn, compiled)
+    set_local(conn, scope_settings(compiled.params["workspace_id"]))
+    started = time.perf_counter()  # each statement with its planner settings, as a combined search's share
+    result = with_fallbacks(compiled, runner(conn, compiled, planner))
     return (time.perf_counter() - started) * 1000, [hit.id for hit in result.hits]
 
 
@@ -102,7 +110,7 @@ def compare(runtime: Runtime, modes: Sequence[str], queries: int, warmup: int, e
             outcome = {}
             for label, dropped in order if index % 2 else order[::-1]:
                 with engine.connect() as conn, conn.begin() as transaction:
-                    outcome[label] = _statement(conn, search, dropped, False)
+                    outcome[label] = _statement(conn, search, runtime.search.pgvector, dropped, False)
                     transaction.rollback()
             differ += outcome["with"][1] != outcome["without"][1]
             if index >= warmup:
@@ -117,7 +125,7 @@ def compare(runtime: Runtime, modes: Sequence[str], queries: int, warmup: int, e
             big = max(range(len(bodies)), key=lambda i: sizes[bodies[i]["scope"]["entities"][0]])
             for label, dropped in (("with", []), ("without", drop)):
                 with engine.connect() as conn, conn.begin() as transaction:
-                    plan = _statement(conn, compiled[big], dropped, True)
+                    plan = _statement(conn, compiled[big], runtime.search.pgvector, dropped, True)
                     transaction.rollback()
                 print(f"\n-- {mode}, largest probed entity, {label} the sort indexes\n{plan}")
 

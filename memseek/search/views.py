@@ -33,14 +33,16 @@ from memseek.errors import Loc
 from memseek.errors import NotFound
 from memseek.errors import RequestInvalid
 from memseek.runtime import Runtime
-from memseek.search.explain_script import Script
+from memseek.search.explain import Script
 from memseek.search.graph import WalkSpec
 from memseek.search.graph import check_limit
 from memseek.search.graph import check_walk
+from memseek.search.graph import citation_values
 from memseek.search.graph import citations_statement
 from memseek.search.graph import find_orphans
 from memseek.search.graph import first_use_order
 from memseek.search.graph import link_citations
+from memseek.search.graph import orphan_values
 from memseek.search.graph import orphans_statement
 from memseek.search.graph import reached_nodes
 from memseek.search.graph import walk_paths
@@ -48,8 +50,8 @@ from memseek.search.graph import walk_statement
 from memseek.search.graph import walk_values
 from memseek.search.request import SearchSpec
 from memseek.search.request import parse_search
+from memseek.search.response import encode
 from memseek.search.service import Timings
-from memseek.search.service import encode
 from memseek.search.service import explain_search
 from memseek.search.service import run_search
 from memseek.search.service import touch_on_read
@@ -309,18 +311,20 @@ def _explain_graph_view(
         used = first_use_order(walk_paths(conn, workspace_id, graph, spec, label).paths)
         if used:
             script.comment("the links it used, as citations")
-            script.statement(conn, citations_statement(workspace_id, graph, used, label), {}, analyze)
+            citations = citations_statement(graph, label)
+            script.statement(conn, citations, citation_values(workspace_id, used), analyze)
     return script.text()
 
 
 def _explain_orphans_view(
     runtime: Runtime, workspace_id: UUID, view: View, values: dict[str, Any], analyze: bool
 ) -> str:
-    report = orphans_statement(workspace_id, _graph(view), _orphans_limit(runtime, values), view_label(view))
+    report = orphans_statement(_graph(view), view_label(view))
+    report_values = orphan_values(workspace_id, _orphans_limit(runtime, values))
     script = Script(workspace_id)
     with workspace_transaction(runtime.engine, workspace_id) as conn:
         script.comment("the orphan report")
-        script.statement(conn, report, {}, analyze)
+        script.statement(conn, report, report_values, analyze)
     return script.text()
 
 

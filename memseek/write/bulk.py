@@ -244,8 +244,8 @@ def _deal(lines: Iterable[Line | Detail], streams: Sequence[Batches], batch: int
             if not run.put(streams[stream], dealt[stream]):
                 return
             dealt[stream] = []
-    for stream, rest in zip(streams, dealt, strict=True):
-        if (rest and not run.put(stream, rest)) or not run.put(stream, None):
+    for dealt_to, rest in zip(streams, dealt, strict=True):
+        if (rest and not run.put(dealt_to, rest)) or not run.put(dealt_to, None):
             return
 
 

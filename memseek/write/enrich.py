@@ -12,6 +12,7 @@ import json
 import math
 from typing import Any
 from typing import Protocol
+from typing import TypeGuard
 
 from memseek.catalog.conf import LlmLabel
 from memseek.catalog.conf import LlmScore
@@ -48,12 +49,16 @@ def read_score(name: str, decl: LlmScore, answer: Any) -> float:
     """The score in `answer`, or ModelOutputInvalid."""
     value = answer.get("score") if isinstance(answer, dict) else None
     low, high = decl.range
-    valid = isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
-    if not valid or not low <= value <= high:
+    if not _finite_number(value) or not low <= value <= high:
         raise ModelOutputInvalid(
             f'enrichment {name!r}: expected {{"score": number in [{low}, {high}]}}, got {_short(answer)}'
         )
     return float(value)
+
+
+def _finite_number(value: object) -> TypeGuard[int | float]:
+    """A finite JSON number (a boolean is not one)."""
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def read_label(name: str, decl: LlmLabel, answer: Any) -> str:

@@ -29,12 +29,12 @@ import psycopg
 import sqlalchemy as sa
 from pgvector.sqlalchemy import Vector
 from psycopg import sql
-from sqlalchemy.dialects import postgresql
 from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.dialects.postgresql import REGCONFIG
 from sqlalchemy.dialects.postgresql import TSVECTOR
 from sqlalchemy.dialects.postgresql import UUID as PG_UUID
+from sqlalchemy.dialects.postgresql.psycopg import PGDialect_psycopg
 from sqlalchemy.engine import Connection
 from sqlalchemy.engine import Row as DbRow
 from sqlalchemy.schema import CreateTable
@@ -63,8 +63,8 @@ def array(values: Sequence[Any], item: Any) -> BindParameter[Any]:
 def dump(value: Any) -> str:
     """Compact JSON text (UUIDs and datetimes as strings), for casts to json/jsonb in SQL.
 
-    orjson writes floats ~20× faster than the json module, which matters for supplied vectors
-    (384 floats a record); integers beyond 64 bits, which orjson refuses, take the slow path.
+    orjson rather than the json module: it formats floats far faster, and supplied vectors are 384
+    floats a record; integers beyond 64 bits, which orjson refuses, take the json module's path.
     """
     try:
         return orjson.dumps(value).decode()
@@ -83,7 +83,7 @@ def unnest(columns: Mapping[str, Column], alias: str, ordinality: str | None = N
     return sa.func.unnest(*arrays).table_valued(*names, with_ordinality=ordinality).render_derived(alias)
 
 
-SOURCE = {
+SOURCE: dict[str, Any] = {  # type classes or instances, as a Column takes them
     "n": sa.Integer,
     "id": UUID_T,
     "collection": sa.Text,
@@ -111,8 +111,8 @@ SOURCE = {
     "link_node_id": UUID_T,
 }
 """The typed columns of the batch's JSON row source (`json_to_recordset`). A JSON array is pgvector's
-text form, so `embedding` is read as a vector directly (a `real[]` and a cast cost ~30 ms more per
-1,000 vectors)."""
+text form, so `embedding` is read as a vector directly (a `real[]` and a cast would convert every
+vector twice)."""
 
 
 def _source_values(n: int, row: Row) -> tuple[Any, ...]:
@@ -163,13 +163,16 @@ them with the stage column's own binary input (jsonb's, pgvector's)."""
 _ENCODED_HERE = (JSONB, Vector)
 
 
+_POSTGRESQL = PGDialect_psycopg()  # type: ignore[no-untyped-call]  # SQLAlchemy leaves it unannotated
+
+
 def _copy_type(kind: Any) -> str:
     """A `SOURCE` column's type in the binary COPY: `_RAW` for what `_copy_values` encodes itself,
     else the type's PostgreSQL name, whose binary dumper psycopg picks."""
     column_type = sa.types.to_instance(kind)
     if isinstance(column_type, _ENCODED_HERE):
         return _RAW
-    return str(column_type.compile(dialect=postgresql.dialect())).lower()
+    return str(column_type.compile(dialect=_POSTGRESQL)).lower()
 
 
 _COPY_TYPES = tuple(_copy_type(kind) for kind in SOURCE.values())
@@ -185,7 +188,8 @@ def _vector_bytes(embedding: Sequence[float]) -> bytes:
 def _copy_values(n: int, row: Row) -> tuple[Any, ...]:
     """One stage row for binary COPY (`_COPY_TYPES`): JSON columns as jsonb's binary form (version
     1, then the text `dump` writes, as the JSON source's), the vector as pgvector's, everything
-    else as psycopg dumps it. A vector sent as text took the server ~45 ms per 1,000 to parse."""
+    else as psycopg dumps it. The vector goes in binary: its text form the server would parse
+    float by float."""
     values = list(_source_values(n, row))
     for at in _JSON_AT:
         values[at] = _JSONB_VERSION + dump(values[at]).encode()
@@ -213,8 +217,8 @@ the scoped role and the login role."""
 
 COPY_MIN_ROWS = 100
 """Batches of at least this many rows (records and links) take the COPY path. Below it the JSON
-document saves the stage's two extra statements; the figure is a round number, not a measured
-crossover (measured: 1,000-row batches, where COPY wins)."""
+document saves the stage's two extra statements; the figure is a round number well below the
+batches bulk imports send, not a measured crossover."""
 
 
 def _copy_to_stage(conn: Connection, rows: Sequence[Row], route: str) -> None:
@@ -412,7 +416,9 @@ RECORD_COLUMNS = (
 )
 
 
-def fetch(conn: Connection, workspace_id: UUID, record_id: UUID, *, lock: bool = False) -> DbRow[Any] | None:
+def fetch(
+    conn: Connection, workspace_id: UUID, record_id: UUID, *, lock: bool = False
+) -> DbRow[*tuple[Any, ...]] | None:
     """One record of this workspace with the columns the API shows (plus lane data), or None."""
     r = records.c
     stmt = sa.select(*record_columns(RECORD_COLUMNS), r.lane_seq, r.link_node_id).where(

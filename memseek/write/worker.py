@@ -33,6 +33,8 @@ from pgvector.sqlalchemy import Vector
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.engine import Connection
 
+from memseek.catalog.conf import LlmLabel
+from memseek.catalog.conf import LlmScore
 from memseek.catalog.models import Collection
 from memseek.db import STATEMENT_LABEL
 from memseek.errors import MemseekError
@@ -40,6 +42,8 @@ from memseek.models import ModelOutputInvalid
 from memseek.models.vectors import checked_vector
 from memseek.runtime import Runtime
 from memseek.schema import EMBEDDING_DIM
+from memseek.schema import processing_queue
+from memseek.schema import records
 from memseek.write import store
 from memseek.write.enrich import enrich
 from memseek.write.prepare import missing_enrichments
@@ -50,13 +54,13 @@ STOP_CHECK = 0.25
 """Seconds an idle worker waits for a notification before looking at its stop flag again."""
 CLAIM = 256
 """Records claimed per transaction. The local embedder sorts a claim by length and pads each call
-to its longest text, so a larger claim wastes less: 256 embedded at ~0.9x the model's speed on
-length-sorted texts, 64 at ~0.75x (docs/benchmarks.md, "Ingest speed"). A claim's records become
-ready together, a few seconds of model time apart; a single new record is claimed on its own."""
+to its longest text, so the larger the claim, the closer in length the texts of one call and the
+less model time goes to padding. A claim's records become ready together, one claim's model time
+apart; a single new record is claimed on its own."""
 IN_PROCESS_WORKERS = 2
 """Worker threads `memseek serve` runs. Batches compute one at a time (`_COMPUTING`), so two threads
-overlap one batch's database writes (~8 % of a batch) with the next batch's model time instead of
-running the model twice at once."""
+overlap one batch's database writes with the next batch's model time instead of running the
+model twice at once."""
 _COMPUTING = threading.Lock()
 """One batch of this process computes at a time: the local model uses one core (design: Models)."""
 CHAT_THREADS = 4
@@ -105,8 +109,8 @@ class Outcome:
         self.error = message if self.error is None else f"{self.error}; {message}"
 
 
-q = store.processing_queue.c
-r = store.records.c
+q = processing_queue.c
+r = records.c
 
 
 def claim(conn: Connection, limit: int) -> list[Claimed]:
@@ -123,11 +127,11 @@ def claim(conn: Connection, limit: int) -> list[Claimed]:
             r.scores,
             r.annotations,
         )
-        .join(store.records, sa.and_(r.workspace_id == q.workspace_id, r.id == q.record_id))
+        .join(records, sa.and_(r.workspace_id == q.workspace_id, r.id == q.record_id))
         .where(q.next_attempt_at <= sa.func.now())
         .order_by(q.next_attempt_at, q.record_id)
         .limit(limit)
-        .with_for_update(of=store.processing_queue, skip_locked=True)
+        .with_for_update(of=processing_queue, skip_locked=True)
         .prefix_with(store.COMMENT.format(route="worker claim"), dialect="postgresql")
     )
     return [Claimed(*row) for row in conn.execute(stmt)]
@@ -166,9 +170,10 @@ def _enrich_all(runtime: Runtime, batch: Sequence[Claimed], outcomes: dict[UUID,
     """Run every missing model enrichment, a few chat calls at a time."""
     catalog = runtime.catalog
     jobs = [
-        (item, name, catalog.enrichments[name])
+        (item, name, decl)
         for item in batch
         for name in missing_enrichments(catalog, _collection(runtime, item), item.scores, item.annotations)
+        if isinstance(decl := catalog.enrichments[name], LlmScore | LlmLabel)  # what models compute
     ]
     if not jobs:
         return
@@ -222,7 +227,7 @@ def _write_records(
         "u",
     ).c
     stmt = (
-        sa.update(store.records)
+        sa.update(records)
         .where(r.workspace_id == u.ws, r.id == u.id)
         .values(
             processing=u.state,
@@ -248,7 +253,7 @@ def _write_queue(
     retry = [item for item in batch if states[item.id] == "pending"]
     if done:
         pairs = sa.tuple_(q.workspace_id, q.record_id).in_([(i.workspace_id, i.id) for i in done])
-        conn.execute(sa.delete(store.processing_queue).where(pairs))
+        conn.execute(sa.delete(processing_queue).where(pairs))
     if retry:
         _reschedule(conn, retry, [outcomes[i.id].error or "" for i in retry], policy)
 
@@ -267,7 +272,7 @@ def _reschedule(
         "u",
     ).c
     stmt = (
-        sa.update(store.processing_queue)
+        sa.update(processing_queue)
         .where(q.workspace_id == u.ws, q.record_id == u.id)
         .values(
             attempts=u.attempts,

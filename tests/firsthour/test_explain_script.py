@@ -18,13 +18,15 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.engine import make_url
 
 from memseek.cli import main
+from memseek.db import run_statement
+from memseek.db import set_local
 from memseek.db import workspace_transaction
 from memseek.dbctl import psql_binary
 from memseek.runtime import Runtime
 from memseek.search.compile import Explain
-from memseek.search.execute import prepare_transaction
+from memseek.search.execute import planner_settings
+from memseek.search.prepare import prepare
 from memseek.search.request import parse_search
-from memseek.search.service import prepare
 from memseek.write.worker import run_worker
 from tests.conftest import Client
 from tests.conftest import Tenant
@@ -113,9 +115,9 @@ def service_plan(runtime: Runtime, tenant: Tenant, body: dict[str, Any]) -> dict
     in the workspace's transaction, with its planner settings."""
     compiled = prepare(runtime, tenant.id, parse_search(body)).compiled[0]
     with workspace_transaction(runtime.engine, tenant.id) as conn:
-        prepare_transaction(conn, compiled)
-        (plan,) = conn.execute(Explain(compiled.statement, as_json=True), compiled.params).scalar_one()
-    return plan["Plan"]  # type: ignore[no-any-return]
+        set_local(conn, planner_settings(runtime.search.pgvector, compiled))
+        (row,) = run_statement(conn, Explain(compiled.statement, as_json=True), compiled.params)
+    return row["QUERY PLAN"][0]["Plan"]  # type: ignore[no-any-return]
 
 
 @pytest.mark.parametrize("body", SEARCHES)

@@ -1,4 +1,5 @@
-"""Search test data: records written straight into the table, and a catalog built in code.
+"""Search test data: records written straight into the table, a catalog built in code, and
+compiled searches run on a connection the test holds.
 
 Rows are inserted with SQLAlchemy Core so search tests control every column (processing state,
 is_current, retraction, timestamps) exactly. Tests that exercise the public write path use
@@ -15,17 +16,21 @@ from dataclasses import replace
 from datetime import UTC
 from datetime import datetime
 from datetime import timedelta
+from functools import cache
 from typing import Any
 from uuid import UUID
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 from sqlalchemy.engine import Engine
+from sqlalchemy.sql.expression import Executable
 
 from memseek.catalog.catalog import Catalog
 from memseek.catalog.conf import PgProfile
 from memseek.catalog.models import Collection
 from memseek.catalog.rank import load_rank_default
+from memseek.db import run_statement
+from memseek.db import set_local
 from memseek.models.config import ModelDecl
 from memseek.models.registry import ModelRegistry
 from memseek.paths import resource
@@ -36,9 +41,14 @@ from memseek.search.compile import CompiledSearch
 from memseek.search.compile import Inputs
 from memseek.search.compile import Output
 from memseek.search.compile import compile_search
+from memseek.search.execute import SearchResult
+from memseek.search.execute import planner_settings
+from memseek.search.execute import runner
+from memseek.search.execute import with_fallbacks
 from memseek.search.request import parse_search
 from memseek.search.resolve import SearchPlan
 from memseek.search.resolve import resolve
+from memseek.search_state import SearchState
 from memseek.settings import Settings
 from memseek.write.store import stored_tsvector
 from memseek.write.touch import TouchQueue
@@ -186,4 +196,45 @@ def hashed_models(base_url: str | None) -> ModelRegistry:
 
 
 def runtime_for(settings: Settings, engine: Engine, cat: Catalog, models: ModelRegistry) -> Runtime:
-    return Runtime(settings=settings, engine=engine, catalog=cat, models=models, touches=TouchQueue(engine))
+    return Runtime(
+        settings=settings,
+        engine=engine,
+        catalog=cat,
+        models=models,
+        touches=TouchQueue(engine),
+        search=SearchState.open(engine),
+    )
+
+
+# --- compiled searches on a held connection ---------------------------------------------------------
+
+
+@cache
+def pgvector(engine: Engine) -> tuple[int, ...]:
+    """The pgvector version of `engine`'s database, as a runtime reads it."""
+    return SearchState.open(engine).pgvector
+
+
+def prepare_transaction(conn: Connection, search: CompiledSearch) -> dict[str, str]:
+    """Set the search's planner settings for the rest of the caller's transaction; returns them."""
+    settings = planner_settings(pgvector(conn.engine), search)
+    set_local(conn, settings)
+    return settings
+
+
+def run_compiled(conn: Connection, search: CompiledSearch) -> SearchResult:
+    """Run `search` in the caller's transaction as a combined search's share runs (each statement
+    with its planner settings for it alone), without the timeout and the learned plan choice of a
+    request."""
+    return with_fallbacks(search, runner(conn, search, planner_settings(pgvector(conn.engine), search)))
+
+
+def execute_compiled(conn: Connection, search: CompiledSearch) -> SearchResult:
+    """Run `search` in a transaction that already has its planner settings (`prepare_transaction`),
+    each statement as the transaction stands (a fallback's wider settings set before it)."""
+
+    def run(statement: Executable, widen: Mapping[str, str]) -> Sequence[Any]:
+        set_local(conn, widen)
+        return run_statement(conn, statement, search.params)
+
+    return with_fallbacks(search, run)

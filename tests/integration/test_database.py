@@ -23,10 +23,9 @@ from memseek.boot import build_runtime
 from memseek.db import create_db_engine
 from memseek.db import database_url as resolve_url
 from memseek.db import hold_for_request
-from memseek.db import local_rows
 from memseek.db import release_held
+from memseek.db import run_statement
 from memseek.db import scoped_connection
-from memseek.db import scoped_rows
 from memseek.db import workspace_transaction
 from memseek.errors import StartupError
 from memseek.models.query_cache import QueryVector
@@ -182,6 +181,7 @@ CHECK_SCOPE = (
     "SELECT current_user AS role, current_setting('memseek.workspace_id', true) AS workspace,"
     " current_setting('statement_timeout') AS timeout"
 )
+CHECK = sa.text(CHECK_SCOPE)
 
 
 def _traced_messages(path: Path) -> list[tuple[str, str]]:
@@ -194,8 +194,8 @@ def _traced_messages(path: Path) -> list[tuple[str, str]]:
 def test_a_scoped_statement_runs_with_its_scope_in_one_round_trip_and_leaves_nothing_set(
     db, tenant: Tenant, held: bool, tmp_path: Path
 ) -> None:  # type: ignore[no-untyped-def]
-    """`scoped_rows`: the scope statement and the statement go out together and end with one Sync
-    (one implicit transaction), no BEGIN or COMMIT; the settings end with it."""
+    """`run_statement` with a workspace: the scope statement and the statement go out together
+    and end with one Sync (one implicit transaction), no BEGIN or COMMIT; the settings end with it."""
     if held:
         hold_for_request(db.connect().execution_options(isolation_level="AUTOCOMMIT"))
     trace = tmp_path / "libpq.trace"
@@ -204,7 +204,7 @@ def test_a_scoped_statement_runs_with_its_scope_in_one_round_trip_and_leaves_not
             pgconn = conn.connection.driver_connection.pgconn
             pgconn.trace(out.fileno())
             pgconn.set_trace_flags(pq.Trace.SUPPRESS_TIMESTAMPS)
-            rows = scoped_rows(conn, tenant.id, {"statement_timeout": "7s"}, CHECK_SCOPE, [])
+            rows = run_statement(conn, CHECK, settings={"statement_timeout": "7s"}, workspace_id=tenant.id)
             pgconn.untrace()
             after = conn.execute(sa.text(CHECK_SCOPE)).one()
     finally:
@@ -222,21 +222,21 @@ def test_a_scoped_statement_runs_with_its_scope_in_one_round_trip_and_leaves_not
     assert sent[1].startswith("/* memseek ")
 
 
-def test_local_rows_settings_end_with_their_statement_inside_the_transaction(
+def test_statement_settings_end_with_their_statement_inside_the_transaction(
     db, tenant: Tenant, tmp_path: Path
 ) -> None:  # type: ignore[no-untyped-def]
-    """`local_rows`: the settings hold for the statement and end with it, in one round trip,
-    while the transaction and the scope it set before go on."""
+    """`run_statement` with settings and no workspace: the settings hold for the statement and end
+    with it, in one round trip, while the transaction and the scope it set before go on."""
     check = CHECK_SCOPE + ", current_setting('enable_sort') AS sort"
     trace = tmp_path / "libpq.trace"
     with workspace_transaction(db, tenant.id) as conn, trace.open("w") as out:
         pgconn = conn.connection.driver_connection.pgconn
         pgconn.trace(out.fileno())
         pgconn.set_trace_flags(pq.Trace.SUPPRESS_TIMESTAMPS)
-        rows = local_rows(conn, {"statement_timeout": "7s", "enable_sort": "off"}, check, [])
+        rows = run_statement(conn, sa.text(check), settings={"statement_timeout": "7s", "enable_sort": "off"})
         pgconn.untrace()
         after = conn.execute(sa.text(check)).one()
-        again = local_rows(conn, {"statement_timeout": "8s"}, check, [])
+        again = run_statement(conn, sa.text(check), settings={"statement_timeout": "8s"})
     scoped = {"role": "memseek_scoped", "workspace": str(tenant.id)}
     assert rows == [{**scoped, "timeout": "7s", "sort": "off"}]
     assert after._asdict() == {**scoped, "timeout": after.timeout, "sort": "on"} and after.timeout != "7s"
@@ -249,7 +249,7 @@ def test_local_rows_settings_end_with_their_statement_inside_the_transaction(
 
 def _local(db: sa.engine.Engine, workspace_id: uuid.UUID, local: dict[str, str], sql: str) -> None:
     with workspace_transaction(db, workspace_id) as conn:
-        local_rows(conn, local, sql, [])
+        run_statement(conn, sa.text(sql), settings=local)
 
 
 def _in_a_transaction(db: sa.engine.Engine, workspace_id: uuid.UUID, local: dict[str, str], sql: str) -> None:
@@ -259,11 +259,11 @@ def _in_a_transaction(db: sa.engine.Engine, workspace_id: uuid.UUID, local: dict
 
 def _scoped(db: sa.engine.Engine, workspace_id: uuid.UUID, local: dict[str, str], sql: str) -> None:
     with scoped_connection(db) as conn:
-        scoped_rows(conn, workspace_id, local, sql, [])
+        run_statement(conn, sa.text(sql), settings=local, workspace_id=workspace_id)
 
 
 @pytest.mark.parametrize(
-    "run", [_in_a_transaction, _scoped, _local], ids=["workspace-transaction", "scoped-rows", "local-rows"]
+    "run", [_in_a_transaction, _scoped, _local], ids=["workspace-transaction", "scoped", "local"]
 )
 @pytest.mark.parametrize(
     ("local", "statement"),
@@ -283,14 +283,15 @@ def test_a_failed_statement_leaves_its_connection_as_it_was(
 
 
 def test_a_lost_connection_under_a_scoped_statement_is_wrapped_and_invalidated(db, tenant: Tenant) -> None:  # type: ignore[no-untyped-def]
-    """As `driver_rows`: SQLAlchemy's OperationalError (the app's 503), never a dead pooled connection."""
+    """As `Connection.execute`: SQLAlchemy's OperationalError (the app's 503), never a dead pooled
+    connection."""
     seen = []
     with pytest.raises(sa.exc.OperationalError), scoped_connection(db) as conn:
         pid = conn.connection.driver_connection.info.backend_pid
         with db.connect() as other:
             other.execute(sa.text("SELECT pg_terminate_backend(:pid)"), {"pid": pid})
         try:
-            scoped_rows(conn, tenant.id, {}, "SELECT 1", [])
+            run_statement(conn, sa.text("SELECT 1"), workspace_id=tenant.id)
         except sa.exc.OperationalError as exc:
             seen.append((exc.connection_invalidated, conn.invalidated))
             raise
@@ -304,7 +305,7 @@ def test_a_scoped_statement_sees_only_its_workspace(db, tenant: Tenant, other_te
         for ws in (tenant.id, other_tenant.id):
             conn.execute(RAW_RECORD, {"ws": ws, "id": uuid.uuid4(), "t": "x"})
     with scoped_connection(db) as conn:  # no workspace predicate on purpose
-        rows = scoped_rows(conn, tenant.id, {}, "SELECT workspace_id FROM records", [])
+        rows = run_statement(conn, sa.text("SELECT workspace_id FROM records"), workspace_id=tenant.id)
     assert rows == [{"workspace_id": tenant.id}]
 
 

@@ -1,5 +1,5 @@
 """A broad vector or hybrid search keeps a generic plan pinned to the HNSW index where PostgreSQL's
-own plan for the workspace reads the list through it (`execute.AnnPlans`), and never answers
+own plan for the workspace reads the list through it (`SearchState.ann_plans`), and never answers
 differently for it: a list that comes back short runs again, planned for the request."""
 
 from __future__ import annotations
@@ -14,15 +14,16 @@ from sqlalchemy.engine import Engine
 
 from memseek.db import create_db_engine
 from memseek.db import workspace_transaction
-from memseek.search import execute
 from memseek.search.compile import CompiledSearch
-from memseek.search.execute import AnnPlans
+from memseek.search.compile import Explain
 from memseek.search.execute import SearchResult
-from memseek.search.execute import run_compiled
 from memseek.search.execute import run_searches
+from memseek.search_state import SearchState
 from memseek.settings import Settings
 from tests.conftest import Tenant
 from tests.integration.searchdata import compiled
+from tests.integration.searchdata import prepare_transaction
+from tests.integration.searchdata import run_compiled
 from tests.integration.test_search_paths import ROWS
 from tests.integration.test_search_paths import random_corpus
 
@@ -36,11 +37,11 @@ def corpus(engine: Engine) -> Iterator[tuple[Tenant, list[float]]]:
 
 
 @pytest.fixture
-def ann_plans(monkeypatch: pytest.MonkeyPatch) -> AnnPlans:
-    """A fresh memory of plan choices for the test."""
-    plans = AnnPlans()
-    monkeypatch.setattr(execute, "ANN_PLANS", plans)
-    return plans
+def state(engine: Engine) -> Iterator[SearchState]:
+    """A fresh search state for the test (no plan choice learned yet)."""
+    fresh = SearchState.open(engine)
+    yield fresh
+    fresh.close()
 
 
 @contextmanager
@@ -61,8 +62,8 @@ def scopes_sent(engine: Engine) -> Iterator[list[dict[str, Any]]]:
         sa.event.remove(engine, "before_cursor_execute", listen)
 
 
-def alone(engine: Engine, tenant: Tenant, search: CompiledSearch) -> SearchResult:
-    [result] = run_searches(engine, tenant.id, [search], 1, 10_000)
+def alone(state: SearchState, tenant: Tenant, search: CompiledSearch) -> SearchResult:
+    [result] = run_searches(state, tenant.id, [search], 1, 10_000)
     return result
 
 
@@ -92,29 +93,31 @@ def generic_plans(engine: Engine, cte: str) -> int:
         )
 
 
-def known(plans: AnnPlans, engine: Engine, search: CompiledSearch, tenant: Tenant) -> bool:
-    return plans.reads_index((engine, search.statement, tenant.id), lambda: pytest.fail("learned again"))
+def known(state: SearchState, search: CompiledSearch, tenant: Tenant) -> bool:
+    return state.ann_plans.reads_index((search.statement, tenant.id), lambda: pytest.fail("learned again"))
 
 
 @pytest.fixture
-def prefers_hnsw(settings: Settings, engine: Engine) -> Iterator[Engine]:
-    """An engine whose sessions plan nearest rows through the HNSW index (any other path sorts),
-    as PostgreSQL does for a large workspace."""
+def prefers_hnsw(settings: Settings, engine: Engine) -> Iterator[SearchState]:
+    """A fresh search state over an engine whose sessions plan nearest rows through the HNSW index
+    (any other path sorts), as PostgreSQL does for a large workspace."""
     url = engine.url.update_query_dict({"options": "-c enable_seqscan=off -c enable_sort=off"})
     pinned = create_db_engine(settings, url.render_as_string(hide_password=False))
-    yield pinned
+    state = SearchState.open(pinned)
+    yield state
+    state.close()
     pinned.dispose()
 
 
 def test_a_workspace_read_through_hnsw_runs_a_generic_plan_pinned_to_it(
-    corpus: tuple[Tenant, list[float]], engine: Engine, prefers_hnsw: Engine, ann_plans: AnnPlans
+    corpus: tuple[Tenant, list[float]], engine: Engine, prefers_hnsw: SearchState
 ) -> None:
     tenant, vector = corpus
     search = compiled(BROAD, tenant.id, vector=vector)
-    with scopes_sent(prefers_hnsw) as sent:
+    with scopes_sent(prefers_hnsw.engine) as sent:
         results = [outcome(alone(prefers_hnsw, tenant, search)) for _ in range(8)]
-    generic = generic_plans(prefers_hnsw, "vector_candidates")
-    assert known(ann_plans, prefers_hnsw, search, tenant) is True
+    generic = generic_plans(prefers_hnsw.engine, "vector_candidates")
+    assert known(prefers_hnsw, search, tenant) is True
     assert sent[0]["plan_cache_mode"] == "force_custom_plan" and sent[0]["explain"]  # learned once
     assert all(s["plan_cache_mode"] == "force_generic_plan" and s["enable_sort"] == "off" for s in sent[1:])
     assert len(sent) == 9 and generic >= 1  # psycopg prepared it; PostgreSQL kept one plan
@@ -123,33 +126,33 @@ def test_a_workspace_read_through_hnsw_runs_a_generic_plan_pinned_to_it(
 
 
 def test_a_pinned_list_that_comes_back_short_runs_again_planned_for_the_request(
-    corpus: tuple[Tenant, list[float]], engine: Engine, ann_plans: AnnPlans
+    corpus: tuple[Tenant, list[float]], engine: Engine, state: SearchState
 ) -> None:
     """A scope with fewer rows than the list (or an HNSW scan that stopped short) is never cut."""
     tenant, vector = corpus
     search = compiled({**BROAD, "params": {"candidates": 300}}, tenant.id, vector=vector)
-    ann_plans.learn((engine, search.statement, tenant.id), True)  # as if the workspace had been large
+    state.ann_plans.learn((search.statement, tenant.id), True)  # as if the workspace had been large
     with scopes_sent(engine) as sent:
-        result = alone(engine, tenant, search)
+        result = alone(state, tenant, search)
     assert [s["plan_cache_mode"] for s in sent] == ["force_generic_plan", "force_custom_plan"]
-    assert known(ann_plans, engine, search, tenant) is False
+    assert known(state, search, tenant) is False
     assert outcome(result) == planned(engine, tenant, search)
     assert result.candidate_count == ROWS
 
 
 def test_the_choice_learned_is_the_planners_own_for_the_workspace(
-    corpus: tuple[Tenant, list[float]], engine: Engine, ann_plans: AnnPlans
+    corpus: tuple[Tenant, list[float]], engine: Engine, state: SearchState
 ) -> None:
     tenant, vector = corpus
     search = compiled(BROAD, tenant.id, vector=vector)
     with workspace_transaction(engine, tenant.id) as conn:
-        execute.prepare_transaction(conn, search)
-        plan = "\n".join(conn.execute(execute.Explain(search.statement), search.params).scalars())
+        prepare_transaction(conn, search)
+        plan = "\n".join(conn.execute(Explain(search.statement), search.params).scalars())
     with scopes_sent(engine) as sent:
-        result = alone(engine, tenant, search)
-        again = alone(engine, tenant, search)
+        result = alone(state, tenant, search)
+        again = alone(state, tenant, search)
     reads = "records_embedding" in plan
-    assert known(ann_plans, engine, search, tenant) is reads
+    assert known(state, search, tenant) is reads
     assert [s.get("explain", False) for s in sent] == [True, False, False]  # asked once, then remembered
     pinned = {True: "force_generic_plan", False: "force_custom_plan"}[reads]
     assert [s["plan_cache_mode"] for s in sent[1:]] == [pinned, pinned]
@@ -162,17 +165,17 @@ def test_the_choice_learned_is_the_planners_own_for_the_workspace(
     ids=["entity", "time-bound"],
 )
 def test_a_scope_whose_plan_depends_on_its_values_is_planned_for_each_request(
-    corpus: tuple[Tenant, list[float]], prefers_hnsw: Engine, ann_plans: AnnPlans, scope: dict[str, Any]
+    corpus: tuple[Tenant, list[float]], prefers_hnsw: SearchState, scope: dict[str, Any]
 ) -> None:
     tenant, vector = corpus
     search = compiled({**BROAD, "scope": scope}, tenant.id, vector=vector)
-    with scopes_sent(prefers_hnsw) as sent:
+    with scopes_sent(prefers_hnsw.engine) as sent:
         alone(prefers_hnsw, tenant, search)
     assert [s["plan_cache_mode"] for s in sent] == ["force_custom_plan"] and "explain" not in sent[0]
 
 
 def test_a_hybrid_search_pins_its_first_statement_and_plans_its_fallbacks(
-    corpus: tuple[Tenant, list[float]], engine: Engine, prefers_hnsw: Engine, ann_plans: AnnPlans
+    corpus: tuple[Tenant, list[float]], engine: Engine, prefers_hnsw: SearchState
 ) -> None:
     """The first statement's shortened lists come from the pinned plan; a fallback (full lists,
     or every keyword match) reads other paths, so PostgreSQL plans it for the request."""
@@ -181,9 +184,9 @@ def test_a_hybrid_search_pins_its_first_statement_and_plans_its_fallbacks(
     searches = [compiled({**BROAD_HYBRID, "q": q}, tenant.id, vector=vector) for q in words]
     assert all(search.learns_plan and search.fallbacks for search in searches)
     assert len({search.statement for search in searches}) == 1  # the words are values of one template
-    with scopes_sent(prefers_hnsw) as sent:
+    with scopes_sent(prefers_hnsw.engine) as sent:
         results = [outcome(alone(prefers_hnsw, tenant, search)) for search in searches * 2]
-    generic = generic_plans(prefers_hnsw, "hybrid_candidates")
+    generic = generic_plans(prefers_hnsw.engine, "hybrid_candidates")
     assert sent[0]["plan_cache_mode"] == "force_custom_plan" and sent[0]["explain"]  # learned once
     statements = sent[1:]
     pinned = [s for s in statements if s["plan_cache_mode"] == "force_generic_plan"]
@@ -197,16 +200,16 @@ def test_a_hybrid_search_pins_its_first_statement_and_plans_its_fallbacks(
 
 
 def test_searches_sharing_a_transaction_pin_their_first_statements_too(
-    corpus: tuple[Tenant, list[float]], engine: Engine, prefers_hnsw: Engine, ann_plans: AnnPlans
+    corpus: tuple[Tenant, list[float]], engine: Engine, prefers_hnsw: SearchState
 ) -> None:
     """A fused request's sources share one snapshot's transactions; each statement's settings are
-    its own (`db.local_rows`), so a pinned one's end with it."""
+    its own (`db.run_statement`), so a pinned one's end with it."""
     tenant, vector = corpus
     searches = [compiled(BROAD_HYBRID, tenant.id, vector=vector), compiled(BROAD, tenant.id, vector=vector)]
-    with scopes_sent(prefers_hnsw) as sent:
+    with scopes_sent(prefers_hnsw.engine) as sent:
         # one at a time: both in the lead's transaction, one after the other
         runs = [run_searches(prefers_hnsw, tenant.id, searches, 1, 10_000) for _ in range(2)]
-    assert [known(ann_plans, prefers_hnsw, search, tenant) for search in searches] == [True, True]
+    assert [known(prefers_hnsw, search, tenant) for search in searches] == [True, True]
     stated = [s for s in sent if "plan_cache_mode" in s]
     pinned = [s for s in stated if s["plan_cache_mode"] == "force_generic_plan"]
     assert len(pinned) == 4 and all(s["enable_sort"] == "off" for s in pinned)  # both searches, twice

@@ -13,8 +13,8 @@ from sqlalchemy.engine import Engine
 
 from memseek import schema
 from memseek.app import create_app
+from memseek.search.prepare import prepare
 from memseek.search.request import parse_search
-from memseek.search.service import prepare
 from memseek.settings import Settings
 from tests.conftest import Client
 from tests.conftest import Tenant

@@ -16,17 +16,17 @@ from memseek.db import workspace_transaction
 from memseek.errors import RequestInvalid
 from memseek.schema import EMBEDDING_DIM
 from memseek.search.execute import SearchResult
-from memseek.search.execute import execute_compiled
-from memseek.search.execute import prepare_transaction
-from memseek.search.execute import run_compiled
 from tests.conftest import Tenant
 from tests.integration.searchdata import NOW
 from tests.integration.searchdata import Rec
 from tests.integration.searchdata import catalog
 from tests.integration.searchdata import collection
 from tests.integration.searchdata import compiled
+from tests.integration.searchdata import execute_compiled
 from tests.integration.searchdata import hours_ago
 from tests.integration.searchdata import insert
+from tests.integration.searchdata import prepare_transaction
+from tests.integration.searchdata import run_compiled
 from tests.integration.searchdata import unit
 
 MAIN = collection()
@@ -513,7 +513,7 @@ def test_empty_result_reports_candidates(db: Engine, tenant: Tenant) -> None:
     assert (result.hits, result.candidate_count) == ((), 0)
 
 
-# --- the driver cursor (`execute._execute`) ------------------------------------------------------------
+# --- the driver cursor (`db.run_statement`) ------------------------------------------------------------
 
 
 def test_a_formula_that_overflows_float8_is_a_422_on_rank(db: Engine, tenant: Tenant) -> None:

@@ -20,12 +20,13 @@ from sqlalchemy.sql.expression import Executable
 
 from memseek.db import workspace_transaction
 from memseek.search import execute
-from memseek.search.execute import prepare_transaction
-from memseek.search.execute import run_compiled
 from tests.conftest import Tenant
 from tests.integration import test_search_paths as paths
 from tests.integration.searchdata import compiled
 from tests.integration.searchdata import hours_ago
+from tests.integration.searchdata import pgvector
+from tests.integration.searchdata import prepare_transaction
+from tests.integration.searchdata import run_compiled
 
 STEMS = ("alpha", "bravo", "delta", "kilo", "lima", "oscar", "tango", "zulu")
 WORDS = [
@@ -149,17 +150,17 @@ def test_a_short_first_try_widens_ef_search_before_its_fallback(
     corpus: tuple[Tenant, list[float]], engine: Engine, body: dict[str, Any], ef: str
 ) -> None:
     """The `hnsw.ef_search` the search's last statement ran with: each statement's settings hold
-    for it alone (`execute._runner`), so they are recorded as each statement is run."""
+    for it alone (`execute.runner`), so they are recorded as each statement is run."""
     tenant, vector = corpus
     search = compiled({"mode": "hybrid", **body}, tenant.id, vector=vector)
-    settings = execute.planner_settings(engine, search)
+    settings = execute.planner_settings(pgvector(engine), search)
     ran_with: list[str] = []
     with workspace_transaction(engine, tenant.id) as conn:
-        runner = execute._runner(conn, search, settings)
+        runner = execute.runner(conn, search, settings)
 
         def run(statement: Executable, extra: Mapping[str, str]) -> Sequence[Any]:
             ran_with.append({**settings, **extra}["hnsw.ef_search"])
             return runner(statement, extra)
 
-        execute._with_fallbacks(search, run)
+        execute.with_fallbacks(search, run)
     assert ran_with[-1] == ef

@@ -28,18 +28,18 @@ from memseek.search.compile.candidates import Proposal
 from memseek.search.compile.keywords import Keywords
 from memseek.search.compile.query import Query
 from memseek.search.compile.rank import Reading
-from memseek.search.execute import execute_compiled
-from memseek.search.execute import prepare_transaction
-from memseek.search.execute import run_compiled
 from tests.conftest import Tenant
 from tests.conftest import make_tenant
 from tests.integration.searchdata import NOW
 from tests.integration.searchdata import TEXT_OUTPUT
 from tests.integration.searchdata import Rec
 from tests.integration.searchdata import compiled
+from tests.integration.searchdata import execute_compiled
 from tests.integration.searchdata import hours_ago
 from tests.integration.searchdata import insert
 from tests.integration.searchdata import plans
+from tests.integration.searchdata import prepare_transaction
+from tests.integration.searchdata import run_compiled
 from tests.integration.searchdata import unit
 
 

@@ -39,7 +39,6 @@ from memseek.catalog.rank import to_tree
 from memseek.db import scope_settings
 from memseek.db import set_local
 from memseek.search import fuse
-from memseek.search.execute import run_compiled
 from memseek.search.resolve import SearchPlan
 from tests.conftest import Tenant
 from tests.integration.searchdata import NOW
@@ -48,6 +47,7 @@ from tests.integration.searchdata import collection
 from tests.integration.searchdata import compiled
 from tests.integration.searchdata import insert
 from tests.integration.searchdata import plans
+from tests.integration.searchdata import run_compiled
 
 MAIN = collection()
 minutes = st.integers(min_value=-60, max_value=4000).map(lambda m: NOW - timedelta(minutes=m))

@@ -25,23 +25,23 @@ from sqlalchemy.pool import NullPool
 from memseek.db import scope_settings
 from memseek.db import set_local
 from memseek.db import workspace_transaction
+from memseek.driver import native_placeholders
+from memseek.driver import pyformat_form
 from memseek.indexes import ensure_field_indexes
 from memseek.indexes import sort_indexes
 from memseek.runtime import Runtime
 from memseek.search.compile import CompiledSearch
 from memseek.search.compile import Explain
-from memseek.search.execute import driver_statement
-from memseek.search.execute import execute_compiled
-from memseek.search.execute import native_placeholders
-from memseek.search.execute import prepare_transaction
-from memseek.search.execute import run_compiled
 from tests.conftest import Tenant
 from tests.conftest import make_tenant
 from tests.integration.searchdata import Rec
 from tests.integration.searchdata import catalog
 from tests.integration.searchdata import compiled
+from tests.integration.searchdata import execute_compiled
 from tests.integration.searchdata import hours_ago
 from tests.integration.searchdata import insert
+from tests.integration.searchdata import prepare_transaction
+from tests.integration.searchdata import run_compiled
 from tests.integration.test_search_paths import PREPARED_RUNS
 from tests.integration.test_search_paths import _prepared_runs
 from tests.integration.test_search_property import assert_matches_oracle
@@ -219,7 +219,7 @@ def kept_plan(engine: Engine, tenant: Tenant, search: CompiledSearch) -> str:
             execute_compiled(conn, search)
         prepared = sa.text("SELECT name FROM pg_prepared_statements WHERE statement LIKE :tag")
         name = conn.execute(prepared, {"tag": "%/* memseek test */%"}).scalar_one()
-        sql, values = driver_statement(conn, search.statement, search.params)
+        sql, values = pyformat_form(search.statement, search.params, conn.dialect)
         _, order = native_placeholders(sql)  # the $n order the statement was prepared with
         cursor = psycopg.ClientCursor(conn.connection.driver_connection)
         args = cursor.mogrify(", ".join(f"%({n})s" for n in order), values)

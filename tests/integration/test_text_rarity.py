@@ -18,8 +18,8 @@ from sqlalchemy.engine import Engine
 from memseek.runtime import Runtime
 from memseek.search.compile import RARITY_MIN_RECORDS
 from memseek.search.compile import RARITY_SCALE
+from memseek.search.prepare import prepare
 from memseek.search.request import parse_search
-from memseek.search.service import prepare
 from memseek.search.service import run_search
 from tests.conftest import Tenant
 from tests.integration.searchdata import Rec
@@ -127,10 +127,11 @@ def test_a_search_that_counts_scale_records_marks_its_workspace_large(
     fill(db, tenant, RARITY_SCALE - 1, "budget")
     spec = parse_search({"mode": "text", "q": QUERY, "k": 1})
     run_search(runtime, tenant.id, spec)
-    assert tenant.id not in runtime.large_workspaces
+    assert tenant.id not in runtime.search.large_workspaces
     given(db, tenant, Rec(text=RARE_ONE))
     run_search(runtime, tenant.id, spec)
-    assert tenant.id in runtime.large_workspaces and other_tenant.id not in runtime.large_workspaces
+    large_workspaces = runtime.search.large_workspaces
+    assert tenant.id in large_workspaces and other_tenant.id not in large_workspaces
     large, other = (str(prepare(runtime, t.id, spec).compiled[0].statement) for t in (tenant, other_tenant))
     assert "workspace_records" not in large and f"{RARITY_SCALE} AS n" in large  # carries the scale
     assert "workspace_records" in other  # counts its records

@@ -6,22 +6,6 @@ from __future__ import annotations
 import pytest
 
 from memseek.search.execute import ef_search
-from memseek.search.execute import native_placeholders
-
-
-@pytest.mark.parametrize(
-    ("pyformat", "native", "names"),
-    [
-        ("SELECT 1", "SELECT 1", ()),
-        ("a = %(a)s AND b = %(b)s", "a = $1 AND b = $2", ("a", "b")),
-        ("a = %(a)s OR a < %(b)s OR a > %(a)s", "a = $1 OR a < $2 OR a > $1", ("a", "b")),
-        ("x %% 2 = %(n)s AND t LIKE 'a%%'", "x % 2 = $1 AND t LIKE 'a%'", ("n",)),
-        ("IN (%(ids_1_1)s, %(ids_1_2)s)", "IN ($1, $2)", ("ids_1_1", "ids_1_2")),
-    ],
-    ids=["no-parameters", "in-order", "a-name-twice-keeps-its-number", "escaped-percent", "expanded-in"],
-)
-def test_native_placeholders(pyformat: str, native: str, names: tuple[str, ...]) -> None:
-    assert native_placeholders(pyformat) == (native, names)
 
 
 @pytest.mark.parametrize(

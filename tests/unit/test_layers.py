@@ -25,7 +25,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
         "base",
         frozenset({"memseek", "errors", "settings", "schema", "paths", "jsontext", "storable", "suggest"}),
     ),
-    ("resources", frozenset({"db", "auth", "migrate", "catalog", "models"})),
+    ("resources", frozenset({"db", "driver", "auth", "migrate", "catalog", "models", "search_state"})),
     ("services", frozenset({"search", "write", "runtime", "indexes", "overview"})),
     ("interfaces", frozenset({"api"})),
     (

@@ -6,24 +6,32 @@ import threading
 import time
 from collections.abc import Callable
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from contextvars import ContextVar
 
 import pytest
 
-from memseek.search.execute import HELPER_THREADS
-from memseek.search.execute import HELPERS
 from memseek.search.execute import run_parallel
+from memseek.search_state import HELPER_THREADS
 
 LABEL: ContextVar[str] = ContextVar("test_label", default="unset")
 
 
-def test_results_come_back_in_input_order() -> None:
-    assert run_parallel(lambda x: x * 10, list(range(7)), 3) == [0, 10, 20, 30, 40, 50, 60]
+@pytest.fixture(scope="module")
+def helpers() -> Iterator[ThreadPoolExecutor]:
+    """Helper threads as a runtime's search state keeps them (`SearchState.helpers`)."""
+    pool = ThreadPoolExecutor(max_workers=HELPER_THREADS, thread_name_prefix="test-helpers")
+    yield pool
+    pool.shutdown()
+
+
+def test_results_come_back_in_input_order(helpers: ThreadPoolExecutor) -> None:
+    assert run_parallel(helpers, lambda x: x * 10, list(range(7)), 3) == [0, 10, 20, 30, 40, 50, 60]
 
 
 @pytest.mark.parametrize("limit", [1, 2, 3])
-def test_never_more_than_max_concurrency_at_once(limit: int) -> None:
+def test_never_more_than_max_concurrency_at_once(limit: int, helpers: ThreadPoolExecutor) -> None:
     running, most = 0, 0
     lock = threading.Lock()
 
@@ -37,11 +45,13 @@ def test_never_more_than_max_concurrency_at_once(limit: int) -> None:
             running -= 1
         return x
 
-    assert run_parallel(job, list(range(6)), limit) == list(range(6))
+    assert run_parallel(helpers, job, list(range(6)), limit) == list(range(6))
     assert most <= limit
 
 
-def test_the_first_error_in_input_order_is_raised_once_every_started_job_ended() -> None:
+def test_the_first_error_in_input_order_is_raised_once_every_started_job_ended(
+    helpers: ThreadPoolExecutor,
+) -> None:
     """Items are claimed in input order and a worker stops at its job's error (its transaction
     is spoilt), so items after an error may never run; one before it always ran to its end."""
     started: list[int] = []
@@ -56,22 +66,22 @@ def test_the_first_error_in_input_order_is_raised_once_every_started_job_ended()
         return x
 
     with pytest.raises(ValueError, match="job 1"):
-        run_parallel(job, [0, 1, 2, 3], 4)
+        run_parallel(helpers, job, [0, 1, 2, 3], 4)
     assert {0, 1} <= set(started)
     assert sorted(started) == sorted(ended)
 
 
-def test_helpers_see_the_callers_context() -> None:
+def test_helpers_see_the_callers_context(helpers: ThreadPoolExecutor) -> None:
     LABEL.set("POST /search")
-    assert run_parallel(lambda _: LABEL.get(), [0, 1, 2], 3) == ["POST /search"] * 3
+    assert run_parallel(helpers, lambda _: LABEL.get(), [0, 1, 2], 3) == ["POST /search"] * 3
 
 
-def test_with_every_helper_busy_the_caller_runs_the_jobs_itself() -> None:
+def test_with_every_helper_busy_the_caller_runs_the_jobs_itself(helpers: ThreadPoolExecutor) -> None:
     release = threading.Event()
-    blockers = [HELPERS.submit(release.wait, 30) for _ in range(HELPER_THREADS)]
+    blockers = [helpers.submit(release.wait, 30) for _ in range(HELPER_THREADS)]
     try:
         caller = threading.get_ident()
-        threads = run_parallel(lambda _: threading.get_ident(), [0, 1, 2], 3)
+        threads = run_parallel(helpers, lambda _: threading.get_ident(), [0, 1, 2], 3)
         assert threads == [caller] * 3
     finally:
         release.set()
@@ -108,19 +118,19 @@ class Seat:
         return item, "caller"
 
 
-def test_a_helper_runs_the_job_its_seat_yields_entering_it_once() -> None:
+def test_a_helper_runs_the_job_its_seat_yields_entering_it_once(helpers: ThreadPoolExecutor) -> None:
     seat = Seat(lambda item: item)
-    results = run_parallel(seat.caller, [0, 1, 2, 3], 2, seat)
+    results = run_parallel(helpers, seat.caller, [0, 1, 2, 3], 2, seat)
     assert [item for item, _ in results] == [0, 1, 2, 3]
     assert "helper" in {who for _, who in results}
     assert (seat.entered, seat.left) == (1, [None])
 
 
-def test_a_failing_job_leaves_its_seat_with_the_error_which_is_raised() -> None:
+def test_a_failing_job_leaves_its_seat_with_the_error_which_is_raised(helpers: ThreadPoolExecutor) -> None:
     def work(item: int) -> int:
         raise ValueError(f"job {item}")
 
     seat = Seat(work)
     with pytest.raises(ValueError, match="job"):
-        run_parallel(seat.caller, [0, 1, 2, 3], 2, seat)
+        run_parallel(helpers, seat.caller, [0, 1, 2, 3], 2, seat)
     assert (seat.entered, seat.left) == (1, [ValueError])
