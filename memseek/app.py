@@ -16,7 +16,11 @@ from flask import request
 from pydantic import ValidationError
 from werkzeug.exceptions import HTTPException
 
+from memseek.api import collections
+from memseek.api import docs
+from memseek.api import explain
 from memseek.api import health
+from memseek.api import inspector
 from memseek.api import mcp
 from memseek.api import openapi
 from memseek.api import rank
@@ -41,22 +45,27 @@ from memseek.settings import Settings
 
 log = logging.getLogger("memseek")
 
-PUBLIC_ENDPOINTS = frozenset({"health.health"})
+PUBLIC_ENDPOINTS = frozenset(
+    {
+        "health.health",
+        "openapi.openapi",
+        "docs.root",
+        "docs.page",
+        "docs.asset",
+        "inspector.page",
+        "inspector.asset",
+    }
+)
+"""Served without a key: health, the API's description and its pages (the inspector's page asks
+for a key and sends it with each request it makes)."""
 _RULE_VARIABLE = re.compile(r"<(?:[^:>]+:)?([^>]+)>")
 ROUTE_VARIABLES = {"raw_id": "id"}
 """Route variables named differently in the code than in the documented paths."""
 HTTP_CODES = {404: "not_found", 405: "method_not_allowed", 413: PayloadTooLarge.code}
 BLUEPRINTS = (
-    health.bp,
-    openapi.bp,
-    views.bp,
-    view_query.bp,
-    rank.bp,
-    records.bp,
-    writes.bp,
-    search.bp,
-    mcp.bp,
-)
+    health.bp, openapi.bp, docs.bp, inspector.bp, collections.bp, views.bp, view_query.bp, rank.bp,
+    records.bp, writes.bp, search.bp, explain.bp, mcp.bp,
+)  # fmt: skip
 
 
 def create_app(settings: Settings | None = None, *, shared: Runtime | None = None) -> Flask:

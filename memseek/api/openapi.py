@@ -111,7 +111,8 @@ def _operation_json(op: Operation) -> dict[str, Any]:
     for status, text in op.responses:
         out["responses"][str(status)] = {"description": text}
     for status in (401, 404, 409, 413, 422, 503):
-        out["responses"].setdefault(str(status), {"$ref": "#/components/responses/Error"})
+        if not (op.public and status == 401):  # no key asked, none refused
+            out["responses"].setdefault(str(status), {"$ref": "#/components/responses/Error"})
     if not op.public:
         out["security"] = [{"bearer": []}]
     return out
@@ -148,4 +149,4 @@ def openapi() -> Response:
 
 
 document(Operation("GET", "/health", "Database reachability and catalog hash", public=True))
-document(Operation("GET", "/openapi.json", "This description"))
+document(Operation("GET", "/openapi.json", "This description (no key needed)", public=True))

@@ -7,6 +7,8 @@ workspace's id): a path segment that cannot name a record names nothing.
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 from uuid import UUID
 
@@ -25,6 +27,7 @@ from memseek.api.openapi import document
 from memseek.errors import Detail
 from memseek.errors import NotFound
 from memseek.errors import RequestInvalid
+from memseek.suggest import hint
 from memseek.write import lanes
 from memseek.write import store
 from memseek.write.ingest import Written
@@ -40,6 +43,8 @@ DEFAULT_WAIT = 10.0
 MAX_WAIT = 60.0
 POLL_FIRST, POLL_MAX = 0.02, 0.25
 WAIT_VALUES = {"true": True, "1": True, "false": False, "0": False}
+RECORDS_SHAPE = '{"records": [{"collection": …, "entity": …, "type": …, "text": …}]}'
+"""The body's shape, as a body without `records` is told (GET /collections lists collections and types)."""
 
 
 def _records_list(body: Any) -> list[Any]:
@@ -49,7 +54,7 @@ def _records_list(body: Any) -> list[Any]:
     problems = [Detail((key,), "Extra inputs are not permitted") for key in body if key != "records"]
     items = body.get("records")
     if not isinstance(items, list):
-        problems.append(Detail(("records",), "a list of records is required"))
+        problems.append(Detail(("records",), f"a list of records is required: {RECORDS_SHAPE}"))
     elif not 1 <= len(items) <= MAX_RECORDS:
         problems.append(Detail(("records",), f"expected 1 to {MAX_RECORDS} records, got {len(items)}"))
     if problems:
@@ -78,6 +83,26 @@ def wait_params() -> float | None:
     if problems:
         raise RequestInvalid("invalid query parameters", problems)
     return timeout if WAIT_VALUES[wait] else None
+
+
+@contextmanager
+def naming_collections(items: list[Any]) -> Iterator[None]:
+    """A record's unknown collection answered with the collections there are, and the nearest."""
+    try:
+        yield
+    except RequestInvalid as exc:
+        raise RequestInvalid(exc.message, [_collection_hint(d, items) for d in exc.details]) from exc
+
+
+def _collection_hint(detail: Detail, items: list[Any]) -> Detail:
+    if len(detail.loc) != 3 or detail.loc[0] != "records" or detail.loc[2] != "collection":
+        return detail
+    item = items[detail.loc[1]] if isinstance(detail.loc[1], int) else None
+    name = item.get("collection") if isinstance(item, dict) else None
+    catalog = runtime().catalog
+    if not isinstance(name, str) or catalog.versions(name):
+        return detail
+    return Detail(detail.loc, detail.msg + hint(name, catalog.collections, "the collections are"))
 
 
 def waits(written: Written) -> bool:
@@ -116,7 +141,7 @@ WAIT_QUERY = (
 def post_records() -> tuple[Response, int]:
     timeout = wait_params()
     items = _records_list(json_body())
-    with scoped() as conn:
+    with scoped() as conn, naming_collections(items):
         written = write_records(conn, runtime(), workspace(), items)
     if timeout is not None and any(map(waits, written)):
         written = wait_for(written, timeout)

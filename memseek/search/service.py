@@ -24,7 +24,8 @@ from memseek.search import merge
 from memseek.search.compile import RARITY_SCALE
 from memseek.search.execute import SearchResult
 from memseek.search.execute import run_searches
-from memseek.search.explain import search_lines
+from memseek.search.explain import Script
+from memseek.search.explain import add_search
 from memseek.search.graph_boost import boost_by_graph
 from memseek.search.prepare import ROUTE
 from memseek.search.prepare import prepare
@@ -134,14 +135,15 @@ def _finish(
 def explain_search(
     runtime: Runtime, workspace_id: UUID, spec: SearchSpec, label: str = ROUTE, analyze: bool = False
 ) -> str:
-    """The exact SQL each search of a request runs (its comment naming `label`), values inlined,
-    preceded by its planner settings; with `analyze`, also `EXPLAIN (ANALYZE, BUFFERS)` output."""
-    out = []
+    """The script running each search of a request as the service does (`memseek.search.explain`): its
+    statements (their comment naming `label`) with their planner settings; with `analyze`, also
+    `EXPLAIN (ANALYZE, BUFFERS)` output."""
+    script = Script(workspace_id)
     prepared = prepare(runtime, workspace_id, spec, label)
     for search, compiled in zip(prepared.plan.searches, prepared.compiled, strict=True):
         with workspace_transaction(runtime.engine, workspace_id) as conn:
-            out += search_lines(conn, runtime.search.pgvector, search, compiled, analyze)
-    return "\n".join(out)
+            add_search(script, conn, runtime.search.pgvector, search, compiled, analyze)
+    return script.text()
 
 
 def touch_on_read(runtime: Runtime, workspace_id: UUID, ids: Sequence[UUID]) -> None:

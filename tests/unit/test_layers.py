@@ -23,11 +23,17 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
     ("sdk", frozenset({"client"})),
     # the framework adapters stand on the SDK alone (they are clients like any other)
     ("adapters", frozenset({"integrations"})),
-    ("base", frozenset({"memseek", "errors", "settings", "schema", "paths", "jsontext", "storable"})),
+    (
+        "base",
+        frozenset({"memseek", "errors", "settings", "schema", "paths", "jsontext", "storable", "suggest"}),
+    ),
     ("resources", frozenset({"db", "driver", "auth", "migrate", "catalog", "models", "search_state"})),
-    ("services", frozenset({"search", "write", "runtime", "indexes"})),
+    ("services", frozenset({"search", "write", "runtime", "indexes", "overview"})),
     ("interfaces", frozenset({"api"})),
-    ("entry points", frozenset({"app", "boot", "cli", "__main__"})),
+    (
+        "entry points",
+        frozenset({"app", "boot", "cli", "__main__", "serving", "dbctl", "terminal", "progress"}),
+    ),
 )
 """Lowest first. Units are named without the `memseek.` prefix (`memseek` is the package itself)."""
 LAYER_OF = {unit: rank for rank, (_, units) in enumerate(LAYERS) for unit in units}
