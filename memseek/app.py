@@ -17,6 +17,7 @@ from pydantic import ValidationError
 from werkzeug.exceptions import HTTPException
 
 from memseek.api import health
+from memseek.api import lifecycle
 from memseek.api import mcp
 from memseek.api import openapi
 from memseek.api import rank
@@ -45,7 +46,17 @@ _RULE_VARIABLE = re.compile(r"<(?:[^:>]+:)?([^>]+)>")
 ROUTE_VARIABLES = {"raw_id": "id"}
 """Route variables named differently in the code than in the documented paths."""
 HTTP_CODES = {404: "not_found", 405: "method_not_allowed", 413: PayloadTooLarge.code}
-BLUEPRINTS = (health.bp, openapi.bp, views.bp, view_query.bp, rank.bp, records.bp, search.bp, mcp.bp)
+BLUEPRINTS = (
+    health.bp,
+    openapi.bp,
+    views.bp,
+    view_query.bp,
+    rank.bp,
+    records.bp,
+    lifecycle.bp,
+    search.bp,
+    mcp.bp,
+)
 
 
 def create_app(settings: Settings | None = None, *, shared: Runtime | None = None) -> Flask:
