@@ -102,6 +102,7 @@ def _uuid(raw: str, what: str) -> UUID:
 
 @bp.delete("/records/<raw_id>")
 def erase_record(raw_id: str) -> Response:
+    declared_params(())
     record_id, reason = _uuid(raw_id, "record"), _reason()
     with scoped() as conn:
         done = erasures.erase_record(conn, workspace(), record_id, reason, _requested_by())
@@ -161,6 +162,7 @@ def erasures_page() -> Response:
 
 @bp.get("/erasures/<erasure_id>")
 def get_erasure(erasure_id: str) -> Response:
+    declared_params(())
     found = _uuid(erasure_id, "erasure")
     with scoped() as conn:
         return jsonify(erasures.get_erasure(conn, workspace(), found).to_json())
