@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import threading
 import time
+from uuid import uuid4
 
 import pytest
 import sqlalchemy as sa
@@ -14,6 +15,7 @@ from sqlalchemy.engine import Engine
 
 from memseek.db import workspace_transaction
 from memseek.runtime import Runtime
+from memseek.search_state import LargeWorkspaces
 from memseek.write import erasures
 from tests.conftest import Client
 from tests.conftest import Tenant
@@ -236,6 +238,15 @@ def test_the_rarity_count_of_a_shrunken_workspace_is_taken_again(lc: Client, lc_
     large.add(lc.tenant.id)
     ok(delete(lc, "/entities/ann"))
     assert lc.tenant.id not in large
+
+
+def test_a_large_workspace_is_counted_again_after_a_while() -> None:
+    remembered = LargeWorkspaces(seconds=0.05)
+    workspace = uuid4()
+    remembered.add(workspace)
+    assert workspace in remembered and uuid4() not in remembered
+    time.sleep(0.1)
+    assert workspace not in remembered
 
 
 def test_the_sync_path_finishes_what_a_crash_left_running(
