@@ -25,6 +25,7 @@ from memseek.api import records
 from memseek.api import search
 from memseek.api import view_query
 from memseek.api import views
+from memseek.api import writes
 from memseek.api.common import runtime
 from memseek.auth import authenticate
 from memseek.boot import build_runtime
@@ -54,6 +55,7 @@ BLUEPRINTS = (
     rank.bp,
     records.bp,
     lifecycle.bp,
+    writes.bp,
     search.bp,
     mcp.bp,
 )

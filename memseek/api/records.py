@@ -57,7 +57,7 @@ def _records_list(body: Any) -> list[Any]:
     return items  # type: ignore[return-value]
 
 
-def _wait_params() -> float | None:
+def wait_params() -> float | None:
     """Seconds to wait for processing (None: do not wait), from `?wait=true&timeout=…`."""
     problems = [
         Detail(("query", key), "unknown query parameter")
@@ -100,9 +100,21 @@ def wait_for(written: list[Written], timeout: float) -> list[Written]:
         pause = min(pause * 2, POLL_MAX)
 
 
+WAIT_QUERY = (
+    QueryParam("wait", "boolean", description="Return once the written records are processed."),
+    QueryParam(
+        "timeout",
+        "number",
+        description="Seconds to wait (default 10, at most 60).",
+        bounds=(("minimum", 0), ("maximum", MAX_WAIT), ("default", DEFAULT_WAIT)),
+    ),
+)
+"""`?wait=true&timeout=S` as OpenAPI documents it (`wait_params` reads it)."""
+
+
 @bp.post("/records")
 def post_records() -> tuple[Response, int]:
-    timeout = _wait_params()
+    timeout = wait_params()
     items = _records_list(json_body())
     with scoped() as conn:
         written = write_records(conn, runtime(), workspace(), items)
@@ -164,15 +176,7 @@ document(
         "/records",
         "Write 1–1,000 records atomically",
         body=RecordsIn,
-        query=(
-            QueryParam("wait", "boolean", description="Return once the records are processed."),
-            QueryParam(
-                "timeout",
-                "number",
-                description="Seconds to wait (default 10, at most 60).",
-                bounds=(("minimum", 0), ("maximum", MAX_WAIT), ("default", DEFAULT_WAIT)),
-            ),
-        ),
+        query=WAIT_QUERY,
         responses=((201, "Written: one {id, processing, current} per input record, in order"),),
     )
 )
