@@ -1,10 +1,10 @@
 """Shared pieces of the lifecycle tests: the `lc_` catalog, record bodies, and what the database
 holds (rows counted, and every table searched for an id, a text or a vector).
 
-The definitions table keeps every (kind, name, version) ever loaded and refuses changed content,
-so the lifecycle tests share this ONE catalog (names prefixed `lc_`). `lc_notes` embeds with the
-packaged local model; `lc_nodes` writes automatic links into `lc_edges`, which the graph view
-`lc_walk` reads; `lc_expiring` and `lc_written` declare retention.
+The lifecycle tests share ONE catalog, `tests/fixtures/catalogs/lc` (names prefixed `lc_`):
+`lc_notes` embeds with the packaged local model; `lc_nodes` writes automatic links into
+`lc_edges`, which the graph view `lc_walk` reads; `lc_expiring` and `lc_written` declare
+retention.
 """
 
 from __future__ import annotations
@@ -20,79 +20,10 @@ from memseek.runtime import Runtime
 from memseek.write.worker import run_worker
 from tests import helpers
 
-COLLECTIONS = """
-collections:
-  - name: lc_notes
-    version: 1
-    active: true
-    types: [note, fact]
-    keyed: any
-    embedding: default
-    fields:
-      day: {type: integer, filterable: true, sortable: true, returnable: true}
-    scores:
-      importance: {display: true}
-  - name: lc_nodes
-    version: 1
-    active: true
-    types: [node]
-    keyed: true
-    fields:
-      depends_on: {type: string_array}
-    links:
-      - {field: depends_on, predicate: depends_on, edges: lc_edges}
-  - name: lc_edges
-    version: 1
-    active: true
-    types: [link]
-    keyed: false
-    fields:
-      from_node: {type: string, filterable: true}
-      to_node: {type: string, filterable: true}
-      relationship: {type: string, filterable: true}
-  - name: lc_expiring
-    version: 1
-    active: true
-    types: [event]
-    retention: {field: occurred_at, days: 30}
-  - name: lc_written
-    version: 1
-    active: true
-    types: [event]
-    retention: {field: created_at, days: 2}
-"""
-
-VIEWS = """
-views:
-  - name: lc_context
-    version: 1
-    active: true
-    parameters:
-      entity: {type: string, required: true}
-      task: {type: string, required: true}
-    query:
-      q: "{{task}}"
-      mode: hybrid
-      scope: {entities: ["{{entity}}"], collections: [lc_notes]}
-      k: 20
-      render: true
-  - name: lc_walk
-    version: 1
-    active: true
-    kind: graph
-    graph: {edges: lc_edges, subject: from_node, object: to_node, predicate: relationship}
-    parameters:
-      seed: {type: string, required: true}
-      predicates: {type: string_array, default: []}
-      direction: {type: string, default: out}
-      depth: {type: integer, default: 1}
-      limit: {type: integer, default: 20}
-"""
-
 
 def write_catalog(root: Path) -> Path:
-    """The `lc_` test catalog under `root`."""
-    return helpers.write_catalog(root, {"collections/lc.yaml": COLLECTIONS, "views/lc.yaml": VIEWS})
+    """The `lc` test catalog (tests/fixtures/catalogs/lc) under `root`."""
+    return helpers.fixture_catalog(root, "lc", rank_default=True)
 
 
 def note(entity: str, text: str, **values: Any) -> dict[str, Any]:

@@ -1,6 +1,6 @@
 """The lifecycle routes in `GET /openapi.json` (every query parameter declared, the document
 still valid OpenAPI 3.1), each declared parameter accepted and nothing else, and no agent tool
-that deletes: MCP exposes views only, so agents cannot forget."""
+that deletes: MCP exposes views and write contracts only, so agents cannot forget."""
 
 from __future__ import annotations
 
@@ -91,5 +91,6 @@ def test_agents_get_no_tool_that_deletes(lc_runtime: Runtime, lc: Client) -> Non
             return [tool.name for tool in (await session.list_tools()).tools]
 
     tools: list[Any] = anyio.run(names)
-    assert tools == [view.name for view in lc_runtime.catalog.active_views()]
+    assert tools == [contract.name for contract in lc_runtime.catalog.tools()]  # views and writes only
+    assert "lc_context" in tools
     assert not [name for name in tools if any(word in name for word in ("forget", "delete", "erase"))]
