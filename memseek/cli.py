@@ -23,6 +23,7 @@ from uuid import UUID
 
 from memseek import auth
 from memseek import migrate
+from memseek.db import STATEMENT_LABEL
 from memseek.db import check_reachable
 from memseek.db import create_db_engine
 from memseek.errors import ConfigError
@@ -228,6 +229,7 @@ def cmd_export(args: argparse.Namespace, settings: Settings) -> int:
     from memseek.write.export import export_file
     from memseek.write.listing import RecordFilter
 
+    STATEMENT_LABEL.set("memseek export")
     engine = _engine(settings)
     with engine.connect() as conn:
         workspace = auth.workspace_id(conn, args.workspace)
@@ -249,6 +251,7 @@ def cmd_forget(args: argparse.Namespace, settings: Settings) -> int:
     from memseek.db import workspace_transaction
     from memseek.write import erasures
 
+    STATEMENT_LABEL.set("memseek forget")
     with closing(build_runtime(settings)) as runtime:
         workspace = _workspace_named(runtime, args.workspace)
         with workspace_transaction(runtime.engine, workspace) as conn:

@@ -4,11 +4,15 @@ erasure log entry, and another workspace's ids answering 404 with nothing change
 
 from __future__ import annotations
 
+import threading
+import time
 from typing import Any
 
 import pytest
+import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
+from memseek.db import workspace_transaction
 from memseek.runtime import Runtime
 from tests.conftest import Client
 from tests.helpers import details
@@ -168,3 +172,35 @@ def test_another_workspaces_id_is_404_and_changes_nothing(lc: Client, lc_other: 
     assert err["message"] == f"record {theirs} not found"
     assert count(db, "records") == before and count(db, "erasures") == 0
     assert fetch(lc_other, theirs)["text"] == "their record"
+
+
+def test_row_level_security_hides_other_workspaces_erasures(lc: Client, lc_other: Client, db: Engine) -> None:
+    for client in (lc, lc_other):
+        [record_id] = written_ids(client, note("ann", "x"))
+        erased(client, record_id)
+    with workspace_transaction(db, lc.tenant.id) as conn:  # no workspace predicate on purpose
+        assert conn.execute(sa.text("SELECT workspace_id FROM erasures")).scalars().all() == [lc.tenant.id]
+    insert = "INSERT INTO erasures (workspace_id, id, kind, state)"
+    insert += " VALUES (:ws, gen_random_uuid(), 'record', 'done')"
+    with workspace_transaction(db, lc.tenant.id) as conn, pytest.raises(sa.exc.ProgrammingError):
+        conn.execute(sa.text(insert), {"ws": lc_other.tenant.id})
+
+
+def test_an_erasure_waits_for_the_worker_processing_the_record(lc: Client, db: Engine) -> None:
+    """A worker holds a record's queue row while it computes; the erasure waits for its batch
+    instead of deadlocking with it (the worker locks the record after its queue row)."""
+    [record_id] = written_ids(lc, note("ann", "being embedded"))
+    answers: list[int] = []
+    with db.begin() as worker:
+        worker.execute(
+            sa.text("SELECT 1 FROM processing_queue WHERE record_id = :id FOR UPDATE"), {"id": record_id}
+        )
+        eraser = threading.Thread(
+            target=lambda: answers.append(delete(lc, f"/records/{record_id}").status_code)
+        )
+        eraser.start()
+        time.sleep(0.5)
+        assert answers == []  # waiting on the queue row
+        worker.execute(sa.text("SELECT 1 FROM records WHERE id = :id FOR UPDATE"), {"id": record_id})
+    eraser.join(30)
+    assert answers == [200] and count(db, "records", id=record_id) == 0
