@@ -21,6 +21,7 @@ from memseek.api import docs
 from memseek.api import explain
 from memseek.api import health
 from memseek.api import inspector
+from memseek.api import lifecycle
 from memseek.api import mcp
 from memseek.api import openapi
 from memseek.api import rank
@@ -64,7 +65,7 @@ ROUTE_VARIABLES = {"raw_id": "id"}
 HTTP_CODES = {404: "not_found", 405: "method_not_allowed", 413: PayloadTooLarge.code}
 BLUEPRINTS = (
     health.bp, openapi.bp, docs.bp, inspector.bp, collections.bp, views.bp, view_query.bp, rank.bp,
-    records.bp, writes.bp, search.bp, explain.bp, mcp.bp,
+    records.bp, lifecycle.bp, writes.bp, search.bp, explain.bp, mcp.bp,
 )  # fmt: skip
 
 

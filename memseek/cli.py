@@ -24,6 +24,7 @@ from uuid import UUID
 
 from memseek import auth
 from memseek import migrate
+from memseek.db import STATEMENT_LABEL
 from memseek.db import check_reachable
 from memseek.db import create_db_engine
 from memseek.db import workspace_transaction
@@ -44,6 +45,7 @@ from memseek.settings import Settings
 if TYPE_CHECKING:  # the commands that build a runtime import what they run (start-up stays quick)
     from memseek.runtime import Runtime
     from memseek.write.bulk import Imported
+    from memseek.write.erasures import Erasure
     from memseek.write.worker import BackgroundWorker
 
 log = logging.getLogger(__name__)
@@ -243,13 +245,68 @@ def _import_file(
 
     with _import_source(args.file) as source:
         started = time.perf_counter()
-        records = read_with_progress(source, "checking", lambda lines: bulk.check_file(runtime, lines, batch))
-        print(f"{records} records checked in {time.perf_counter() - started:.1f} s", flush=True)
+        checked = read_with_progress(source, "checking", lambda lines: bulk.check_file(runtime, lines, batch))
+        kind = "exported records" if checked.lanes is not None else "records"
+        print(f"{checked.records} {kind} checked in {time.perf_counter() - started:.1f} s", flush=True)
 
         def write(lines: BinaryIO) -> Imported:
-            return bulk.write_file(runtime, workspace, lines, jobs=jobs, batch=batch)
+            return bulk.write_file(runtime, workspace, lines, jobs=jobs, batch=batch, lanes=checked.lanes)
 
         return read_with_progress(source, "writing", write)  # type: ignore[no-any-return]
+
+
+def _export_target(name: str) -> BinaryIO:
+    """Where the export goes: the file `name`, or standard output for `-`."""
+    if name == "-":
+        return sys.stdout.buffer
+    try:
+        return Path(name).open("wb")  # noqa: SIM115 -- the caller closes it
+    except OSError as exc:
+        raise ConfigError(f"cannot write {name}: {exc.strerror}") from None
+
+
+def cmd_export(args: argparse.Namespace, settings: Settings) -> int:
+    from memseek.write.export import export_file
+    from memseek.write.listing import RecordFilter
+
+    STATEMENT_LABEL.set("memseek export")
+    engine = _engine(settings)
+    with engine.connect() as conn:
+        workspace = auth.workspace_id(conn, args.workspace)
+    if workspace is None:
+        raise NotFound(f"no workspace named {args.workspace!r}")
+    out = _export_target(args.file)
+    try:
+        count = export_file(
+            engine, workspace, args.workspace, RecordFilter(args.entity, args.collection), out
+        )
+    finally:
+        out.flush() if args.file == "-" else out.close()
+    print(f"exported {count} records", file=sys.stderr)
+    return 0
+
+
+def cmd_forget(args: argparse.Namespace, settings: Settings) -> int:
+    from memseek.boot import build_runtime
+    from memseek.write import erasures
+
+    STATEMENT_LABEL.set("memseek forget")
+    with closing(build_runtime(settings)) as runtime:
+        workspace = _workspace_named(runtime, args.workspace)
+        with workspace_transaction(runtime.engine, workspace) as conn:
+            erasure, _ = erasures.begin_forget(
+                conn, runtime.catalog, workspace, args.entity, args.collection, args.reason, "cli"
+            )
+        print(f"erasure {erasure.id}: forgetting {args.entity!r}", flush=True)
+        done = erasures.finish(runtime, workspace, erasure.id, _progress)
+    counts = ", ".join(f"{name}: {n}" for name, n in sorted((done.counts or {}).items()))
+    print(f"erasure {done.id} done: {done.erased} records erased ({counts})")
+    return 0
+
+
+def _progress(erasure: Erasure) -> None:
+    if not erasure.done:
+        print(f"  {erasure.erased} records erased so far", flush=True)
 
 
 def cmd_catalog_check(args: argparse.Namespace, settings: Settings) -> int:
@@ -453,6 +510,24 @@ def build_parser() -> argparse.ArgumentParser:
         help="then wait until every record written is processed (a worker must run)",
     )
     imp.set_defaults(handler=cmd_import)
+
+    exp = sub.add_parser(
+        "export", help="write records as JSON Lines that `memseek import` restores as they were"
+    )
+    exp.add_argument("file", help="the file to write, or - for standard output")
+    exp.add_argument("--workspace", default="default", help="workspace whose records are exported")
+    exp.add_argument("--entity", help="only the records about this entity")
+    exp.add_argument("--collection", help="only the records of this collection")
+    exp.set_defaults(handler=cmd_export)
+
+    forget = sub.add_parser(
+        "forget", help="erase every record about ENTITY (and links naming it); waits and prints progress"
+    )
+    forget.add_argument("entity")
+    forget.add_argument("--workspace", default="default", help="workspace to forget the entity in")
+    forget.add_argument("--collection", help="only the entity's records in this collection")
+    forget.add_argument("--reason", help="why, kept in the erasure log")
+    forget.set_defaults(handler=cmd_forget)
 
     cat = sub.add_parser("catalog", help="catalog tools").add_subparsers(dest="action", required=True)
     check = cat.add_parser("check", help="validate a catalog directory without a database")

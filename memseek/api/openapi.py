@@ -82,6 +82,8 @@ PATH_VARIABLE = re.compile(r"\{([^}]+)\}")
 PATH_SCHEMAS = {
     "id": {"type": "string", "format": "uuid", "description": "A record id."},
     "name": {"type": "string", "description": "A view or write contract name."},
+    "entity": {"type": "string", "description": "An entity (what records are about)."},
+    "erasure_id": {"type": "string", "format": "uuid", "description": "An erasure id."},
 }
 
 

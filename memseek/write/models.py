@@ -142,21 +142,36 @@ class RecordsIn(BaseModel):
     records: list[RecordIn] = Field(min_length=1, max_length=MAX_RECORDS)
 
 
+def _storable(value: str) -> str:
+    if "\x00" in value or any("\ud800" <= char <= "\udfff" for char in value):
+        raise ValueError("must not contain NUL characters or unpaired surrogates")
+    return value
+
+
+Reason = Annotated[
+    StrictStr,
+    Field(min_length=1, max_length=2000, pattern=r"\S", description="Why (non-blank)."),
+    AfterValidator(not_blank),
+    AfterValidator(_storable),
+]
+"""Why a record is retracted, rejected or erased: 1–2,000 characters PostgreSQL can store."""
+
+
 class ReasonIn(BaseModel):
     """`POST /records/{id}/retract` and `/reject`: why."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    reason: Annotated[StrictStr, AfterValidator(not_blank)] = Field(
-        min_length=1, max_length=2000, pattern=r"\S", description="Why (non-blank)."
-    )
+    reason: Reason
 
-    @field_validator("reason")
-    @classmethod
-    def _storable(cls, value: str) -> str:
-        if "\x00" in value or any("\ud800" <= char <= "\udfff" for char in value):
-            raise ValueError("must not contain NUL characters or unpaired surrogates")
-        return value
+
+class EraseIn(BaseModel):
+    """`DELETE /records/{id}` and `DELETE /entities/{entity}`: optionally why (kept in the erasure
+    log), or no body at all."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    reason: Reason | None = None
 
 
 class EmptyIn(BaseModel):

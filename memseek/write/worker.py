@@ -13,6 +13,9 @@ record stays `pending` and invisible until everything succeeded.
 
 Workers connect as the login role, not `memseek_scoped`: they serve every workspace. Every
 statement still names the workspace of each row it touches.
+
+The same loop runs the batched erasures (`erasures.work_once`: one batch of the oldest running
+erasure per round) and, every `retention.SWEEP_SECONDS`, the retention sweep that logs them.
 """
 
 from __future__ import annotations
@@ -44,6 +47,8 @@ from memseek.runtime import Runtime
 from memseek.schema import EMBEDDING_DIM
 from memseek.schema import processing_queue
 from memseek.schema import records
+from memseek.write import erasures
+from memseek.write import retention
 from memseek.write import store
 from memseek.write.enrich import enrich
 from memseek.write.prepare import missing_enrichments
@@ -346,7 +351,8 @@ def _reclaim(conn: Connection, batch: Sequence[Claimed]) -> list[Claimed]:
 
 
 class BackgroundWorker:
-    """Daemon threads running batches; each sleeps when idle and wakes on NOTIFY or after `idle_seconds`."""
+    """Daemon threads running batches (processing, erasures) and the retention sweep every
+    `retention.SWEEP_SECONDS`; each sleeps when idle and wakes on NOTIFY or after `idle_seconds`."""
 
     def __init__(
         self,
@@ -358,6 +364,7 @@ class BackgroundWorker:
     ) -> None:
         self.runtime, self.batch, self.policy, self.idle_seconds = runtime, batch, policy, idle_seconds
         self._stop = threading.Event()
+        self._next_sweep = time.monotonic()  # the first round sweeps
         self._threads = [
             threading.Thread(target=self.run, name="memseek-worker", daemon=True) for _ in range(threads)
         ]
@@ -381,12 +388,22 @@ class BackgroundWorker:
         with _Listener(self.runtime) as listener:
             while not self._stop.is_set():
                 try:
-                    busy = process_batch(self.runtime, self.batch, self.policy) > 0
+                    busy = self._step()
                 except Exception:
                     log.exception("worker loop error")
                     busy = False
                 if not busy:
                     listener.wait(self.idle_seconds, self._stop)
+
+    def _step(self) -> bool:
+        """One round: a processing batch, a batch of the oldest erasure, and the retention sweep
+        when it is due; whether there was work."""
+        busy = process_batch(self.runtime, self.batch, self.policy) > 0
+        busy = erasures.work_once(self.runtime) or busy
+        if time.monotonic() >= self._next_sweep:
+            self._next_sweep = time.monotonic() + retention.SWEEP_SECONDS
+            busy = bool(retention.sweep(self.runtime)) or busy
+        return busy
 
 
 class _Listener:
@@ -432,14 +449,16 @@ def start_background_worker(runtime: Runtime, batch: int = CLAIM) -> BackgroundW
 def run_worker(
     runtime: Runtime, batch: int | None = None, once: bool = False, policy: RetryPolicy | None = None
 ) -> int:
-    """`memseek worker`: process in the foreground; `once` stops when nothing is due (returns the count).
+    """`memseek worker`: process records and erasures in the foreground, sweeping for expired
+    records; `once` sweeps once and stops when nothing is due (returns the records processed).
     `batch` defaults to `CLAIM`."""
     batch = batch or CLAIM
     if not once:
         BackgroundWorker(runtime, batch, policy).run()
         return 0
     STATEMENT_LABEL.set("worker")
+    retention.sweep(runtime)
     total = 0
-    while (count := process_batch(runtime, batch, policy)) > 0:
+    while (count := process_batch(runtime, batch, policy)) > 0 or erasures.work_once(runtime):
         total += count
     return total

@@ -40,9 +40,11 @@ ID = "0190a4f2-7b1c-7def-8abc-0123456789ab"
 @pytest.mark.parametrize(
     ("method", "path"),
     [
-        ("GET", "/records"),
-        ("DELETE", f"/records/{ID}"),
+        ("PATCH", "/records"),  # GET /records lists and DELETE /records/{id} erases (issue 43)
+        ("PUT", f"/records/{ID}"),
         ("PUT", "/records"),
+        ("POST", "/entities/someone"),
+        ("DELETE", "/erasures"),
         ("GET", f"/records/{ID}/retract"),
         ("POST", "/health"),
         ("POST", "/views"),
