@@ -47,19 +47,19 @@ def _engine(settings: Settings):  # type: ignore[no-untyped-def]
 
 
 def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
-    import waitress
-
     from memseek.app import create_app
     from memseek.boot import build_runtime
+    from memseek.serve import make_server
 
     with closing(build_runtime(settings)) as runtime:
         _default_workspace(runtime)
-        app = create_app(shared=runtime)
+        app = create_app(shared=runtime, threads=args.threads)
         # requests are served meanwhile; a load failure is the first embedding's to report
         threading.Thread(target=_load_models, args=(runtime,), name="memseek-model-load", daemon=True).start()
         worker = _in_process_worker(runtime) if settings.run_worker and not args.no_worker else None
-        print(f"Memseek listening on http://{args.host}:{args.port}", file=sys.stderr, flush=True)
-        waitress.serve(app, host=args.host, port=args.port, threads=args.threads, ident="memseek")
+        server = make_server(app, args.host, args.port, args.threads)
+        print(f"Memseek listening on http://{args.host}:{server.effective_port}", file=sys.stderr, flush=True)
+        server.run()
         if worker is not None:  # its threads use the engine the runtime closes next
             worker.stop()
     return 0

@@ -44,6 +44,12 @@ class RequestInvalid(MemseekError):
     code = "invalid_request"
 
 
+class FormulaOverflow(RequestInvalid):
+    """A rank or boost formula produced a value outside float8's range. The caller's 422 where
+    the caller wrote the formula; a formula of the deployment's (a default, a view's) is answered
+    `RankEvaluationFailed` instead (`memseek.search.service`)."""
+
+
 class Unauthorized(MemseekError):
     """Missing, unknown or revoked API key."""
 

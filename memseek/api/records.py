@@ -41,6 +41,8 @@ bp = Blueprint("records", __name__)
 
 DEFAULT_WAIT = 10.0
 MAX_WAIT = 60.0
+WAIT_PATTERN = "^([Tt][Rr][Uu][Ee]|[Ff][Aa][Ll][Ss][Ee]|1|0)$"
+"""The spellings `?wait=` takes: true or false in any case, 1 or 0."""
 RECHECK = 1.0
 """Seconds a waiting request sleeps without news from this process's worker before it reads its
 records' states again (a worker in another process settles records without telling it)."""
@@ -65,7 +67,8 @@ def _wait_seconds() -> float | None:
     """Seconds to wait for processing (None: do not wait), from `?wait=true&timeout=…` (checked
     against the route's declared parameters before it runs)."""
     params = query()
-    return float(params.get("timeout", DEFAULT_WAIT)) if params.get("wait", False) else None
+    wait = params.get("wait", "false").lower() in ("true", "1")
+    return float(params.get("timeout", DEFAULT_WAIT)) if wait else None
 
 
 def waits(written: Written) -> bool:
@@ -160,10 +163,11 @@ document(
         query=(
             QueryParam(
                 "wait",
-                "boolean",
+                "string",
                 description="Return once the records are processed (or the timeout passes). A "
                 "bounded number of requests wait at once; beyond it the write answers at once, "
-                "its records `pending`, as without wait.",
+                "its records `pending`, as without wait. true or false (any case), or 1 or 0.",
+                bounds=(("pattern", WAIT_PATTERN),),
             ),
             QueryParam(
                 "timeout",
