@@ -77,7 +77,7 @@ class Settings:
     db_pool_size: int = 8
     run_worker: bool = True
     workspace_max_requests: int | None = None
-    """Request threads one workspace may hold at once; default: three quarters of the server's."""
+    """Request threads one workspace may hold at once while others are active; default: a quarter."""
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
