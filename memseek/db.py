@@ -288,9 +288,10 @@ def _connect(dialect: Any, record: Any, cargs: tuple[Any, ...], cparams: dict[st
 
 def _connect_timeout() -> int:
     """libpq's `connect_timeout` for a connection opened now: what is left of the deadline, in
-    whole seconds (libpq's least is 2), `CONNECT_SECONDS` at most."""
+    whole seconds rounded down (so it ends by the deadline), `CONNECT_SECONDS` at most and 2 at
+    least (libpq's least: a request with under 2 s left may overrun its deadline by the rest)."""
     budget = deadline.wait_budget(CONNECT_SECONDS) or CONNECT_SECONDS
-    return max(2, min(CONNECT_SECONDS, math.ceil(budget)))
+    return max(2, min(CONNECT_SECONDS, math.floor(budget)))
 
 
 def _pinger(dialect: sa.Dialect) -> Callable[[Any, Any, Any], None]:
