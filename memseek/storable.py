@@ -18,6 +18,10 @@ from memseek.errors import Loc
 UNSTORABLE = "text must not contain NUL characters or unpaired surrogates"
 NOT_FINITE = "must be a finite number (NaN and Infinity are not JSON)"
 _UNSTORABLE_CHARS = re.compile("[\x00\ud800-\udfff]")
+STORABLE = "^[^\\u0000\\ud800-\\udfff]*$"
+"""`storable` as a JSON Schema pattern (what the OpenAPI document states of such a text)."""
+STORABLE_NON_BLANK = "^[^\\u0000\\ud800-\\udfff]*[^\\s\\u0000\\ud800-\\udfff][^\\u0000\\ud800-\\udfff]*$"
+"""A storable text that is not blank (a non-space character), as a JSON Schema pattern."""
 
 
 def storable(text: str) -> bool:

@@ -28,6 +28,7 @@ from memseek.api.openapi import document
 from memseek.errors import Detail
 from memseek.errors import RequestInvalid
 from memseek.runtime import Runtime
+from memseek.search.request import XML_NAME
 from memseek.search.request import CombinedSearch
 from memseek.search.request import SearchSpec
 from memseek.search.request import SingleSearch
@@ -37,6 +38,8 @@ from memseek.search.service import SearchOutcome
 from memseek.search.service import run_search
 from memseek.search.service import search_response
 from memseek.search.service import touch_on_read
+from memseek.storable import STORABLE
+from memseek.storable import STORABLE_NON_BLANK
 
 bp = Blueprint("search", __name__)
 
@@ -139,14 +142,6 @@ def _param(name: str, kind: str, description: str, required: bool = False, **bou
     return QueryParam(name, kind, required, description, tuple(bounds.items()))
 
 
-STORABLE = "^[^\\u0000]*$"
-"""No NUL character: the text reaches PostgreSQL, which cannot store one."""
-NON_BLANK = "^[^\\u0000]*[^\\s\\u0000][^\\u0000]*$"
-"""Storable and not blank."""
-XML_NAME = "^(?![Xx][Mm][Ll])[A-Za-z_][A-Za-z0-9_.\\-]{0,63}$"
-"""What `request._xml_name` accepts."""
-
-
 def _query_text(rt: Runtime) -> dict[str, Any]:
     return {"maxLength": rt.settings.max_query_chars}
 
@@ -157,7 +152,7 @@ def _hybrid_collections(rt: Runtime) -> dict[str, Any]:
 
 _SEARCH_QUERY = (
     _param(
-        "q", "string", "Query text (a hybrid search).", required=True, minLength=1, pattern=NON_BLANK
+        "q", "string", "Query text (a hybrid search).", required=True, minLength=1, pattern=STORABLE_NON_BLANK
     ).refined(_query_text),
     _param(
         "entity", "string", "Only records about this entity.", minLength=1, maxLength=512, pattern=STORABLE
@@ -196,7 +191,7 @@ document(
                 "A sentence before the fence element (non-blank, at most 2,000 characters).",
                 minLength=1,
                 maxLength=2000,
-                pattern=NON_BLANK,
+                pattern=STORABLE_NON_BLANK,
             ),
         ),
     )
