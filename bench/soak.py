@@ -261,13 +261,11 @@ def _fuzz_loop(client: Client, fuzzer: Fuzzer, tally: Tally, budget: list[int], 
 
 
 def _workspaces(service: Service, count: int) -> dict[str, str]:
-    """Workspace name → key: `default` (the service's) and `count - 1` more, plus `flood`."""
+    """Workspace name → key: `default` (the service's) and `count - 1` more, plus `flood` and
+    `fuzz` (the fuzzed requests' own, so that its share does not limit the others')."""
     keys = {"default": service.client.key}
-    for index in range(1, count):
-        keys[f"ws{index}"] = (
-            service.command("workspace", "create", f"ws{index}").stdout.strip().splitlines()[-1]
-        )
-    keys["flood"] = service.command("workspace", "create", "flood").stdout.strip().splitlines()[-1]
+    for name in [*(f"ws{index}" for index in range(1, count)), "flood", "fuzz"]:
+        keys[name] = service.command("workspace", "create", name).stdout.strip().splitlines()[-1]
     return keys
 
 
@@ -275,7 +273,7 @@ def run(opts: SoakOptions, service_options: ServiceOptions) -> dict[str, Any]:
     with running_service(service_options) as service:
         keys = _workspaces(service, opts.workspaces)
         tally, stop = Tally(), threading.Event()
-        names = [name for name in keys if name != "flood"]
+        names = [name for name in keys if name not in ("flood", "fuzz")]
         clients = [(names[i % len(names)], _mixed) for i in range(opts.clients)]
         clients += [("flood", _flood)] * opts.flood_clients
         threads = [
@@ -284,7 +282,7 @@ def run(opts: SoakOptions, service_options: ServiceOptions) -> dict[str, Any]:
             )
             for i, (who, send) in enumerate(clients)
         ]
-        fuzz_threads, fuzz_started = _fuzzers(service, keys["default"], opts, tally)
+        fuzz_threads, fuzz_started = _fuzzers(service, keys["fuzz"], opts, tally)
         started = time.monotonic()
         for thread in threads + fuzz_threads:
             thread.start()
