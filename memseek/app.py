@@ -7,7 +7,6 @@ import re
 import uuid
 from typing import Any
 
-import sqlalchemy as sa
 from flask import Flask
 from flask import Response
 from flask import g
@@ -33,6 +32,7 @@ from memseek.api.common import runtime
 from memseek.api.health import HealthProbe
 from memseek.auth import authenticate
 from memseek.boot import build_runtime
+from memseek.db import DATABASE_OUTAGES
 from memseek.db import STATEMENT_LABEL
 from memseek.db import hold_for_request
 from memseek.db import release_held
@@ -43,6 +43,7 @@ from memseek.errors import PayloadTooLarge
 from memseek.errors import UnsupportedMediaType
 from memseek.errors import details_from_pydantic
 from memseek.errors import error_body
+from memseek.logs import first_line
 from memseek.logs import log_throttled
 from memseek.runtime import Runtime
 from memseek.settings import Settings
@@ -169,18 +170,19 @@ def _register_error_handlers(app: Flask) -> None:
             response.headers["Allow"] = ", ".join(exc.valid_methods)  # type: ignore[attr-defined]
         return response
 
-    @app.errorhandler(sa.exc.OperationalError)
-    @app.errorhandler(sa.exc.TimeoutError)
-    @app.errorhandler(sa.exc.DisconnectionError)
     def database_unavailable(exc: Exception) -> Response:
         # unreachable, frozen or dropped server, exhausted pool: an expected outage, retryable,
         # never a 500; logged once per interval without a traceback
         request_id = g.get("request_id", "-")
-        reason = str(getattr(exc, "orig", None) or exc).strip().splitlines()[0][:300]
-        log_throttled(log, logging.WARNING, "database-unavailable", "database unavailable: %s", reason)
+        log_throttled(
+            log, logging.WARNING, "database-unavailable", "database unavailable: %s", first_line(exc)
+        )
         message = f"the database is unavailable; retry later (request id {request_id})"
         body = error_body(BackendUnavailable.code, message)
         return _json_error(BackendUnavailable.status, body, BackendUnavailable.retry_after)
+
+    for outage in DATABASE_OUTAGES:
+        app.register_error_handler(outage, database_unavailable)
 
     @app.errorhandler(Exception)
     def unexpected(exc: Exception) -> Response:

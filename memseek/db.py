@@ -248,6 +248,11 @@ class DeadlineConnection(psycopg.Connection[Any]):
             raise DatabaseTimeout(f"the database did not answer within {budget:.2f} s") from None
 
 
+DATABASE_OUTAGES = (sa.exc.OperationalError, sa.exc.TimeoutError, sa.exc.DisconnectionError)
+"""What a stopped, frozen or unreachable database (or an exhausted pool) raises through SQLAlchemy:
+expected outages, answered 503 and logged once per interval without a traceback."""
+
+
 class DatabaseTimeout(psycopg.OperationalError):
     """The database did not answer before the request's deadline; the connection was closed."""
 

@@ -51,6 +51,13 @@ def log_throttled(logger: logging.Logger, level: int, key: str, msg: str, *args:
     logger.log(level, msg + suffix, *args)
 
 
+def first_line(exc: BaseException) -> str:
+    """The first line of an error's text (a driver error's own, where it wraps one), shortened:
+    what a throttled line says of an outage."""
+    text = str(getattr(exc, "orig", None) or exc).strip()
+    return (text.splitlines() or [type(exc).__name__])[0][:300]
+
+
 class ThrottleFilter(logging.Filter):
     """A filter letting through one record per message template per interval (for loggers of
     libraries that log per request, such as waitress's queue-depth warnings)."""

@@ -36,8 +36,10 @@ from sqlalchemy.engine import Connection
 from memseek.catalog.conf import LlmLabel
 from memseek.catalog.conf import LlmScore
 from memseek.catalog.models import Collection
+from memseek.db import DATABASE_OUTAGES
 from memseek.db import STATEMENT_LABEL
 from memseek.errors import MemseekError
+from memseek.logs import first_line
 from memseek.logs import log_throttled
 from memseek.models import ModelOutputInvalid
 from memseek.models.vectors import checked_vector
@@ -325,10 +327,6 @@ def _log_failed_batch(exc: Exception, count: int) -> None:
         log.exception("processing batch of %d records failed; it will be retried", count)
 
 
-DATABASE_OUTAGES = (sa.exc.OperationalError, sa.exc.TimeoutError, sa.exc.DisconnectionError)
-"""What a stopped, frozen or unreachable database raises through SQLAlchemy."""
-
-
 def _database_outage(exc: Exception) -> bool:
     """Whether `exc` is a database outage (then logged once per interval, without a traceback)."""
     if not isinstance(exc, DATABASE_OUTAGES):
@@ -338,13 +336,9 @@ def _database_outage(exc: Exception) -> bool:
         logging.WARNING,
         "worker-database",
         "processing paused, database unavailable: %s",
-        _first_line(exc),
+        first_line(exc),
     )
     return True
-
-
-def _first_line(exc: BaseException) -> str:
-    return str(getattr(exc, "orig", None) or exc).strip().splitlines()[0][:300]
 
 
 def _public_error(exc: Exception) -> str:
@@ -435,7 +429,7 @@ class _Listener:
             self.conn.execute(f"LISTEN {store.QUEUE_CHANNEL}")
         except psycopg.Error as exc:
             log_throttled(
-                log, logging.WARNING, "worker-listen", "LISTEN unavailable; polling: %s", _first_line(exc)
+                log, logging.WARNING, "worker-listen", "LISTEN unavailable; polling: %s", first_line(exc)
             )
             self.conn = None
         return self
@@ -460,7 +454,7 @@ class _Listener:
                     logging.WARNING,
                     "worker-listen",
                     "lost the LISTEN connection; polling: %s",
-                    _first_line(exc),
+                    first_line(exc),
                 )
                 self.conn = None
 
