@@ -24,6 +24,7 @@ from memseek.api import records
 from memseek.api import search
 from memseek.api import view_query
 from memseek.api import views
+from memseek.api import writes
 from memseek.api.admission import DEFAULT_THREADS
 from memseek.api.admission import Admission
 from memseek.api.admission import Shares
@@ -52,7 +53,17 @@ log = logging.getLogger("memseek")
 
 PUBLIC_ENDPOINTS = frozenset({"health.health"})
 HTTP_CODES = {404: "not_found", 405: "method_not_allowed", 413: PayloadTooLarge.code}
-BLUEPRINTS = (health.bp, openapi.bp, views.bp, view_query.bp, rank.bp, records.bp, search.bp, mcp.bp)
+BLUEPRINTS = (
+    health.bp,
+    openapi.bp,
+    views.bp,
+    view_query.bp,
+    rank.bp,
+    records.bp,
+    writes.bp,
+    search.bp,
+    mcp.bp,
+)
 JSON_TYPE = re.compile(r"application/(?:[A-Za-z0-9!#$&^_.+-]+\+)?json", re.IGNORECASE)
 """`application/json` and the structured `application/*+json` types."""
 

@@ -158,7 +158,14 @@ def cmd_mcp(args: argparse.Namespace, settings: Settings) -> int:
                 workspace = auth.authenticate(conn, f"Bearer {key}")
             except Unauthorized:
                 raise ConfigError("MEMSEEK_API_KEY is not a live key of any workspace") from None
-        serve_stdio(runtime, workspace)
+        # as under `memseek serve`: what the agent's write tools store becomes readable with no
+        # other process running (RUN_WORKER=false leaves processing to `memseek worker`)
+        worker = _in_process_worker(runtime) if settings.run_worker else None
+        try:
+            serve_stdio(runtime, workspace)
+        finally:
+            if worker is not None:  # its threads use the engine the runtime closes next
+                worker.stop()
     return 0
 
 
@@ -277,7 +284,10 @@ def build_parser() -> argparse.ArgumentParser:
     key_revoke.add_argument("prefix")
     key_revoke.set_defaults(handler=cmd_key_revoke)
 
-    mcp = sub.add_parser("mcp", help="serve the agent tools over MCP on stdio (key from MEMSEEK_API_KEY)")
+    mcp = sub.add_parser(
+        "mcp",
+        help="serve the agent tools over MCP on stdio (key from MEMSEEK_API_KEY; one in-process worker)",
+    )
     mcp.set_defaults(handler=cmd_mcp)
 
     imp = sub.add_parser(

@@ -14,6 +14,7 @@ import socket
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -43,7 +44,15 @@ if TYPE_CHECKING:  # conftest imports this module: a runtime import would be cir
 
 # --- catalog folders ------------------------------------------------------------------------------
 
-MINIMAL_CATALOG = Path(__file__).resolve().parent / "fixtures" / "catalogs" / "minimal"
+CATALOGS = Path(__file__).resolve().parent / "fixtures" / "catalogs"
+"""The test catalogs, a folder each (`collections/`, `views/`, `conf/`, `packages/`): every suite's
+definitions live there as YAML, never as Python strings."""
+MINIMAL_CATALOG = CATALOGS / "minimal"
+
+
+def catalog_text(name: str, path: str) -> str:
+    """The text of the file `path` of the test catalog `name`."""
+    return (CATALOGS / name / path).read_text(encoding="utf-8")
 
 
 def write_files(root: Path, files: Mapping[str, str]) -> Path:
@@ -55,24 +64,30 @@ def write_files(root: Path, files: Mapping[str, str]) -> Path:
     return root
 
 
-def build_catalog(tmp_path: Path, files: Mapping[str, str]) -> Path:
-    """`MINIMAL_CATALOG` copied to `tmp_path/catalog` with `files` (relative path → YAML text,
-    dedented) added or replaced."""
-    root = tmp_path / "catalog"
-    shutil.copytree(MINIMAL_CATALOG, root)
-    return write_files(root, {name: textwrap.dedent(text) for name, text in files.items()})
+def fixture_catalog(
+    root: Path, *names: str, files: Mapping[str, str] | None = None, rank_default: bool = False
+) -> Path:
+    """`root` holding the test catalogs `names` laid one over the other (a later catalog's file
+    replaces an earlier one's at the same path), then `files` (relative path → text).
 
-
-def write_catalog(root: Path, files: Mapping[str, str]) -> Path:
-    """A catalog folder of `files` plus the reference catalog's `conf/rank_default.yaml`.
-
-    The session database already holds that rank default and definitions are immutable, so a
-    catalog sharing the session database ships that one or none.
+    With `rank_default`, the reference catalog's `conf/rank_default.yaml` goes in first: the session
+    database already holds that rank default and definitions are immutable, so a catalog sharing the
+    session database ships that one (or a layer brings one of its own).
     """
-    write_files(root, files)
-    (root / "conf").mkdir(exist_ok=True)
-    shutil.copy(reference_catalog() / "conf" / "rank_default.yaml", root / "conf" / "rank_default.yaml")
-    return root
+    root.mkdir(parents=True, exist_ok=True)
+    if rank_default:
+        (root / "conf").mkdir(exist_ok=True)
+        shutil.copy(reference_catalog() / "conf" / "rank_default.yaml", root / "conf" / "rank_default.yaml")
+    for name in names:
+        shutil.copytree(CATALOGS / name, root, dirs_exist_ok=True)
+    return write_files(root, files or {})
+
+
+def build_catalog(tmp_path: Path, files: Mapping[str, str]) -> Path:
+    """The `minimal` test catalog copied to `tmp_path/catalog` with `files` (relative path → YAML
+    text, dedented) added or replaced."""
+    texts = {name: textwrap.dedent(text) for name, text in files.items()}
+    return fixture_catalog(tmp_path / "catalog", "minimal", files=texts)
 
 
 # --- runtimes and apps ----------------------------------------------------------------------------
@@ -266,6 +281,21 @@ def http_call(
             return response.status, json.loads(text) if "json" in response.headers["Content-Type"] else text
     except urllib.error.HTTPError as exc:
         return exc.code, json.loads(exc.read().decode())
+
+
+@contextmanager
+def served_in_thread(app: Flask) -> Iterator[int]:
+    """`app` behind a real threaded HTTP server on an ephemeral port of 127.0.0.1 (its port), for
+    clients that need a socket, such as the MCP SDK's streamable HTTP client."""
+    from werkzeug.serving import make_server
+
+    server = make_server("127.0.0.1", 0, app, threaded=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server.server_port
+    finally:
+        server.shutdown()
 
 
 class PortTaken(AssertionError):

@@ -1,11 +1,20 @@
-"""MCP: views as agent tools, over stdio (`memseek mcp`) and streamable HTTP (`/mcp`).
+"""MCP: views and write contracts as agent tools, over stdio (`memseek mcp`) and streamable HTTP
+(`/mcp`).
 
-The tools are the deployment package's `mcp.tools`, or every active view without a package
-(`Catalog.tools`). Each tool's input schema is its view's `input_schema` (what `GET /views`
-shows). A call runs the same path as `POST /views/{name}/query` and answers with the rendered
-text (when the view renders) plus the JSON result, which is also the structured content. A view
-error (422, 404, 409, 503) comes back as a tool result with `isError` and the service's usual
-JSON error body, so an agent can read it and correct its arguments.
+The tools are the deployment package's `mcp.tools`, or every active view and write contract
+without a package (`Catalog.tools`). Each tool carries its definition's description (a package's
+tools must have one: the catalog refuses to load otherwise; without a package a view may have
+none, and is listed without one) and its `input_schema` (what `GET /views` and `GET /writes`
+show).
+
+A view call runs the same path as `POST /views/{name}/query`. Its result carries the rendered
+block once: as the first text content (when the view renders), and the rest of the view
+response — everything but `rendered` — as the structured content, mirrored as JSON text for
+clients that read only text. A write call runs `POST /writes/{name}`'s path and answers with a
+one-line summary (the record id and its state) plus the same JSON as `POST /writes/{name}` as
+structured content. A view or write error (422, 404, 409, 503) comes back as a tool result with
+`isError` and the service's usual JSON error body, so an agent can read it and correct its
+arguments.
 
 Both transports use the official SDK (`mcp`). `/mcp` is a Flask route that hands the request to
 the SDK's streamable HTTP app — stateless, JSON responses — running on one background event
@@ -37,13 +46,18 @@ from memseek.api.common import runtime
 from memseek.api.common import workspace
 from memseek.api.openapi import Operation
 from memseek.api.openapi import document
+from memseek.api.writes import call_json
+from memseek.catalog.catalog import Contract
 from memseek.catalog.graph_contract import published_input_schema
-from memseek.catalog.models import View
+from memseek.catalog.models import WriteContract
+from memseek.catalog.parameters import input_schema
 from memseek.errors import MemseekError
 from memseek.errors import error_body
 from memseek.runtime import Runtime
 from memseek.search.views import view_response
 from memseek.settings import Settings
+from memseek.write.contracts import write_through
+from memseek.write.ingest import Written
 
 if TYPE_CHECKING:  # the SDK loads on first MCP use: importing it costs about a second per start-up
     import mcp_types as types
@@ -58,35 +72,66 @@ WORKSPACE_SCOPE_KEY = "memseek.workspace_id"
 REQUEST_TIMEOUT_SECONDS = 300.0
 
 WorkspaceOf = Callable[["ServerRequestContext[Any]"], UUID]
+ToolCall = Callable[[Runtime, UUID, str, dict[str, Any]], "types.CallToolResult"]
 
 
-def tool(view: View, settings: Settings) -> types.Tool:
-    """The agent tool of one view: its name, description and complete input schema."""
+def tool(contract: Contract, settings: Settings) -> types.Tool:
+    """The agent tool of one view or write contract: its name, description and input schema."""
     import mcp_types as types
 
-    description = view.description or f"Run the {view.kind} view {view.name} (version {view.version})."
-    schema = published_input_schema(view, settings.max_graph_depth, settings.max_graph_paths)
-    return types.Tool(name=view.name, description=description, input_schema=schema)
+    if isinstance(contract, WriteContract):
+        schema = input_schema(contract.parameters)
+    else:
+        schema = published_input_schema(contract, settings.max_graph_depth, settings.max_graph_paths)
+    return types.Tool(name=contract.name, description=contract.description, input_schema=schema)
 
 
 def call_view(rt: Runtime, workspace_id: UUID, name: str, arguments: dict[str, Any]) -> types.CallToolResult:
-    """Run view `name` as `POST /views/{name}/query` would; errors become an `isError` result."""
+    """Run view `name` as `POST /views/{name}/query` would: the rendered block once as text, the
+    rest of the response as structured content (and its JSON text)."""
     import mcp_types as types
 
+    data, _ = view_response(rt, workspace_id, name, arguments)
+    body = json.loads(data)
+    rendered = body.pop("rendered", None)
+    blocks = [rendered] if rendered else []
+    blocks.append(json.dumps(body, separators=(",", ":"), ensure_ascii=False))
+    return types.CallToolResult(
+        content=[types.TextContent(text=text) for text in blocks], structured_content=body
+    )
+
+
+def call_write(rt: Runtime, workspace_id: UUID, name: str, arguments: dict[str, Any]) -> types.CallToolResult:
+    """Write through contract `name` as `POST /writes/{name}` would (without waiting for
+    processing): a one-line summary, and the route's JSON as structured content."""
+    import mcp_types as types
+
+    result = write_through(rt, workspace_id, name, arguments)
+    body = call_json(rt.catalog, result, result.written)
+    summary = write_summary(result.contract, result.written[0])
+    return types.CallToolResult(content=[types.TextContent(text=summary)], structured_content=body)
+
+
+def write_summary(contract: WriteContract, written: Written) -> str:
+    """What an agent reads first after a write: which record, and what happens to it next."""
+    state = "pending: readable once processed" if written.processing == "pending" else written.processing
+    review = "; a draft, which takes effect once approved" if contract.status == "draft" else ""
+    return f"Wrote record {written.id} through {contract.name} v{contract.version} ({state}{review})."
+
+
+def _guarded(
+    call: ToolCall, rt: Runtime, workspace_id: UUID, name: str, arguments: dict[str, Any]
+) -> types.CallToolResult:
+    """`call`, with the service's errors as `isError` results an agent can read and correct."""
     try:
-        data, _ = view_response(rt, workspace_id, name, arguments)
+        return call(rt, workspace_id, name, arguments)
     except MemseekError as exc:
         return _error_result(error_body(exc.code, exc.message, exc.details))
     except Exception:  # like the app's last-resort handler: log everything, tell the agent nothing internal
-        log.exception("MCP call of view %s failed", name)
+        log.exception("MCP call of tool %s failed", name)
         return _error_result(
             error_body("internal_error", "internal error; the operator can see it in the log")
         )
-    body = json.loads(data)
-    rendered = [types.TextContent(text=body["rendered"])] if body.get("rendered") else []
-    return types.CallToolResult(
-        content=[*rendered, types.TextContent(text=data.decode())], structured_content=body
-    )
 
 
 def _error_result(body: dict[str, Any]) -> types.CallToolResult:
@@ -101,10 +146,12 @@ def build_server(rt: Runtime, workspace_of: WorkspaceOf) -> Server[Any]:
     from mcp.server.lowlevel import Server
     from mcp.shared.exceptions import MCPError
 
-    tools = {view.name: view for view in rt.catalog.tools()}
+    tools = {contract.name: contract for contract in rt.catalog.tools()}
+    for name in (name for name, contract in tools.items() if not contract.description):
+        log.warning("tool %s has no description: agents see only its name and input schema", name)
 
     async def list_tools(ctx: ServerRequestContext[Any], params: Any) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=[tool(view, rt.settings) for view in tools.values()])
+        return types.ListToolsResult(tools=[tool(contract, rt.settings) for contract in tools.values()])
 
     async def call_tool(
         ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
@@ -112,9 +159,9 @@ def build_server(rt: Runtime, workspace_of: WorkspaceOf) -> Server[Any]:
         if params.name not in tools:
             raise MCPError(code=types.INVALID_PARAMS, message=f"unknown tool {params.name!r}")
         workspace_id = workspace_of(ctx)
-        return await anyio.to_thread.run_sync(
-            call_view, rt, workspace_id, params.name, params.arguments or {}
-        )
+        call = call_write if isinstance(tools[params.name], WriteContract) else call_view
+        arguments = params.arguments or {}
+        return await anyio.to_thread.run_sync(_guarded, call, rt, workspace_id, params.name, arguments)
 
     return Server(SERVER_NAME, version=memseek.__version__, on_list_tools=list_tools, on_call_tool=call_tool)
 
@@ -261,7 +308,7 @@ document(
     Operation(
         "POST",
         PATH,
-        "MCP streamable HTTP endpoint: the views exposed as agent tools",
+        "MCP streamable HTTP endpoint: the views and write contracts exposed as agent tools",
         body=JsonRpcMessage,
         responses=((200, "A JSON-RPC response"), (400, "A JSON-RPC error"), (406, "A JSON-RPC error")),
     )

@@ -184,7 +184,7 @@ ERROR_SCHEMA = {
 PATH_VARIABLE = re.compile(r"\{([^}]+)\}")
 PATH_SCHEMAS = {
     "id": {"type": "string", "format": "uuid", "description": "A record id."},
-    "name": {"type": "string", "description": "A view name."},
+    "name": {"type": "string", "description": "A view or write contract name."},
 }
 
 

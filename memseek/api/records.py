@@ -63,9 +63,9 @@ def _records_list(body: Any) -> list[Any]:
     return items  # type: ignore[return-value]
 
 
-def _wait_seconds() -> float | None:
+def wait_params() -> float | None:
     """Seconds to wait for processing (None: do not wait), from `?wait=true&timeout=…` (checked
-    against the route's declared parameters before it runs)."""
+    against the route's declared parameters, `WAIT_QUERY`, before it runs)."""
     params = query()
     wait = params.get("wait", "false").lower() in ("true", "1")
     return float(params.get("timeout", DEFAULT_WAIT)) if wait else None
@@ -74,6 +74,16 @@ def _wait_seconds() -> float | None:
 def waits(written: Written) -> bool:
     """Whether `?wait=true` has something to wait for: the record or one of its links pending."""
     return written.processing == "pending" or bool(written.pending_links)
+
+
+def settled(written: list[Written], timeout: float | None) -> list[Written]:
+    """`written` as `?wait=` asks: their states after waiting up to `timeout` seconds (None: as
+    written). A bounded number of requests wait at once (`admission`); past it a write answers
+    at once with its records' current states."""
+    if timeout is None or not any(map(waits, written)):
+        return written
+    with admission().wait_slot(workspace()) as granted:
+        return wait_for(written, timeout) if granted else written
 
 
 def wait_for(written: list[Written], timeout: float) -> list[Written]:
@@ -94,17 +104,32 @@ def wait_for(written: list[Written], timeout: float) -> list[Written]:
         BATCHES.wait_past(mark, min(RECHECK, left))
 
 
+WAIT_QUERY = (
+    QueryParam(
+        "wait",
+        "string",
+        description="Return once the written records are processed (or the timeout passes). A "
+        "bounded number of requests wait at once; beyond it the write answers at once, its "
+        "records `pending`, as without wait. true or false (any case), or 1 or 0.",
+        bounds=(("pattern", WAIT_PATTERN),),
+    ),
+    QueryParam(
+        "timeout",
+        "number",
+        description="Seconds to wait (default 10, at most 60).",
+        bounds=(("minimum", 0), ("maximum", MAX_WAIT), ("default", DEFAULT_WAIT)),
+    ),
+)
+"""`?wait=true&timeout=S` as OpenAPI documents it (`wait_params` reads it)."""
+
+
 @bp.post("/records")
 def post_records() -> tuple[Response, int]:
-    timeout = _wait_seconds()
+    timeout = wait_params()
     items = _records_list(json_body())
     with scoped() as conn:
         written = write_records(conn, runtime(), workspace(), items)
-    if timeout is not None and any(map(waits, written)):
-        # a bounded number of requests wait at once (`admission`); the others answer now
-        with admission().wait_slot(workspace()) as granted:
-            written = wait_for(written, timeout) if granted else written
-    return jsonify({"records": [w.to_json() for w in written]}), 201
+    return jsonify({"records": [w.to_json() for w in settled(written, timeout)]}), 201
 
 
 def _record_id(raw: str) -> UUID:
@@ -160,22 +185,7 @@ document(
         "/records",
         "Write 1–1,000 records atomically",
         body=RecordsIn,
-        query=(
-            QueryParam(
-                "wait",
-                "string",
-                description="Return once the records are processed (or the timeout passes). A "
-                "bounded number of requests wait at once; beyond it the write answers at once, "
-                "its records `pending`, as without wait. true or false (any case), or 1 or 0.",
-                bounds=(("pattern", WAIT_PATTERN),),
-            ),
-            QueryParam(
-                "timeout",
-                "number",
-                description="Seconds to wait (default 10, at most 60).",
-                bounds=(("minimum", 0), ("maximum", MAX_WAIT), ("default", DEFAULT_WAIT)),
-            ),
-        ),
+        query=WAIT_QUERY,
         responses=((201, "Written: one {id, processing, current} per input record, in order"),),
     )
 )

@@ -1,8 +1,8 @@
 """The loaded catalog: every definition, validated and frozen, with lookups by name.
 
 Built only by `memseek.catalog.load.load_catalog`; services never read YAML themselves.
-Which view version is *active* is package-aware: with a deployment package (`MEMSEEK_PACKAGE`)
-its pinned versions are the active ones, otherwise `active: true` decides.
+Which view or write contract version is *active* is package-aware: with a deployment package
+(`MEMSEEK_PACKAGE`) its pinned versions are the active ones, otherwise `active: true` decides.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from dataclasses import field
 from typing import Any
+from typing import TypeVar
 
 from memseek.catalog.base import Capability
 from memseek.catalog.conf import Enrichment
@@ -20,10 +21,15 @@ from memseek.catalog.conf import SearchProfile
 from memseek.catalog.models import Collection
 from memseek.catalog.models import Package
 from memseek.catalog.models import View
+from memseek.catalog.models import WriteContract
 from memseek.catalog.rank import RankDefault
 from memseek.catalog.rank import RankedMode
 from memseek.catalog.rank import RankNode
 from memseek.models.config import ModelDecl
+
+Contract = View | WriteContract
+"""What a caller invokes by name with typed parameters, and what an agent gets as a tool."""
+C = TypeVar("C", View, WriteContract)
 
 
 class UnknownDefinition(LookupError):
@@ -57,10 +63,12 @@ class Footprint:
 
 @dataclass(frozen=True)
 class Catalog:
-    """Every loaded definition. `collections` and `views` map name → all versions, ascending."""
+    """Every loaded definition. `collections`, `views` and `writes` map name → all versions,
+    ascending."""
 
     collections: Mapping[str, tuple[Collection, ...]] = field(default_factory=dict)
     views: Mapping[str, tuple[View, ...]] = field(default_factory=dict)
+    writes: Mapping[str, tuple[WriteContract, ...]] = field(default_factory=dict)
     packages: Mapping[str, Package] = field(default_factory=dict)
     package: Package | None = None
     profiles: Mapping[str, SearchProfile] = field(default_factory=dict)
@@ -92,31 +100,47 @@ class Catalog:
 
     def view(self, name: str, version: int | None = None) -> View:
         """Version `version` of view `name`, or its active version (package-aware) when None."""
-        for candidate in self.views.get(name, ()):
+        return self._version(self.views.get(name, ()), version, f"view {name!r}")
+
+    def _version(self, versions: tuple[C, ...], version: int | None, label: str) -> C:
+        for candidate in versions:
             if (candidate.version == version) if version is not None else self.is_active(candidate):
                 return candidate
         wanted = f"version {version}" if version is not None else "an active version"
-        raise UnknownDefinition(f"view {name!r} has no {wanted}")
+        raise UnknownDefinition(f"{label} has no {wanted}")
 
     def all_views(self) -> tuple[View, ...]:
         """Every loaded view version, by name then version."""
         return tuple(view for name in sorted(self.views) for view in self.views[name])
 
-    def is_active(self, view: View) -> bool:
-        """Whether `view` is the version callers get: pinned by the package, else `active: true`."""
+    def is_active(self, contract: Contract) -> bool:
+        """Whether `contract` (a view or write contract version) is the version callers get:
+        pinned by the package, else `active: true`."""
         if self.package is not None:
-            return self.package.views.get(view.name) == view.version
-        return view.active
+            pins = self.package.writes if isinstance(contract, WriteContract) else self.package.views
+            return pins.get(contract.name) == contract.version
+        return contract.active
 
     def active_views(self, kind: str | None = None) -> tuple[View, ...]:
         """The active version of every view (optionally of one kind), by name."""
         return tuple(v for v in self.all_views() if self.is_active(v) and kind in (None, v.kind))
 
-    def tools(self) -> tuple[View, ...]:
-        """The views exposed as agent tools: the package's `mcp.tools`, else every active view."""
+    def write(self, name: str, version: int | None = None) -> WriteContract:
+        """Version `version` of write contract `name`, or its active version (package-aware)."""
+        return self._version(self.writes.get(name, ()), version, f"write contract {name!r}")
+
+    def all_writes(self) -> tuple[WriteContract, ...]:
+        """Every loaded write contract version, by name then version."""
+        return tuple(write for name in sorted(self.writes) for write in self.writes[name])
+
+    def tools(self) -> tuple[Contract, ...]:
+        """The views and write contracts exposed as agent tools: the package's `mcp.tools`, else
+        every active view, then every active write contract (names never collide: load checks)."""
         if self.package is None:
-            return self.active_views()
-        return tuple(self.view(name) for name in self.package.mcp.tools)
+            active_writes = tuple(w for w in self.all_writes() if self.is_active(w))
+            return (*self.active_views(), *active_writes)
+        pinned = self.package.views
+        return tuple(self.view(n) if n in pinned else self.write(n) for n in self.package.mcp.tools)
 
     def hash_of(self, kind: str, name: str, version: int = 1) -> str:
         """The content hash of one loaded definition."""
@@ -128,6 +152,10 @@ class Catalog:
     def view_hash(self, view: View) -> str:
         """The content hash of a view version (what `view.hash` in responses pins)."""
         return self.hash_of("view", view.name, view.version)
+
+    def write_hash(self, write: WriteContract) -> str:
+        """The content hash of a write contract version (what `write.hash` in responses pins)."""
+        return self.hash_of("write", write.name, write.version)
 
     def footprint(self, view: View) -> Footprint:
         """The collections and profiles a view resolved to at load time."""

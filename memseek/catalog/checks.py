@@ -1,4 +1,4 @@
-"""Cross-checks over a whole catalog: identities, references, view templates and packages.
+"""Cross-checks over a whole catalog: identities, references, view and write templates, packages.
 
 Each check takes the validated definitions and returns `Problem`s; nothing stops at the first.
 A search view is checked the way it runs, which only the search layer knows: whoever loads a
@@ -22,6 +22,7 @@ from memseek.catalog.catalog import Footprint
 from memseek.catalog.catalog import known_scores
 from memseek.catalog.conf import ClientEnrichment
 from memseek.catalog.graph_contract import graph_contract
+from memseek.catalog.models import ACTIVATED_KINDS
 from memseek.catalog.models import GRAPH_KINDS
 from memseek.catalog.models import Collection
 from memseek.catalog.models import Package
@@ -31,12 +32,13 @@ from memseek.catalog.problems import Problem
 from memseek.catalog.problems import format_loc
 from memseek.catalog.rank import Score
 from memseek.catalog.rank import iter_nodes
+from memseek.catalog.writes import write_problems
 from memseek.schema import EMBEDDING_DIM
 
 if TYPE_CHECKING:
     from memseek.catalog.load import Entry
 
-VERSIONED = ("collection", "view", "package")
+VERSIONED = ("collection", "view", "write", "package")
 
 ViewCheck = Callable[[View, Catalog], tuple[Found, Footprint | None]]
 """Checks one view version against the whole catalog: its problems (paths relative to the view)
@@ -81,7 +83,7 @@ def identity_problems(entries: Sequence[Entry]) -> list[Problem]:
         seen.setdefault(key, entry)
     active: dict[tuple[str, str], list[Entry]] = defaultdict(list)
     for entry in entries:
-        if entry.kind in ("collection", "view") and entry.model.active:
+        if entry.kind in ACTIVATED_KINDS and entry.model.active:
             active[(entry.kind, entry.name)].append(entry)
     for (kind, name), group in active.items():
         if len(group) > 1:
@@ -112,13 +114,14 @@ def _assemble(entries: Sequence[Entry], views: dict[int, View]) -> Catalog:
     versions: dict[str, dict[str, list[Any]]] = defaultdict(lambda: defaultdict(list))
     for index, entry in enumerate(entries):
         model = views.get(index, entry.model)
-        if entry.kind in ("collection", "view"):
+        if entry.kind in ACTIVATED_KINDS:
             versions[entry.kind][entry.name].append(model)
         else:
             by_kind[entry.kind].setdefault(entry.name, model)
     return Catalog(
         collections=_sorted_versions(versions["collection"]),
         views=_sorted_versions(versions["view"]),
+        writes=_sorted_versions(versions["write"]),
         packages=dict(by_kind["package"]),
         profiles=dict(by_kind["search_profile"]),
         models=dict(by_kind["model"]),
@@ -279,18 +282,43 @@ GRAPH_VIEW_CHECKS: ViewChecks = {kind: _graph_view_problems for kind in GRAPH_KI
 
 
 def package_problems(package: Package, catalog: Catalog) -> Found:
-    """Pinned view versions exist; MCP tools are among the package's views."""
+    """Pinned view and write contract versions exist; MCP tools are among the package's views and
+    write contracts; the selected package's tools have descriptions (`_undescribed_tools`)."""
     found: Found = [
-        (("views", name), f"view {name!r} has no version {version}")
-        for name, version in package.views.items()
-        if all(v.version != version for v in catalog.views.get(name, ()))
+        ((pins, name), f"{noun} {name!r} has no version {version}")
+        for pins, noun, pinned, loaded in (
+            ("views", "view", package.views, catalog.views),
+            ("writes", "write contract", package.writes, catalog.writes),
+        )
+        for name, version in pinned.items()
+        if all(v.version != version for v in loaded.get(name, ()))
     ]
     found += [
-        (("mcp", "tools", i), f"{tool!r} is not one of the package's views")
+        (("mcp", "tools", i), f"{tool!r} is not one of the package's views or write contracts")
         for i, tool in enumerate(package.mcp.tools)
-        if tool not in package.views
+        if tool not in package.views and tool not in package.writes
     ]
-    return found
+    return found + _undescribed_tools(package, catalog)
+
+
+def _undescribed_tools(package: Package, catalog: Catalog) -> Found:
+    """A tool the deployment publishes must say what it does: its description is all an agent
+    reads to decide when to call it, and no sentence generated from a name says more than the
+    name. Checked for the selected package (the tools this deployment publishes). Write contracts
+    always have one; without a package every active view is a tool, described or not, because
+    the spec lets a view leave its description out (docs/agents.md)."""
+    if catalog.package is None or catalog.package.name != package.name:
+        return []
+    undescribed = {
+        v.name: v.version
+        for v in catalog.all_views()
+        if package.views.get(v.name) == v.version and v.description is None
+    }
+    return [
+        (("mcp", "tools", i), f"view {tool!r} v{undescribed[tool]} has no description; a tool needs one")
+        for i, tool in enumerate(package.mcp.tools)
+        if tool in undescribed
+    ]
 
 
 def enrichment_problems(enrichment: Any, catalog: Catalog) -> Found:
@@ -322,6 +350,7 @@ def _all_versions(catalog: Catalog) -> list[Collection]:
 
 ENTRY_CHECKS: dict[str, Callable[[Any, Catalog], Found]] = {
     "collection": collection_problems,
+    "write": write_problems,
     "package": package_problems,
     "enrichment": enrichment_problems,
     "rank_default": rank_default_problems,

@@ -5,8 +5,9 @@ comments, key order and formatting do not count — and neither does `active`: s
 version is active is how a new version is rolled out, not a change to the old one. The catalog
 hash covers every definition hash plus which versions are active and which package is selected.
 
-Identities: collections, views and packages by name and version; conf entries (search profiles,
-model aliases, enrichments) by name, as version 1; the rank default by its own hash.
+Identities: collections, views, write contracts and packages by name and version; conf entries
+(search profiles, model aliases, enrichments) by name, as version 1; the rank default by its own
+hash.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import Any
 
 from memseek.catalog.catalog import Catalog
 from memseek.catalog.catalog import Definition
+from memseek.catalog.models import ACTIVATED_KINDS
 
 if TYPE_CHECKING:
     from memseek.catalog.load import Entry
@@ -47,7 +49,7 @@ def content_hash(value: Any) -> str:
 def definition_body(entry: Entry) -> Any:
     """What is hashed and stored for one definition."""
     body = plain(entry.raw)
-    if entry.kind in ("collection", "view"):
+    if entry.kind in ACTIVATED_KINDS:
         body = {key: value for key, value in body.items() if key not in UNHASHED_KEYS}
     return body
 
@@ -73,4 +75,6 @@ def _active(catalog: Catalog, definition: Definition) -> bool:
         return catalog.collection(definition.name, definition.version).active
     if definition.kind == "view":
         return catalog.is_active(catalog.view(definition.name, definition.version))
+    if definition.kind == "write":
+        return catalog.is_active(catalog.write(definition.name, definition.version))
     return True

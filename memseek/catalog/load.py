@@ -9,6 +9,7 @@ Layout (design §2):
       conf/enrichments.yaml       optional: MERGED over the shipped enrichments
       collections/*.yaml          `collections:` lists
       views/*.yaml                `views:` lists
+      writes/*.yaml               `writes:` lists (write contracts)
       packages/*.yaml             one `package:` mapping each
 
 Every problem found is collected — YAML syntax, shapes, references, templates, searches — and
@@ -44,6 +45,7 @@ from memseek.catalog.hashing import finish
 from memseek.catalog.models import Collection
 from memseek.catalog.models import Package
 from memseek.catalog.models import View
+from memseek.catalog.models import WriteContract
 from memseek.catalog.problems import CatalogError
 from memseek.catalog.problems import Found
 from memseek.catalog.problems import Problem
@@ -141,6 +143,7 @@ RANK_DEFAULT = "rank_default.yaml"
 FOLDERS: dict[str, tuple[str, str, type[BaseModel]]] = {
     "collections": ("collections", "collection", Collection),
     "views": ("views", "view", View),
+    "writes": ("writes", "write", WriteContract),
 }
 
 

@@ -1,9 +1,10 @@
-"""Catalog definitions as strict, frozen pydantic models: collections, views and packages.
+"""Catalog definitions as strict, frozen pydantic models: collections, views, write contracts and
+packages.
 
-Collections and views share one versioned identity: a stable name, a positive integer version,
-at most one active version per name, immutable once loaded. Records store the collection version
-they were written under, and every field read uses the declaration of *that* version. The conf
-files (profiles, models, enrichments) are in `memseek.catalog.conf`.
+Collections, views and write contracts share one versioned identity: a stable name, a positive
+integer version, at most one active version per name, immutable once loaded. Records store the
+collection version they were written under, and every field read uses the declaration of *that*
+version. The conf files (profiles, models, enrichments) are in `memseek.catalog.conf`.
 """
 
 from __future__ import annotations
@@ -14,7 +15,9 @@ from typing import Literal
 
 from pydantic import Field
 from pydantic import StrictBool
+from pydantic import StrictFloat
 from pydantic import StrictInt
+from pydantic import StrictStr
 from pydantic import ValidationInfo
 from pydantic import field_validator
 
@@ -30,6 +33,9 @@ from memseek.catalog.parameters import Parameter
 
 MAX_VERSION = 2**31 - 1
 """Definition versions are stored in PostgreSQL `integer` columns."""
+ACTIVATED_KINDS = ("collection", "view", "write")
+"""The kinds whose versions `active` switches on: at most one active version per name, and `active`
+is left out of their hash (switching versions is a roll-out, not a change to either)."""
 
 
 class FieldDecl(Strict):
@@ -149,16 +155,67 @@ class View(Versioned):
         return value
 
 
+class RecordTemplate(Strict):
+    """The record a write contract writes: each value fixed, or filled from `{{placeholders}}`
+    exactly as a view's query template is (`memseek.catalog.template`)."""
+
+    entity: StrictStr = Field(description="Who or what the record is about.")
+    text: StrictStr = Field(description="The record text.")
+    occurred_at: StrictStr | None = Field(
+        None, description="One whole datetime placeholder, or a fixed timestamp; omitted: when written."
+    )
+    content: dict[str, Any] = Field(
+        default_factory=dict, description="The JSON payload; declared fields must get their declared type."
+    )
+    scores: dict[Name, StrictInt | StrictFloat | StrictStr] = Field(
+        default_factory=dict, description="Declared score name → a number or one whole number placeholder."
+    )
+
+
+class WriteContract(Versioned):
+    """One version of a write contract: a named, typed, bounded write an agent or application may
+    make. Everything but the parameters' values is fixed by the definition: the collection, the
+    record type (or an enum of types), the status and whether the record is a keyed fact."""
+
+    description: NonBlank = Field(description="What it writes and when to call it: what an agent reads.")
+    collection: Name = Field(description="The collection written into.")
+    collection_version: Annotated[StrictInt, Field(gt=0, le=MAX_VERSION)] | None = Field(
+        None, description="Pin a collection version; default: the active one."
+    )
+    type: StrictStr = Field(
+        description="A type of the collection, or one whole placeholder of a string parameter whose "
+        "enum lists types of the collection."
+    )
+    status: Literal["active", "draft"] = Field(
+        "active", description="draft: a proposal a person or the application approves."
+    )
+    key: StrictStr | None = Field(
+        None, description="Omitted: an event. A fixed string or a template: the keyed fact's slot."
+    )
+    parameters: dict[Name, Parameter] = Field(default_factory=dict, description="The typed inputs.")
+    record: RecordTemplate = Field(description="What the record holds, placeholders filled per call.")
+
+    def template(self) -> dict[str, Any]:
+        """The record as `POST /records` takes it, placeholders still unfilled."""
+        fixed: dict[str, Any] = {"collection": self.collection, "type": self.type, "status": self.status}
+        if self.collection_version is not None:
+            fixed["collection_version"] = self.collection_version
+        if self.key is not None:
+            fixed["key"] = self.key
+        return {**fixed, **self.record.model_dump(exclude_defaults=True)}
+
+
 class Mcp(Strict):
-    """Which of a package's views become agent tools."""
+    """Which of a package's views and write contracts become agent tools."""
 
     tools: Annotated[tuple[Name, ...], Unique] = Field(
-        (), description="View names; each must be one of the package's views."
+        (), description="Names; each must be one of the package's views or write contracts."
     )
 
 
 class Package(Strict):
-    """A deployment package: the exact view versions a deployment exposes, and its agent tools."""
+    """A deployment package: the exact view and write contract versions a deployment exposes, and
+    its agent tools."""
 
     name: Name
     version: StrictInt = Field(
@@ -167,5 +224,8 @@ class Package(Strict):
     description: NonBlank | None = None
     views: dict[Name, Annotated[StrictInt, Field(gt=0)]] = Field(
         min_length=1, description="View name → the exact version this deployment exposes."
+    )
+    writes: dict[Name, Annotated[StrictInt, Field(gt=0)]] = Field(
+        default_factory=dict, description="Write contract name → the exact version this deployment exposes."
     )
     mcp: Mcp = Field(default_factory=Mcp, description="Omitted: the package exposes no agent tools.")

@@ -1,4 +1,5 @@
-"""View templates: `{{placeholder}}` checks, filling, sample values and call-time arguments.
+"""View and write templates: `{{placeholder}}` checks, filling, sample values and call-time
+arguments.
 
 A placeholder that is a whole string value (`"{{entity}}"`) becomes the parameter's typed value:
 a `string_array` fills a list, an `integer` a number, a `datetime` its timestamp string. A
@@ -21,6 +22,7 @@ from datetime import datetime
 from datetime import timedelta
 from typing import Any
 
+from memseek.catalog.catalog import Contract
 from memseek.catalog.models import View
 from memseek.catalog.parameters import Parameter
 from memseek.errors import Detail
@@ -100,8 +102,37 @@ def _as_text(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value)
 
 
-def validate_arguments(view: View, arguments: Any) -> dict[str, Any]:
-    """The caller's arguments checked against `view.parameters`, with defaults applied.
+def placeholders_at(template: Any, loc: Loc) -> list[str] | None:
+    """The parameters whose placeholders filled the value at `loc` of the filled template, sorted:
+    those inside the template's value at `loc`, or in the string on the way there (a placeholder
+    may fill a whole list); None when `loc` is not in the template at all. A problem found in the
+    filled value is then reported at the parameter(s) that supplied it."""
+    node = template
+    for part in loc:
+        if isinstance(node, str):
+            break
+        if not (isinstance(node, dict) and part in node) and not _is_index(node, part):
+            return None
+        node = node[part]
+    return sorted(placeholder_names(node))
+
+
+def placeholder_names(template: Any) -> set[str]:
+    """Every parameter name the placeholders anywhere in `template` name."""
+    if isinstance(template, dict):
+        return set().union(*(placeholder_names(value) for value in template.values()))
+    if isinstance(template, list):
+        return set().union(*(placeholder_names(item) for item in template))
+    return set(PLACEHOLDER.findall(template)) if isinstance(template, str) else set()
+
+
+def _is_index(node: Any, part: str | int) -> bool:
+    return isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node)
+
+
+def validate_arguments(contract: Contract, arguments: Any) -> dict[str, Any]:
+    """The caller's arguments checked against the parameters of `contract` (a view or a write
+    contract), with defaults applied.
 
     Unknown, missing, wrongly typed and out-of-range values are all reported at once as a 422
     with `loc` `("parameters", name)`. Optional parameters omitted without a default stay absent.
@@ -109,7 +140,7 @@ def validate_arguments(view: View, arguments: Any) -> dict[str, Any]:
     """
     if not isinstance(arguments, dict):
         raise RequestInvalid("parameters must be an object", [Detail(("parameters",), "expected an object")])
-    parameters = view.parameters
+    parameters = contract.parameters
     details = [
         Detail(("parameters", name), f"unknown parameter; {_expected(parameters)}")
         for name in arguments
@@ -121,8 +152,12 @@ def validate_arguments(view: View, arguments: Any) -> dict[str, Any]:
         if problem is not None:
             details.append(Detail(("parameters", name), problem))
     if details:
-        raise RequestInvalid(f"the parameters of view {view.name!r} are invalid", details)
+        raise RequestInvalid(f"the parameters of {_noun(contract)} {contract.name!r} are invalid", details)
     return values
+
+
+def _noun(contract: Contract) -> str:
+    return "view" if isinstance(contract, View) else "write contract"
 
 
 def _argument(
@@ -141,7 +176,7 @@ def _argument(
 
 
 def _expected(parameters: Mapping[str, Parameter]) -> str:
-    return f"expected one of: {', '.join(parameters)}" if parameters else "this view takes no parameters"
+    return f"expected one of: {', '.join(parameters)}" if parameters else "it takes no parameters"
 
 
 def sample_sets(parameters: Mapping[str, Parameter]) -> list[dict[str, Any]]:

@@ -3,16 +3,23 @@
 Everything runs over HTTP (Flask test client) or the `memseek` command in a subprocess, against a
 database of its own (`memseek_bw`), so the design's examples can be loaded verbatim — the
 `customer_events` v2 collection, the spec's `customer_context` and `upcoming_calendar` views, the
-`support_agent` package — without clashing with the other suites' definitions. Conf files are the
-design's and the spec's examples exactly as written. The `bw_*` fixtures are in this folder's
-conftest; requests go through `tests.helpers`.
+`support_agent` package — without clashing with the other suites' definitions. The catalog is the
+test catalog `bw` (tests/fixtures/catalogs/bw/): its conf files are the design's and the spec's
+examples exactly as written. The `bw_*` fixtures are in this folder's conftest; requests go through
+`tests.helpers`.
 """
 
 from __future__ import annotations
 
+import json
+import time
+from collections.abc import Callable
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import sqlalchemy as sa
+from flask import Flask
 from sqlalchemy.engine import Engine
 
 from memseek.runtime import Runtime
@@ -21,235 +28,13 @@ from memseek.write.worker import process_batch
 from tests.conftest import Client
 from tests.conftest import Tenant
 from tests.helpers import fetch
+from tests.helpers import locs
 from tests.helpers import ok
+from tests.helpers import post_records
 from tests.helpers import view_query
-
-SEARCH_PROFILES = """\
-profiles:
-  pg_default:
-    backend: pg                    # built-in PostgreSQL search
-  memory_tpuf:
-    backend: turbopuffer           # external vector index
-    layout: shared                 # shared | per_collection
-    consistency: strong            # strong | eventual
-    enabled_if_credentials: true   # only active when credentials exist
-"""
-
-MODELS = """\
-models:
-  default:  {kind: embedding, provider: local, model: all-MiniLM-L6-v2}    # packaged weights, offline
-  remote:   {kind: embedding, provider: openai, model: text-embedding-3-small, base_url_env: OPENAI_BASE_URL, api_key_env: OPENAI_API_KEY}
-  cheap:    {kind: chat, provider: openai, model: gpt-4o-mini, base_url_env: OPENAI_BASE_URL, api_key_env: OPENAI_API_KEY}
-"""  # noqa: E501 (verbatim from the design)
-
-ENRICHMENTS = """\
-enrichments:
-  importance:
-    kind: llm_score            # the cheap model rates the text → scores.importance
-    instructions: Rate from 1 to 10 how important this is to remember.
-    range: [1, 10]
-  sentiment:
-    kind: llm_label            # → annotations.sentiment = {"label": ...}
-    labels: [positive, neutral, negative]
-  region:
-    kind: client               # the writer must supply annotations.region
-"""
-
-DESIGN_COLLECTION = """\
-  - name: customer_events
-    version: 2
-    active: true
-    description: What happened with each customer.
-    types: [event, note, reflection]
-    keyed: any                 # true: key required | false: key forbidden | any (default)
-    search_profile: pg_default
-    allowed_search_profiles: [pg_default, memory_tpuf]
-    embedding: default         # a model alias from conf/models.yaml; omit = no vectors
-    text_language: english     # full-text configuration
-    fields:
-      channel:
-        type: string           # string | string_array | number | integer | boolean | datetime
-        path: channel          # dot path inside `content`
-        fallback_paths: [meta.channel]   # tried in order when `path` is absent
-        filterable: true
-        sortable: false
-        returnable: true
-    scores:
-      importance: {display: true}       # shown in rendered rows
-    enrichments: [importance, sentiment] # processors every record must have run
-"""
-
-CUSTOMERS = (
-    "collections:\n"
-    + DESIGN_COLLECTION
-    + """\
-  - name: customer_events
-    version: 1
-    types: [event]
-    embedding: default
-    fields:
-      channel: {type: integer}
-  - name: calendar_events
-    version: 1
-    active: true
-    types: [event]
-    fields:
-      starts_at: {type: datetime, filterable: true, sortable: true, returnable: true}
-"""
-)
-
-BW_COLLECTIONS = """\
-collections:
-  - name: bw_plain
-    version: 1
-    active: true
-    types: [event, note, fact]
-    fields:
-      s: {type: string, path: meta.s, fallback_paths: [old.s, s], filterable: true, returnable: true}
-      sa: {type: string_array, filterable: true}
-      n: {type: number, sortable: true}
-      i: {type: integer, sortable: true}
-      b: {type: boolean, filterable: true}
-      d: {type: datetime, sortable: true, returnable: true}
-    scores:
-      importance: {display: true}
-  - name: bw_facts
-    version: 1
-    active: true
-    types: [fact]
-    keyed: true
-  - name: bw_events
-    version: 1
-    active: true
-    types: [event]
-    keyed: false
-  - name: bw_vec
-    version: 1
-    active: true
-    types: [note, fact]
-    embedding: default
-  - name: bw_retired
-    version: 1
-    types: [note]
-  - name: bw_remote
-    version: 1
-    active: true
-    types: [note]
-    embedding: remote
-  - name: bw_client
-    version: 1
-    active: true
-    types: [note]
-    enrichments: [region]
-  - name: bw_enriched
-    version: 1
-    active: true
-    types: [note, fact]
-    enrichments: [importance, sentiment]
-  - name: bw_nodes
-    version: 1
-    active: true
-    types: [node]
-    keyed: true
-    fields:
-      depends_on: {type: string_array}
-    links:
-      - field: depends_on        # a declared string or string_array field of the node
-        predicate: depends_on
-        edges: bw_edges          # the edges collection the links are written to
-  - name: bw_edges
-    version: 1
-    active: true
-    types: [link]
-    keyed: false
-    fields:
-      src: {type: string, filterable: true, sortable: true, returnable: true}
-      dst: {type: string, filterable: true, sortable: true, returnable: true}
-      rel: {type: string, filterable: true, sortable: true, returnable: true}
-"""
-
-VIEWS = """\
-views:
-  - name: customer_context
-    version: 1
-    active: true
-    parameters:                       # the caller must supply these
-      entity: {type: string, required: true}
-      task: {type: string, required: true}
-    query:
-      q: "{{task}}"                   # search for text relevant to the task
-      mode: hybrid                    # meaning + keyword relevance
-      scope:
-        entities: ["{{entity}}"]      # only this customer's records
-        collections: [customer_events]
-      k: 20                           # return at most 20 results
-      render: true                    # include prompt-ready text
-  - name: upcoming_calendar
-    version: 1
-    active: true
-    parameters:
-      entity: {type: string, required: true}
-      start: {type: datetime, required: true}
-      end: {type: datetime, required: true}
-    required_capabilities: [structured]
-    query:
-      mode: structured                # filter + sort, no relevance scoring
-      scope:
-        entities: ["{{entity}}"]
-        collections: [calendar_events]
-      where:
-        starts_at: {gte: "{{start}}", lt: "{{end}}"}
-      order_by:
-        - {field: starts_at, direction: asc}
-      k: 50
-      render: true
-  - name: upcoming_calendar
-    version: 2
-    parameters:
-      entity: {type: string, required: true}
-      start: {type: datetime, required: true}
-      end: {type: datetime, required: true}
-    query:
-      mode: structured
-      scope:
-        entities: ["{{entity}}"]
-        collections: [calendar_events]
-      where:
-        starts_at: {gte: "{{start}}", lt: "{{end}}"}
-      order_by:
-        - {field: starts_at, direction: desc}
-      k: 10
-  - name: bw_graph
-    version: 1
-    active: true
-    kind: graph
-    graph: {edges: bw_edges, subject: src, object: dst, predicate: rel}
-    parameters:
-      seed: {type: string, required: true}
-      predicates: {type: string_array, default: []}
-      direction: {type: string, default: out}
-      depth: {type: integer, default: 1}
-      limit: {type: integer, default: 20}
-"""
-
-PACKAGE = """\
-package:
-  name: support_agent
-  views: {customer_context: 1, upcoming_calendar: 2}   # exact versions this deployment exposes
-  mcp:
-    tools: [customer_context]                          # which of those become agent tools
-"""
-
-CATALOG = {
-    "conf/search_profiles.yaml": SEARCH_PROFILES,
-    "conf/models.yaml": MODELS,
-    "conf/enrichments.yaml": ENRICHMENTS,
-    "collections/customers.yaml": CUSTOMERS,
-    "collections/bw.yaml": BW_COLLECTIONS,
-    "views/views.yaml": VIEWS,
-    "packages/support_agent.yaml": PACKAGE,
-}
-
+from tests.helpers import written_ids
+from tests.integration.test_lanes import _in_parallel
+from tests.openai_server import OpenAIServer
 
 # --- request helpers ----------------------------------------------------------------------------
 
@@ -330,3 +115,94 @@ def recent(client: Client, collection: str, **scope: Any) -> list[dict[str, Any]
         "include": ["text", "key", "entity", "status"],
     }
     return ok(client.post("/search", json=body))["hits"]  # type: ignore[no-any-return]
+
+
+# --- used by several subject modules --------------------------------------------------------------
+
+
+def one_id(client: Client, record: dict[str, Any], query: str = "") -> str:
+    (record_id,) = written_ids(client, record, query=query)
+    return record_id
+
+
+WHEN = "2026-05-01T12:00:00Z"
+"""One `occurred_at` for every record of a lane, so a `recent` search ties them all and orders
+them by ingestion order (spec "Ordering and ties")."""
+
+
+def plan(text: str, **values: Any) -> dict[str, Any]:
+    """A value of the `plan` slot of `cust-1` in `bw_facts`, at `WHEN`."""
+    return fact(text, occurred_at=WHEN, **values)
+
+
+def responses_at_once(app: Flask, workspace: Tenant, sends: list[Callable[[Client], Any]]) -> list[Any]:
+    """Each `sends[i](client)` on its own thread and client, all released together; the responses
+    in that order."""
+    responses: list[Any] = [None] * len(sends)
+
+    def work(seed: int) -> None:
+        responses[seed] = sends[seed](Client(app.test_client(), workspace))
+
+    _in_parallel(len(sends), work)
+    return responses
+
+
+@contextmanager
+def locked(engine: Engine, table: str, mode: str) -> Iterator[Callable[[], bool]]:
+    """Hold `table` locked in `mode` until the block ends; yields a check of whether some
+    statement is waiting for that table."""
+    waiting = sa.text("SELECT count(*) FROM pg_locks WHERE NOT granted AND relation = CAST(:t AS regclass)")
+    with engine.connect() as holder, engine.connect() as watcher, holder.begin():
+        holder.execute(sa.text(f"LOCK TABLE {table} IN {mode} MODE"))
+        yield lambda: bool(watcher.execute(waiting, {"t": table}).scalar_one())
+        watcher.rollback()
+
+
+def until(condition: Callable[[], bool], seconds: float = 30) -> None:
+    """Poll `condition` until it holds (a condition decides, not a delay; fails after `seconds`)."""
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, "the condition never held"
+        time.sleep(0.01)
+
+
+Messages = list[dict[str, Any]]
+
+
+def embedding_calls(server: OpenAIServer) -> list[Any]:
+    """The bodies of the embedding requests the server received."""
+    return [r.body for r in server.requests if r.path == "/v1/embeddings"]
+
+
+def post_raw(client: Client, path: str, raw: str) -> Any:
+    """POST `raw` (JSON text that Python's encoder would not produce) to `path`."""
+    headers = {**client.tenant.headers, "Content-Type": "application/json"}
+    return client.raw.post(path, data=raw, headers=headers)
+
+
+def labelled(score: Any = 7, label: Any = "positive") -> Any:
+    """A chat reply: `{"label": label}` to the label prompt, `{"score": score}` to the score one."""
+
+    def reply(messages: Messages) -> str:
+        system = " ".join(str(m.get("content")) for m in messages if m.get("role") == "system")
+        return json.dumps({"label": label} if '"label"' in system else {"score": score})
+
+    return reply
+
+
+def embeddings_body(*vectors: list[float]) -> dict[str, Any]:
+    data = [{"object": "embedding", "index": i, "embedding": v} for i, v in enumerate(vectors)]
+    return {"object": "list", "data": data, "model": "text-embedding-3-small"}
+
+
+def raw(app: Flask, method: str, path: str, body: Any = None, headers: dict[str, str] | None = None) -> Any:
+    return app.test_client().open(path, method=method, json=body, headers=headers or {})
+
+
+def refused_at(
+    client: Client, engine: Engine, workspace: Tenant, record: dict[str, Any], loc: list[Any]
+) -> None:
+    """Writing `record` alone is a 422 with a detail at `records[0].<loc>`, and nothing is written."""
+    found = locs(post_records(client, record))
+    assert any(found_loc[: 2 + len(loc)] == ["records", 0, *loc] for found_loc in found), found
+    assert count_records(engine, workspace) == 0

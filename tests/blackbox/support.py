@@ -1,13 +1,14 @@
 """Black-box conformance tests of the read side: the `sx_` catalog and HTTP helpers.
 
 Everything is exercised over HTTP through the Flask test client: records are written with
-`POST /records?wait=true` and read back with the spec's routes. The catalog below needs no
-model processing except for `sx_vec`, whose writers supply the vector themselves (the local
-OpenAI-protocol test server's bag-of-words embedding, which also embeds the queries), so every
-record is searchable as soon as the write returns.
+`POST /records?wait=true` and read back with the spec's routes. The catalog is the test catalogs
+`sx` (collections, models, enrichments) and `sx-views` (views and a package), in
+tests/fixtures/catalogs/. It needs no model processing except for `sx_vec`, whose writers supply
+the vector themselves (the local OpenAI-protocol test server's bag-of-words embedding, which also
+embeds the queries), so every record is searchable as soon as the write returns.
 
 Definitions are immutable per (kind, name, version) in the shared test database, so every name
-here carries the `sx_` prefix and must never change content: add a new version instead.
+there carries the `sx_` prefix and must never change content: add a new version instead.
 """
 
 from __future__ import annotations
@@ -21,9 +22,9 @@ from typing import Any
 import pytest
 
 from memseek.cli import main
-from tests import helpers
 from tests.conftest import Client
 from tests.helpers import error
+from tests.helpers import fixture_catalog
 from tests.helpers import ok
 from tests.helpers import written
 from tests.openai_server import hashed_embedding
@@ -31,246 +32,23 @@ from tests.openai_server import hashed_embedding
 EMBED_ENV = "SX_EMBED_URL"
 EMBED_MODEL = "hashed-bow"
 
-# `cheap` (the judge) is the shipped alias: model aliases are recorded as last loaded, so
-# redefining a shipped one here would change what the session database holds for it.
-MODELS = """
-models:
-  sx_embed: {kind: embedding, provider: openai, model: hashed-bow, dimensions: 384,
-             base_url_env: SX_EMBED_URL, max_retries: 0, timeout_seconds: 5}
-"""
 
-ENRICHMENTS = """
-enrichments:
-  sx_region: {kind: client}
-  sx_rating: {kind: llm_score, instructions: Rate how useful this is., range: [1, 10]}
-"""
+def sx_catalog(root: Path, *layers: str, views: str | None = None) -> Path:
+    """The `sx_` collections under `root` (test catalog `sx`, with the reference rank default, adding
+    N(importance)), the test catalogs `layers` laid over them (`sx-views`: the `sx_` views and the
+    `sx_pkg` package) and, when given, `views` as the views file `views/sx.yaml`.
 
-COLLECTIONS = """
-collections:
-  - name: sx_notes
-    version: 1
-    active: true
-    types: [note, event, fact]
-    keyed: any
-    fields:
-      channel: {type: string, path: channel, fallback_paths: [meta.channel], filterable: true,
-                sortable: true, returnable: true}
-      amount: {type: number, filterable: true, sortable: true, returnable: true}
-      count: {type: integer, filterable: true, sortable: true, returnable: true}
-      vip: {type: boolean, filterable: true, sortable: true, returnable: true}
-      tags: {type: string_array, filterable: true, returnable: true}
-      starts_at: {type: datetime, filterable: true, sortable: true, returnable: true}
-      secret: {type: string, filterable: true}
-      label: {type: string}
-    scores:
-      importance: {display: true}
-      urgency: {display: true}
-      hidden: {}
-  - name: sx_extra
-    version: 1
-    active: true
-    types: [note]
-    keyed: false
-    fields:
-      channel: {type: string, filterable: true, sortable: true, returnable: true}
-    scores:
-      importance: {display: true}
-  - name: sx_versioned
-    version: 1
-    types: [note]
-    fields:
-      label: {type: string, path: label, filterable: true, returnable: true}
-  - name: sx_versioned
-    version: 2
-    active: true
-    types: [note]
-    fields:
-      label: {type: string, path: meta.label, filterable: true, returnable: true}
-      extra: {type: string, returnable: true}
-  - name: sx_tagged
-    version: 1
-    active: true
-    types: [note]
-    enrichments: [sx_region, sx_rating]
-  - name: sx_vec
-    version: 1
-    active: true
-    types: [note, fact]
-    keyed: any
-    embedding: sx_embed
-    fields:
-      channel: {type: string, filterable: true, returnable: true}
-    scores:
-      importance: {display: true}
-  - name: sx_links
-    version: 1
-    active: true
-    types: [link]
-    keyed: false
-    fields:
-      src: {type: string, filterable: true}
-      dst: {type: string, filterable: true}
-      rel: {type: string, filterable: true}
-      confidence: {type: number}
-  - name: sx_parts
-    version: 1
-    active: true
-    types: [component]
-    keyed: true
-    fields:
-      needs: {type: string_array}
-    links:
-      - {field: needs, predicate: needs, edges: sx_links}
-"""
-
-VIEWS = """
-views:
-  - name: sx_context
-    version: 1
-    active: true
-    parameters:
-      entity: {type: string, required: true}
-      task: {type: string, required: true}
-    query:
-      q: "{{task}}"
-      mode: text
-      scope: {entities: ["{{entity}}"], collections: [sx_notes]}
-      k: 20
-      render: true
-  - name: sx_context
-    version: 2
-    parameters:
-      entity: {type: string, required: true}
-    query:
-      mode: recent
-      scope: {entities: ["{{entity}}"], collections: [sx_notes]}
-      k: 1
-  - name: sx_dormant
-    version: 1
-    parameters:
-      entity: {type: string, required: true}
-    query:
-      mode: recent
-      scope: {entities: ["{{entity}}"], collections: [sx_notes]}
-  - name: sx_contract
-    version: 1
-    active: true
-    description: Every kind of parameter constraint.
-    parameters:
-      entity: {type: string, required: true, description: The contact this search is about.,
-               min_length: 3, max_length: 12}
-      horizon: {type: string, default: week, description: How far ahead to look., enum: [day, week, quarter]}
-      channels: {type: string_array, item_enum: [email, call, note], min_items: 1, max_items: 2}
-      k: {type: integer, default: 5, minimum: 1, maximum: 10}
-      min_amount: {type: number, minimum: 0, maximum: 1000}
-      vip: {type: boolean}
-      after: {type: datetime}
-    query:
-      q: "{{horizon}}"
-      mode: recent
-      scope: {entities: ["{{entity}}"], collections: [sx_notes], occurred_after: "{{after}}"}
-      where:
-        channel: {in: "{{channels}}"}
-        amount: {gte: "{{min_amount}}"}
-        vip: {eq: "{{vip}}"}
-      k: "{{k}}"
-      include: [text]
-  - name: sx_listing
-    version: 1
-    active: true
-    parameters:
-      entity: {type: string, required: true}
-      start: {type: datetime, required: true}
-      end: {type: datetime, required: true}
-    required_capabilities: [structured]
-    query:
-      mode: structured
-      scope: {entities: ["{{entity}}"], collections: [sx_notes]}
-      where:
-        starts_at: {gte: "{{start}}", lt: "{{end}}"}
-      order_by:
-        - {field: starts_at, direction: asc}
-      k: 50
-      render: true
-  - name: sx_fused
-    version: 1
-    active: true
-    parameters:
-      task: {type: string, required: true}
-    query:
-      q: "{{task}}"
-      sources:
-        - {name: words, mode: text, scope: {collections: [sx_notes]}, k: 5}
-        - {name: latest, mode: recent, scope: {collections: [sx_extra]}, k: 5, weight: 1.1}
-      fuse: {kind: rrf, rank_constant: 60}
-      k: 8
-  - name: sx_boosted
-    version: 1
-    active: true
-    parameters:
-      anchor: {type: string, required: true}
-    query:
-      mode: recent
-      scope: {collections: [sx_notes]}
-      rank: [score, importance]
-      graph_boost: {anchor: "{{anchor}}", weight: 1.0}
-      k: 5
-  - name: sx_judged
-    version: 1
-    active: true
-    parameters:
-      task: {type: string, required: true}
-    query:
-      q: "{{task}}"
-      mode: text
-      scope: {collections: [sx_notes]}
-      rerank: {backend: llm_judge, top_n: 3}
-  - name: sx_walk
-    version: 1
-    active: true
-    kind: graph
-    graph: {edges: sx_links, subject: src, object: dst, predicate: rel}
-    parameters:
-      seed: {type: string, required: true}
-      predicates: {type: string_array, default: []}
-      direction: {type: string, default: out}
-      depth: {type: integer, default: 1}
-      limit: {type: integer, default: 20}
-  - name: sx_orphans
-    version: 1
-    active: true
-    kind: graph_orphans
-    graph: {edges: sx_links, subject: src, object: dst, predicate: rel, nodes: sx_parts}
-    parameters:
-      limit: {type: integer, default: 50}
-"""
-
-PACKAGES = """
-package:
-  name: sx_pkg
-  views: {sx_context: 2, sx_walk: 1}
-"""
-
-
-def write_catalog(root: Path) -> Path:
-    """The `sx_` catalog under `root` (the reference rank default, adding N(importance))."""
-    files = {
-        "collections/sx.yaml": COLLECTIONS,
-        "views/sx.yaml": VIEWS,
-        "conf/models.yaml": MODELS,
-        "conf/enrichments.yaml": ENRICHMENTS,
-        "packages/sx.yaml": PACKAGES,
-    }
-    return helpers.write_catalog(root, files)
+    `cheap` (the judge) is the shipped alias: model aliases are recorded as last loaded, so
+    redefining a shipped one in `sx` would change what the session database holds for it.
+    """
+    files = {} if views is None else {"views/sx.yaml": views}
+    return fixture_catalog(root, "sx", *layers, files=files, rank_default=True)
 
 
 def with_views(root: Path, views: str) -> Path:
-    """The `sx_` catalog under `root` whose only views file holds `views`, without the package (it
+    """The `sx_` collections under `root` whose only views file holds `views` (no package: `sx_pkg`
     pins `sx_` views such a catalog replaces)."""
-    write_catalog(root)
-    (root / "packages" / "sx.yaml").unlink()
-    (root / "views" / "sx.yaml").write_text(views)
-    return root
+    return sx_catalog(root, views=views)
 
 
 def check_catalog(root: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
@@ -445,3 +223,133 @@ def mcp_result(client: Client, method: str, params: dict[str, Any] | None = None
 def mcp_tools(client: Client) -> dict[str, dict[str, Any]]:
     """The MCP tools by name (`tools/list`)."""
     return {tool["name"]: tool for tool in mcp_result(client, "tools/list", {})["tools"]}
+
+
+# --- used by several subject modules --------------------------------------------------------------
+
+
+COMBINED = {
+    "sources": [
+        {"name": "a", "mode": "recent", "scope": {"collections": ["sx_notes"]}},
+        {"name": "b", "mode": "recent", "scope": {"collections": ["sx_extra"]}},
+    ],
+    "fuse": {"kind": "rrf"},
+}
+NOTES = {"collections": ["sx_notes"]}
+VEC = {"collections": ["sx_vec"]}
+
+
+def recent(client: Client, **extra: Any) -> dict[str, Any]:
+    """A `recent` search over sx_notes with `extra` keys."""
+    return search(client, {"mode": "recent", "scope": NOTES, **extra})
+
+
+def scope_ids(client: Client, **scope: Any) -> set[str]:
+    """The ids a recent search over sx_notes returns with `scope` added."""
+    return set(ids(search(client, {"mode": "recent", "scope": {**NOTES, **scope}, "k": 100})))
+
+
+def rejected_at(client: Client, body: dict[str, Any], *prefix: str) -> None:
+    """`POST /search` answers 422 with a detail whose `loc` starts with `prefix`."""
+    err = rejects(client, body)
+    assert any(d["loc"][: len(prefix)] == list(prefix) for d in err["details"]), err["details"]
+
+
+PLAN_Q = "budget plan review"
+BY_AMOUNT = [{"field": "amount"}]
+MODES = [
+    # mode, the single search, how many candidates its engine proposes (every eligible record it can
+    # find: the pool is not cut by `candidates`, whose default is at least 100)
+    pytest.param({"mode": "vector", "q": PLAN_Q, "scope": VEC}, 4, id="vector"),
+    pytest.param({"mode": "text", "q": PLAN_Q, "scope": NOTES}, 3, id="text"),
+    pytest.param({"mode": "hybrid", "q": PLAN_Q, "scope": VEC}, 4, id="hybrid"),
+    pytest.param({"mode": "recent", "scope": NOTES}, 4, id="recent"),
+    pytest.param({"mode": "structured", "scope": NOTES, "order_by": BY_AMOUNT}, 4, id="structured"),
+]
+
+
+def names(count: int, prefix: str = "v") -> list[str]:
+    """`count` distinct names: prefix0, prefix1, …"""
+    return [f"{prefix}{i}" for i in range(count)]
+
+
+def text_of(response: Any) -> str:
+    assert response.status_code == 200, response.get_data(as_text=True)
+    return str(response.get_data(as_text=True))
+
+
+RRF_60 = {"kind": "rrf", "rank_constant": 60}
+
+
+def recent_body(**extra: Any) -> dict[str, Any]:
+    """A recent-mode search over sx_notes."""
+    return {"mode": "recent", "scope": NOTES, **extra}
+
+
+def fused(*sources: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    """A combined search of `sources` fused with the default RRF constant."""
+    return {"sources": list(sources), "fuse": RRF_60, **extra}
+
+
+# Spec, Scopes: "scope narrows a search to the records that should even be considered"; every
+# proposal is re-checked, so a bounded proposal that holds only records outside the scope must not
+# stand for the whole answer. CROWD exceeds the candidates of a default search (k 20 → 200).
+CROWD = 250
+
+
+def matched_or_refused_at(response: Any, loc: list[Any]) -> list[str] | None:
+    """The hit ids of a 200, or None for a 422 located at `loc` (anything else fails)."""
+    if response.status_code == 200:
+        return ids(response.get_json())
+    invalid(response, *loc)
+    return None
+
+
+def has_lone_surrogate(text: str) -> bool:
+    return any(0xD800 <= ord(char) <= 0xDFFF for char in text)
+
+
+SEMANTIC = ("vector", "hybrid")
+"""Modes that need embeddings: they read `sx_vec`; the others read `sx_notes`."""
+Q = "budget"
+"""Every record below holds this word, so a text search matches all of them."""
+
+
+def item(mode: str, text: str = "budget note", **values: Any) -> dict[str, Any]:
+    """A record a search of `mode` can read: an `sx_vec` record for vector/hybrid, else an
+    `sx_notes` one with a sortable `amount` (structured mode orders by it)."""
+    if mode in SEMANTIC:
+        return vec(text, **values)
+    return note(text, content={"amount": 1}, **values)
+
+
+def query(mode: str, k: int = 100, **scope: Any) -> dict[str, Any]:
+    """A search of `mode` over the collection `item` writes to, with `scope` added."""
+    collection = "sx_vec" if mode in SEMANTIC else "sx_notes"
+    body: dict[str, Any] = {"mode": mode, "k": k, "scope": {"collections": [collection], **scope}}
+    if mode == "structured":
+        body["order_by"] = [{"field": "amount"}]
+    else:
+        body["q"] = Q
+    return body
+
+
+def seen(client: Client, mode: str, **scope: Any) -> set[str]:
+    """The ids a search of `mode` returns over `scope`."""
+    return set(ids(search(client, query(mode, **scope))))
+
+
+def crowd_records(**values: Any) -> list[dict[str, Any]]:
+    """CROWD `sx_vec` records that match `budget` better than LONE does, in every signal."""
+    return [vec("budget budget", entity="crowd", **values) for _ in range(CROWD)]
+
+
+def values(client: Client, rank: Any, mode: str = "recent", **extra: Any) -> list[float]:
+    """rank_score of every hit, in written order of the `i` content field."""
+    body = search(client, {"mode": mode, "rank": rank, "k": 100, "include": ["text"], **extra})
+    return [hit["rank_score"] for hit in sorted(body["hits"], key=lambda h: h["text"])]
+
+
+def listing(client: Client, **scope: Any) -> list[str]:
+    """Ids of a recent search over `scope` (k 100)."""
+    return ids(search(client, {"mode": "recent", "k": 100, "scope": scope}))

@@ -34,6 +34,8 @@ def test_get_views_lists_every_version_as_the_spec_shows(client: Client, runtime
         ("customer_context_fused", 1),
         ("graph_query", 1),
         ("orphan_pages", 1),
+        ("proposed_facts", 1),
+        ("recall", 1),
         ("recent_activity", 1),
         ("upcoming_calendar", 1),
         ("upcoming_calendar", 2),  # inactive; the support_agent package pins it
@@ -52,7 +54,10 @@ def test_get_views_lists_every_version_as_the_spec_shows(client: Client, runtime
         "input_schema": {
             "$schema": "https://json-schema.org/draft/2020-12/schema",
             "type": "object",
-            "properties": {"entity": {"type": "string"}, "task": {"type": "string"}},
+            "properties": {
+                "entity": {"type": "string", "description": "The customer, e.g. contact.maria."},
+                "task": {"type": "string", "description": "What you are trying to do right now, in words."},
+            },
             "additionalProperties": False,
             "required": ["entity", "task"],
         },
@@ -73,6 +78,7 @@ def test_get_views_graph_and_constrained_contracts(client: Client) -> None:
     )
     assert graph["input_schema"]["properties"]["depth"] == {
         "type": "integer",
+        "description": "How many links to follow from the seed.",
         "minimum": 1,
         "maximum": 16,
         "default": 1,
@@ -86,7 +92,11 @@ def test_get_views_graph_and_constrained_contracts(client: Client) -> None:
     )
     calendar = views["upcoming_calendar"]
     assert calendar["required_capabilities"] == ["structured"]
-    assert calendar["input_schema"]["properties"]["start"] == {"type": "string", "format": "date-time"}
+    assert calendar["input_schema"]["properties"]["start"] == {
+        "type": "string",
+        "format": "date-time",
+        "description": "Window start (inclusive), with a timezone.",
+    }
     recent = views["recent_activity"]["input_schema"]["properties"]
     assert recent["channels"] == {
         "type": "array",

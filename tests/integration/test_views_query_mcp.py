@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import sys
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,7 +17,6 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
-from werkzeug.serving import make_server
 
 from memseek.api.mcp import build_server
 from memseek.catalog.parameters import input_schema
@@ -28,6 +26,7 @@ from tests.conftest import Tenant
 from tests.helpers import cli_env
 from tests.helpers import ok
 from tests.helpers import runtime_for
+from tests.helpers import served_in_thread
 from tests.helpers import view_query
 from tests.helpers import written_ids
 from tests.integration.view_support import link_body
@@ -68,6 +67,7 @@ def test_every_active_view_is_a_tool_without_a_package(view_runtime: Runtime, vc
     rendered, raw = texts(called)
     assert rendered == expected["rendered"]
     assert json.loads(raw) == called.structured_content
+    assert "rendered" not in called.structured_content  # the block comes once, as the first text
     assert called.structured_content["input_record_ids"] == expected["input_record_ids"]
     assert called.structured_content["view"] == expected["view"]
 
@@ -107,11 +107,8 @@ def test_view_errors_come_back_as_tool_errors(view_runtime: Runtime, vclient: Ht
 @pytest.fixture(name="http_url")
 def http_url_fixture(view_app: Flask) -> Iterator[str]:
     """The view app behind a real HTTP server on an ephemeral port."""
-    server = make_server("127.0.0.1", 0, view_app, threaded=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_port}/mcp"
-    server.shutdown()
+    with served_in_thread(view_app) as port:
+        yield f"http://127.0.0.1:{port}/mcp"
 
 
 def http_client(url: str, key: str) -> Client:

@@ -3,7 +3,7 @@
 Its fixtures (`view_runtime`, `vclient`, `graph`, `statements`, ...) are in this folder's conftest.
 
 The definitions table keeps every (kind, name, version) ever loaded and refuses changed content,
-so every view test uses this ONE catalog (names prefixed `g_`). Its collections need no
+so every view test uses this ONE catalog, the test catalog `g` (names prefixed `g_`). Its collections need no
 processing (no embedding, no enrichments), so records written through `POST /records` are
 searchable at once. `Graph` writes rows straight into the table for the lifecycle states the
 write API cannot produce directly (pending, failed, superseded without a successor).
@@ -29,160 +29,10 @@ EDGES = "g_links"
 NODES = "g_parts"
 NOTES = "g_notes"
 
-COLLECTIONS = """
-collections:
-  - name: g_links
-    version: 1
-    active: true
-    types: [link]
-    keyed: false
-    fields:
-      from_node: {type: string, filterable: true}
-      to_node: {type: string, filterable: true}
-      relationship: {type: string, filterable: true}
-      confidence: {type: number}
-  - name: g_parts
-    version: 1
-    active: true
-    types: [component]
-    keyed: true
-    fields:
-      depends_on: {type: string_array}
-    links:
-      - {field: depends_on, predicate: depends_on, edges: g_links}
-  - name: g_notes
-    version: 1
-    active: true
-    types: [note, event]
-    scores:
-      importance: {display: true}
-    fields:
-      starts_at: {type: datetime, filterable: true, sortable: true, returnable: true}
-      owner: {type: string, filterable: true, returnable: true}
-"""
-
-VIEWS = """
-views:
-  - name: g_walk
-    version: 1
-    active: true
-    kind: graph
-    graph: {edges: g_links, subject: from_node, object: to_node, predicate: relationship}
-    parameters:
-      seed: {type: string, required: true}
-      predicates: {type: string_array, default: []}
-      direction: {type: string, default: out}
-      depth: {type: integer, default: 1}
-      limit: {type: integer, default: 20}
-  - name: g_walk
-    version: 2
-    kind: graph
-    graph: {edges: g_links, subject: from_node, object: to_node, predicate: relationship}
-    parameters:
-      seed: {type: string, required: true, description: Where the walk starts.}
-      predicates: {type: string_array, default: [], item_enum: [depends_on, advises]}
-      direction: {type: string, default: out}
-      depth: {type: integer, default: 1, maximum: 3}
-      limit: {type: integer, default: 20}
-  - name: g_orphans
-    version: 1
-    active: true
-    kind: graph_orphans
-    graph: {edges: g_links, subject: from_node, object: to_node, predicate: relationship, nodes: g_parts}
-    parameters:
-      limit: {type: integer, default: 50}
-  - name: g_note_search
-    version: 1
-    active: true
-    parameters:
-      entity: {type: string, required: true}
-      task: {type: string, required: true}
-      kinds: {type: string_array, item_enum: [note, event], min_items: 1}
-      k: {type: integer, default: 10, minimum: 1, maximum: 50}
-    query:
-      q: "{{task}}"
-      mode: text
-      scope: {entities: ["{{entity}}"], collections: [g_notes], types: "{{kinds}}"}
-      k: "{{k}}"
-      include: [text, entity]
-      render: true
-  - name: g_note_search
-    version: 2
-    parameters:
-      entity: {type: string, required: true}
-      task: {type: string, required: true}
-    query:
-      q: "{{task}}"
-      mode: text
-      scope: {entities: ["{{entity}}"], collections: [g_notes]}
-      k: 1
-  - name: g_note_listing
-    version: 1
-    active: true
-    parameters:
-      entity: {type: string, required: true}
-      start: {type: datetime, required: true}
-      end: {type: datetime, required: true}
-    required_capabilities: [structured]
-    query:
-      mode: structured
-      scope: {entities: ["{{entity}}"], collections: [g_notes]}
-      where:
-        starts_at: {gte: "{{start}}", lt: "{{end}}"}
-      order_by:
-        - {field: starts_at, direction: asc}
-      k: 50
-      fields: [starts_at]
-  - name: g_note_fused
-    version: 1
-    active: true
-    parameters:
-      task: {type: string, required: true}
-    query:
-      q: "{{task}}"
-      sources:
-        - {name: words, mode: text, scope: {collections: [g_notes]}, k: 5}
-        - {name: latest, mode: recent, scope: {collections: [g_notes]}, k: 5, weight: 1.1}
-      fuse: {kind: rrf, rank_constant: 60}
-      k: 8
-  - name: g_note_near
-    version: 1
-    active: true
-    parameters:
-      task: {type: string, required: true}
-      anchor: {type: string, required: true}
-    query:
-      q: "{{task}}"
-      mode: text
-      scope: {collections: [g_notes]}
-      graph_boost: {anchor: "{{anchor}}", weight: 1.0}
-      k: 5
-  - name: g_note_judged
-    version: 1
-    active: true
-    parameters:
-      task: {type: string, required: true}
-    query:
-      q: "{{task}}"
-      mode: text
-      scope: {collections: [g_notes]}
-      include: [text]
-      rerank: {backend: llm_judge, top_n: 2}
-"""
-
-PACKAGES = """
-package:
-  name: g_pkg
-  views: {g_walk: 2, g_orphans: 1, g_note_search: 2}
-  mcp:
-    tools: [g_walk]
-"""
-
 
 def write_catalog(root: Path) -> Path:
     """The `g_` test catalog under `root`."""
-    files = {"collections/g.yaml": COLLECTIONS, "views/g.yaml": VIEWS, "packages/g.yaml": PACKAGES}
-    return helpers.write_catalog(root, files)
+    return helpers.fixture_catalog(root, "g", rank_default=True)
 
 
 def link_body(subject: str, predicate: str, obj: str, **content: Any) -> dict[str, Any]:

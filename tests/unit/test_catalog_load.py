@@ -1154,6 +1154,8 @@ def test_reference_catalog_holds_the_spec_examples(reference: Catalog) -> None:
         "recent_activity": "search",
         "graph_query": "graph",
         "orphan_pages": "graph_orphans",
+        "recall": "search",  # what the reference write contracts store, read back
+        "proposed_facts": "search",
     }
     assert reference.footprint(reference.view("customer_context")).collections == ("customer_events",)
     assert reference.footprint(reference.view("customer_context_fused")).collections == (
@@ -1314,7 +1316,7 @@ def test_package_pins_decide_active_versions(tmp_path: Path) -> None:
     root = build_catalog(
         tmp_path,
         {
-            "views/ask2.yaml": "views:\n  - {name: ask, version: 2, query: {mode: recent}}\n",
+            "views/ask2.yaml": "views:\n  - {name: ask, version: 2, description: Recent., query: {mode: recent}}\n",
             "packages/app.yaml": "package: {name: app, views: {ask: 2, walk: 1}, mcp: {tools: [ask]}}\n",
         },
     )
