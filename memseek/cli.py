@@ -58,10 +58,9 @@ def _engine(settings: Settings):  # type: ignore[no-untyped-def]
 
 
 def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
-    from waitress.server import create_server
-
     from memseek.app import create_app
     from memseek.boot import build_runtime
+    from memseek.server import make_server
     from memseek.serving import Banner
     from memseek.serving import bind
     from memseek.serving import public_url
@@ -69,16 +68,17 @@ def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
     listener = bind(args.host, args.port)  # before the slow start: a taken port fails at once
     with closing(listener), closing(build_runtime(settings)) as runtime:
         key = _default_workspace(runtime)
-        app = create_app(shared=runtime)
+        app = create_app(shared=runtime, threads=args.threads)
         # requests are served meanwhile; a load failure is the first embedding's to report
         loading = threading.Thread(
             target=_load_models, args=(runtime,), name="memseek-model-load", daemon=True
         )
         loading.start()
         worker = _in_process_worker(runtime) if settings.run_worker and not args.no_worker else None
-        server = create_server(app, sockets=[listener], threads=args.threads, ident="memseek")
+        server = make_server(app, listener, args.threads)
         embedded = None if settings.database_url else settings.memseek_home / "pgdata"
-        print("\n".join(Banner(public_url(args.host, args.port), key, embedded).lines()), flush=True)
+        banner = Banner(public_url(args.host, server.effective_port), key, embedded)
+        print("\n".join(banner.lines()), flush=True)
         server.run()  # returns on Ctrl-C
         if worker is not None:  # its threads use the engine the runtime closes next
             worker.stop()

@@ -289,6 +289,10 @@ class OrderBy(Strict):
 OrderByList = Annotated[tuple[OrderBy, ...], *_list(MAX_ORDER_KEYS, min_items=1)]
 
 
+XML_NAME = "^(?![Xx][Mm][Ll])[A-Za-z_][A-Za-z0-9_.\\-]{0,63}$"
+"""What `_xml_name` accepts, as a JSON Schema pattern."""
+
+
 def _xml_name(value: str) -> str:
     # ASCII XML names only: the tag is written verbatim into the prompt.
     if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.\-]{0,63}", value) is None or value.lower().startswith("xml"):
@@ -309,7 +313,9 @@ class Fence(Strict):
     """Wraps rendered rows in `<tag untrusted="true">`, optionally after a preamble."""
 
     tag: Annotated[StrictStr, AfterValidator(_xml_name)] = Field(
-        "records", description="Element name (an XML name, at most 64 characters)."
+        "records",
+        description="Element name (an XML name, at most 64 characters).",
+        json_schema_extra={"pattern": XML_NAME},
     )
     preamble: Preamble | None = Field(None, description="Your own sentence before the element; no default.")
 
@@ -447,8 +453,21 @@ class SingleSearch(_Text, _Query, _Output):
         return self
 
 
+def _source_schema(schema: dict[str, Any]) -> None:
+    """A source's scope and its collections are required (`Source._rules`), as the document says."""
+    schema["required"] = [*schema.get("required", []), "scope"]
+    scope = schema["properties"]["scope"]
+    schema["properties"]["scope"] = {
+        **scope,
+        "required": ["collections"],
+        "properties": {"collections": {"minItems": 1}},
+    }
+
+
 class Source(_Query):
     """One search inside a combined search; its scope must name collections."""
+
+    model_config = ConfigDict(json_schema_extra=_source_schema)
 
     name: Text = Field(description="Unique among the sources; keys source_ranks.")
     weight: Number = Field(1.0, gt=0, le=100, description="Relative influence on the merged order (0-100].")

@@ -528,3 +528,27 @@ def _graph_ceiling_problems(boost: GraphBoost, settings: Settings | None) -> lis
             )
         )
     return details
+
+
+_ALONE: dict[tuple[int, str], tuple[Catalog, tuple[str, ...]]] = {}
+"""`searchable_alone`'s answers per (catalog, mode): a runtime's catalog never changes."""
+
+
+def searchable_alone(catalog: Catalog, mode: str) -> tuple[str, ...]:
+    """The collections a `mode` search may name alone in its scope without a problem (what
+    `GET /search`'s `collection` accepts, and its OpenAPI document lists)."""
+    cached = _ALONE.get((id(catalog), mode))
+    if cached is not None and cached[0] is catalog:
+        return cached[1]
+    names = tuple(name for name in sorted(catalog.collections) if not _alone_problems(catalog, mode, name))
+    if len(_ALONE) > 16:  # catalogs of runtimes long closed (tests build many)
+        _ALONE.clear()
+    _ALONE[(id(catalog), mode)] = (catalog, names)
+    return names
+
+
+def _alone_problems(catalog: Catalog, mode: str, name: str) -> list[Detail]:
+    problems: list[Detail] = []
+    versions = _collection_versions(Scope(collections=(name,)), mode, (), catalog, problems)
+    profile = _profile(versions, (), problems)
+    return problems + _mode_problems(mode, versions, profile, (), catalog)

@@ -29,8 +29,10 @@ from memseek.catalog.template import fill_template
 from memseek.catalog.template import validate_arguments
 from memseek.db import workspace_transaction
 from memseek.errors import Detail
+from memseek.errors import FormulaOverflow
 from memseek.errors import Loc
 from memseek.errors import NotFound
+from memseek.errors import RankEvaluationFailed
 from memseek.errors import RequestInvalid
 from memseek.runtime import Runtime
 from memseek.search.explain import Script
@@ -51,6 +53,7 @@ from memseek.search.graph import walk_values
 from memseek.search.request import SearchSpec
 from memseek.search.request import parse_search
 from memseek.search.response import encode
+from memseek.search.service import OVERFLOW_MESSAGE
 from memseek.search.service import Timings
 from memseek.search.service import explain_search
 from memseek.search.service import run_search
@@ -160,6 +163,8 @@ def _trimmed_seed(view: View, arguments: Any) -> Any:
 def _run_search_view(runtime: Runtime, workspace_id: UUID, view: View, values: dict[str, Any]) -> ViewResult:
     try:
         outcome = run_search(runtime, workspace_id, _view_search(runtime, view, values), view_label(view))
+    except FormulaOverflow:  # the view's formula, not the caller's: the operator's problem
+        raise RankEvaluationFailed(OVERFLOW_MESSAGE) from None
     except RequestInvalid as exc:
         raise _blame_parameters(exc, view) from None
     return ViewResult(wrap_search(outcome.body), outcome.hit_ids, outcome.timings)

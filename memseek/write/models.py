@@ -28,6 +28,7 @@ from pydantic import field_validator
 from pydantic import model_validator
 
 from memseek.catalog.base import not_blank
+from memseek.storable import STORABLE_NON_BLANK
 
 MAX_RECORDS = 1000
 MAX_DERIVED_FROM = 100
@@ -150,7 +151,13 @@ def _storable(value: str) -> str:
 
 Reason = Annotated[
     StrictStr,
-    Field(min_length=1, max_length=2000, pattern=r"\S", description="Why (non-blank)."),
+    Field(
+        min_length=1,
+        max_length=2000,
+        pattern=r"\S",
+        description="Why (non-blank; no NUL character or unpaired surrogate).",
+        json_schema_extra={"pattern": STORABLE_NON_BLANK},
+    ),
     AfterValidator(not_blank),
     AfterValidator(_storable),
 ]

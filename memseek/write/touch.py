@@ -20,8 +20,11 @@ from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.engine import Connection
 from sqlalchemy.engine import Engine
 
+from memseek.db import DATABASE_OUTAGES
 from memseek.db import STATEMENT_LABEL
 from memseek.db import workspace_transaction
+from memseek.logs import first_line
+from memseek.logs import log_throttled
 from memseek.schema import record_touches
 from memseek.schema import records
 from memseek.write.erase import touch_lock
@@ -167,5 +170,7 @@ class TouchQueue:
         try:
             with workspace_transaction(self._engine, workspace_id, LIMITS) as conn:
                 touch(conn, workspace_id, ids)
+        except DATABASE_OUTAGES as exc:  # an outage: one line per interval, no traceback
+            log_throttled(log, logging.WARNING, "touch-database", "touch-on-read failed: %s", first_line(exc))
         except Exception:  # best-effort by spec: the searches already succeeded
             log.exception("touch-on-read failed for %d records", len(ids))

@@ -39,8 +39,11 @@ from sqlalchemy.engine import Connection
 from memseek.catalog.conf import LlmLabel
 from memseek.catalog.conf import LlmScore
 from memseek.catalog.models import Collection
+from memseek.db import DATABASE_OUTAGES
 from memseek.db import STATEMENT_LABEL
 from memseek.errors import MemseekError
+from memseek.logs import first_line
+from memseek.logs import log_throttled
 from memseek.models import ModelOutputInvalid
 from memseek.models.vectors import checked_vector
 from memseek.runtime import Runtime
@@ -52,6 +55,7 @@ from memseek.write import retention
 from memseek.write import store
 from memseek.write.enrich import enrich
 from memseek.write.prepare import missing_enrichments
+from memseek.write.progress import BATCHES
 
 log = logging.getLogger(__name__)
 
@@ -315,9 +319,31 @@ def process_batch(runtime: Runtime, limit: int = CLAIM, policy: RetryPolicy | No
     except Exception as exc:
         if not claimed:
             raise
-        log.exception("processing batch of %d records failed; it will be retried", len(claimed))
+        _log_failed_batch(exc, len(claimed))
         _batch_failed(runtime, claimed, _public_error(exc), policy)
+    BATCHES.settled()
     return len(claimed)
+
+
+def _log_failed_batch(exc: Exception, count: int) -> None:
+    """A database outage fails every batch the same way: one line per interval, no traceback;
+    anything else is a defect, logged in full."""
+    if not _database_outage(exc):
+        log.exception("processing batch of %d records failed; it will be retried", count)
+
+
+def _database_outage(exc: Exception) -> bool:
+    """Whether `exc` is a database outage (then logged once per interval, without a traceback)."""
+    if not isinstance(exc, DATABASE_OUTAGES):
+        return False
+    log_throttled(
+        log,
+        logging.WARNING,
+        "worker-database",
+        "processing paused, database unavailable: %s",
+        first_line(exc),
+    )
+    return True
 
 
 def _public_error(exc: Exception) -> str:
@@ -389,8 +415,9 @@ class BackgroundWorker:
             while not self._stop.is_set():
                 try:
                     busy = self._step()
-                except Exception:
-                    log.exception("worker loop error")
+                except Exception as exc:
+                    if not _database_outage(exc):
+                        log.exception("worker loop error")
                     busy = False
                 if not busy:
                     listener.wait(self.idle_seconds, self._stop)
@@ -417,8 +444,10 @@ class _Listener:
         try:
             self.conn = psycopg.connect(self.url, autocommit=True, application_name="memseek-worker")
             self.conn.execute(f"LISTEN {store.QUEUE_CHANNEL}")
-        except psycopg.Error:
-            log.warning("LISTEN unavailable; the worker polls instead", exc_info=True)
+        except psycopg.Error as exc:
+            log_throttled(
+                log, logging.WARNING, "worker-listen", "LISTEN unavailable; polling: %s", first_line(exc)
+            )
             self.conn = None
         return self
 
@@ -436,8 +465,14 @@ class _Listener:
             try:
                 if any(True for _ in self.conn.notifies(timeout=min(left, STOP_CHECK), stop_after=1)):
                     return
-            except psycopg.Error:
-                log.warning("lost the LISTEN connection; polling", exc_info=True)
+            except psycopg.Error as exc:
+                log_throttled(
+                    log,
+                    logging.WARNING,
+                    "worker-listen",
+                    "lost the LISTEN connection; polling: %s",
+                    first_line(exc),
+                )
                 self.conn = None
 
 

@@ -248,8 +248,8 @@ def test_an_unknown_view_is_told_the_nearest(client: Client) -> None:
     err = error(client.post("/views/customer_contxt/query", json={}), 404, "not_found")
     assert err["message"] == (
         "no active view named 'customer_contxt'; did you mean 'customer_context'? the active views are: "
-        "customer_context, customer_context_fused, graph_query, orphan_pages, recent_activity, "
-        "upcoming_calendar"
+        "customer_context, customer_context_fused, graph_query, orphan_pages, proposed_facts, recall, "
+        "recent_activity, upcoming_calendar"
     )
 
 

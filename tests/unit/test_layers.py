@@ -25,14 +25,17 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
     ("adapters", frozenset({"integrations"})),
     (
         "base",
-        frozenset({"memseek", "errors", "settings", "schema", "paths", "jsontext", "storable", "suggest"}),
+        frozenset(
+            {"memseek", "errors", "settings", "schema", "paths", "jsontext", "storable", "suggest"}
+            | {"deadline", "logs"}
+        ),
     ),
     ("resources", frozenset({"db", "driver", "auth", "migrate", "catalog", "models", "search_state"})),
     ("services", frozenset({"search", "write", "runtime", "indexes", "overview"})),
     ("interfaces", frozenset({"api"})),
     (
         "entry points",
-        frozenset({"app", "boot", "cli", "__main__", "serving", "dbctl", "terminal", "progress"}),
+        frozenset({"app", "boot", "cli", "__main__", "serving", "server", "dbctl", "terminal", "progress"}),
     ),
 )
 """Lowest first. Units are named without the `memseek.` prefix (`memseek` is the package itself)."""
