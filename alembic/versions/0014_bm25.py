@@ -7,7 +7,7 @@ counts are inserted. The counts are append-only deltas with row-level security; 
 leads every index, so the tables distribute by workspace like `records`.
 
 Revision ID: 0014
-Revises: 0012
+Revises: 0013
 Create Date: 2026-12-05
 """
 
@@ -15,7 +15,7 @@ from alembic import op
 from memseek.migrate import sql_script
 
 revision = "0014"
-down_revision = "0012"
+down_revision = "0013"
 branch_labels = None
 depends_on = None
 
