@@ -66,20 +66,55 @@ CREATE POLICY text_lexemes_workspace ON text_lexemes TO memseek_scoped
   USING (workspace_id = nullif(current_setting('memseek.workspace_id', true), '')::uuid)
   WITH CHECK (workspace_id = nullif(current_setting('memseek.workspace_id', true), '')::uuid);
 
--- Inserted rows count +1, deleted rows -1 (erasure, retention and any DELETE): one delta row per
--- workspace and per (workspace, lexeme) of the statement.
-CREATE OR REPLACE FUNCTION memseek_text_stats_rows() RETURNS trigger
+-- Inserted rows count +1: one delta row per workspace and per (workspace, lexeme) of the statement.
+CREATE OR REPLACE FUNCTION memseek_text_stats_inserted() RETURNS trigger
 LANGUAGE plpgsql AS $$
-DECLARE
-  sign integer := CASE TG_OP WHEN 'INSERT' THEN 1 ELSE -1 END;
 BEGIN
   INSERT INTO text_corpus (workspace_id, records, length)
-  SELECT workspace_id, sign * count(*), sign * sum(tsv_length) FROM changed_rows
+  SELECT workspace_id, count(*), sum(tsv_length) FROM changed_rows
   WHERE retracted_at IS NULL GROUP BY workspace_id;
   INSERT INTO text_lexemes (workspace_id, lexeme, records)
-  SELECT c.workspace_id, l.lexeme, sign * count(*)
+  SELECT c.workspace_id, l.lexeme, count(*)
   FROM changed_rows c CROSS JOIN LATERAL unnest(tsvector_to_array(c.tsv)) l(lexeme)
   WHERE c.retracted_at IS NULL GROUP BY 1, 2;
+  RETURN NULL;
+END $$;
+
+-- Deleters and compaction of a workspace's counts take this lock, in workspace order, for the
+-- rest of their transaction: each folds rows the other would fold, and in opposite orders they
+-- could deadlock. Writers never take it.
+CREATE OR REPLACE FUNCTION memseek_text_stats_lock(ws uuid) RETURNS void
+LANGUAGE sql AS $$
+  SELECT pg_advisory_xact_lock(hashtextextended('memseek text stats ' || ws::text, 0))
+$$;
+
+-- Deleted rows (erasure, retention, any DELETE) count -1, and every lexeme they held is folded
+-- at once into one row, or none when no record holds it any more: an erased record's words
+-- leave no trace in the counts (docs/lifecycle.md). Rows of a writer not yet committed are not
+-- folded and stay, so no count is lost.
+CREATE OR REPLACE FUNCTION memseek_text_stats_deleted() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM memseek_text_stats_lock(w.workspace_id)
+  FROM (SELECT DISTINCT workspace_id FROM changed_rows ORDER BY 1) w;
+  INSERT INTO text_corpus (workspace_id, records, length)
+  SELECT workspace_id, -count(*), -sum(tsv_length) FROM changed_rows
+  WHERE retracted_at IS NULL GROUP BY workspace_id;
+  WITH erased AS (
+    SELECT c.workspace_id, l.lexeme, count(*) FILTER (WHERE c.retracted_at IS NULL) AS n
+    FROM changed_rows c CROSS JOIN LATERAL unnest(tsvector_to_array(c.tsv)) l(lexeme)
+    GROUP BY 1, 2
+  ), gone AS (
+    DELETE FROM text_lexemes t USING erased e
+    WHERE t.workspace_id = e.workspace_id AND t.lexeme = e.lexeme
+    RETURNING t.workspace_id, t.lexeme, t.records
+  ), folded AS (
+    SELECT workspace_id, lexeme, sum(records) AS records FROM gone GROUP BY 1, 2
+  )
+  INSERT INTO text_lexemes (workspace_id, lexeme, records)
+  SELECT e.workspace_id, e.lexeme, coalesce(f.records, 0) - e.n
+  FROM erased e LEFT JOIN folded f USING (workspace_id, lexeme)
+  WHERE coalesce(f.records, 0) - e.n <> 0;
   RETURN NULL;
 END $$;
 
@@ -101,9 +136,9 @@ BEGIN
 END $$;
 
 CREATE TRIGGER records_text_stats_insert AFTER INSERT ON records
-  REFERENCING NEW TABLE AS changed_rows FOR EACH STATEMENT EXECUTE FUNCTION memseek_text_stats_rows();
+  REFERENCING NEW TABLE AS changed_rows FOR EACH STATEMENT EXECUTE FUNCTION memseek_text_stats_inserted();
 CREATE TRIGGER records_text_stats_delete AFTER DELETE ON records
-  REFERENCING OLD TABLE AS changed_rows FOR EACH STATEMENT EXECUTE FUNCTION memseek_text_stats_rows();
+  REFERENCING OLD TABLE AS changed_rows FOR EACH STATEMENT EXECUTE FUNCTION memseek_text_stats_deleted();
 CREATE TRIGGER records_text_stats_update AFTER UPDATE OF tsv, tsv_length, retracted_at ON records
   FOR EACH ROW WHEN (
     OLD.tsv IS DISTINCT FROM NEW.tsv OR OLD.tsv_length IS DISTINCT FROM NEW.tsv_length

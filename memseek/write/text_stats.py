@@ -30,9 +30,11 @@ def compact(conn: Connection, workspace_id: UUID) -> None:
     lexeme no record holds any more).
 
     Each fold is one statement deleting rows and inserting their sum: a writer's rows committed
-    meanwhile are not among those deleted and stay, and a concurrent compaction deletes (and so
-    sums) only the rows this one did not, so no count is lost or doubled."""
+    meanwhile are not among those deleted and stay, so no count is lost or doubled. The
+    workspace's fold lock (`memseek_text_stats_lock`, which erasures take too) keeps two folds
+    of the same rows from deadlocking."""
     ws = sa.literal(workspace_id, C.workspace_id.type)
+    conn.execute(sa.select(sa.func.memseek_text_stats_lock(ws)))
     gone = sa.delete(text_corpus).where(C.workspace_id == ws).returning(C.records, C.length).cte("gone")
     folded = sa.select(ws, sa.func.sum(gone.c.records), sa.func.sum(gone.c.length)).having(
         sa.func.count() > 0

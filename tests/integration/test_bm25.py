@@ -5,9 +5,10 @@ not retracted (docs/search.md, "BM25"): the full lexeme vectors PostgreSQL's `en
 configuration makes of them (every position, not the two `tsv` keeps), N, df and the average
 length over that corpus, IDF `ln(1 + (N − df + 0.5) / (df + 0.5))`. A search's `[bm25]` value must
 equal it to 1e-9 after any mix of supersession (superseded records stay in the corpus),
-retraction and deletion (the corpus loses them), and compaction of the statistics must change no
-score. Deletion is the plain `DELETE` of rows that erasure runs (sql/0014_bm25.sql's triggers
-follow any delete).
+retraction and erasure (the corpus loses them; `erase.erase_records`, what erasing a record, an
+entity and retention run), and compaction of the statistics must change no score. The stored
+counts must equal a recount from `records` after each change, and an erased record's lexemes
+must leave no row behind.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from memseek.schema import records
 from memseek.schema import text_corpus
 from memseek.schema import text_lexemes
 from memseek.write import text_stats
+from memseek.write.erase import erase_records
 from memseek.write.store import text_columns
 from tests.conftest import Tenant
 from tests.conftest import make_tenant
@@ -71,6 +73,33 @@ def reference(db: Engine, corpus: Sequence[str], query: str, k1: float = 1.2, b:
     return scores
 
 
+RECOUNT = sa.text("""
+    SELECT (SELECT coalesce(sum(records), 0) FROM text_corpus WHERE workspace_id = :ws),
+           (SELECT coalesce(sum(length), 0) FROM text_corpus WHERE workspace_id = :ws),
+           (SELECT count(*) FROM records WHERE workspace_id = :ws AND retracted_at IS NULL),
+           (SELECT coalesce(sum(tsv_length), 0) FROM records WHERE workspace_id = :ws AND retracted_at IS NULL),
+           ARRAY(SELECT lexeme || '=' || sum(records) FROM text_lexemes WHERE workspace_id = :ws
+                 GROUP BY lexeme HAVING sum(records) <> 0 ORDER BY lexeme),
+           ARRAY(SELECT l || '=' || count(*) FROM records r, unnest(tsvector_to_array(r.tsv)) l
+                 WHERE r.workspace_id = :ws AND r.retracted_at IS NULL GROUP BY l ORDER BY l),
+           ARRAY(SELECT DISTINCT lexeme FROM text_lexemes WHERE workspace_id = :ws AND lexeme NOT IN (
+                   SELECT unnest(tsvector_to_array(tsv)) FROM records WHERE workspace_id = :ws)
+                 ORDER BY lexeme)
+""")
+
+
+def assert_counts_exact(db: Engine, workspace_id: UUID) -> None:
+    """The workspace's summed statistics equal a recount of its records that are not retracted,
+    and no lexeme row is left for a lexeme no record of the workspace holds."""
+    with db.connect() as conn:
+        records_n, length, counted_n, counted_length, lexemes, recounted, orphans = conn.execute(
+            RECOUNT, {"ws": workspace_id}
+        ).one()
+    assert (records_n, length) == (counted_n, counted_length)
+    assert lexemes == recounted
+    assert orphans == []
+
+
 def bm25_values(
     db: Engine, tenant: Tenant, query: str, rank: Any = ("bm25",), mode: str = "text"
 ) -> dict[UUID, float]:
@@ -105,6 +134,7 @@ docs = st.builds(
 def check_against_reference(
     db: Engine, tenant: Tenant, texts: dict[UUID, str], query: str, k1: float = 1.2, b: float = 0.75
 ) -> None:
+    assert_counts_exact(db, tenant.id)
     found = bm25_values(db, tenant, query, ("bm25", {"k1": k1, "b": b}))
     expected = dict(zip(texts, reference(db, list(texts.values()), query, k1, b), strict=True))
     assert set(found) == {record for record, score in expected.items() if score > 0}
@@ -131,7 +161,9 @@ def test_bm25_equals_the_reference_after_supersession_retraction_and_erasure(
     retracted = [i for i, d in by_id.items() if d.retracted and not d.erased]
     erased = [i for i, d in by_id.items() if d.erased]
     execute(db, records.update().where(records.c.id.in_(retracted)).values(retracted_at=sa.func.now()))
-    execute(db, records.delete().where(records.c.id.in_(erased)))
+    with db.begin() as conn:
+        erase_records(conn, tenant.id, erased)
+    assert_counts_exact(db, tenant.id)
     corpus_texts = {i: d.text for i, d in by_id.items() if not d.retracted and not d.erased}
     if not corpus_texts:
         assert bm25_values(db, tenant, query) == {}
