@@ -77,7 +77,8 @@ RECOUNT = sa.text("""
     SELECT (SELECT coalesce(sum(records), 0) FROM text_corpus WHERE workspace_id = :ws),
            (SELECT coalesce(sum(length), 0) FROM text_corpus WHERE workspace_id = :ws),
            (SELECT count(*) FROM records WHERE workspace_id = :ws AND retracted_at IS NULL),
-           (SELECT coalesce(sum(tsv_length), 0) FROM records WHERE workspace_id = :ws AND retracted_at IS NULL),
+           (SELECT coalesce(sum(tsv_length), 0) FROM records
+            WHERE workspace_id = :ws AND retracted_at IS NULL),
            ARRAY(SELECT lexeme || '=' || sum(records) FROM text_lexemes WHERE workspace_id = :ws
                  GROUP BY lexeme HAVING sum(records) <> 0 ORDER BY lexeme),
            ARRAY(SELECT l || '=' || count(*) FROM records r, unnest(tsvector_to_array(r.tsv)) l
