@@ -22,7 +22,9 @@ from dataclasses import replace
 from typing import Any
 
 import numpy as np
+import yaml
 
+from bench import CATALOG_DIR
 from bench.baselines import BM25
 from bench.baselines import Dense
 from bench.baselines import english_tokens
@@ -75,6 +77,13 @@ FUSED_VIEW = {"scifact": "documents_fused", "locomo": "conversation_fused"}
 BLENDED_VIEW = {"scifact": "documents_blended", "locomo": "conversation_blended"}
 """Views in bench/catalog: a hybrid search ranked by docs/catalog.md's blended formula of `bm25`
 and `similarity` (`blended`)."""
+
+
+def blended_rank() -> Any:
+    """The blended formula as the bench catalog's `documents_blended` view states it (the latency
+    suite sends it as a request's `rank`), so that both suites measure one formula."""
+    views = yaml.safe_load((CATALOG_DIR / "views" / "bench.yaml").read_text(encoding="utf-8"))["views"]
+    return next(view["query"]["rank"] for view in views if view["name"] == BLENDED_VIEW["scifact"])
 
 
 @dataclass(frozen=True, slots=True)
