@@ -102,6 +102,7 @@ class Keywords:
         return labelled  # type: ignore[no-any-return]
 
     def need_bm25(self) -> Bm25Terms:
+        """The query's IDF, which `build` prepares whenever the formula reads `bm25`."""
         if self.bm25 is None:
             raise ValueError("bm25 needs the query's IDF (`Keywords.build`)")
         return self.bm25
