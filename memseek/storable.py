@@ -18,6 +18,8 @@ from memseek.errors import Loc
 UNSTORABLE = "text must not contain NUL characters or unpaired surrogates"
 NOT_FINITE = "must be a finite number (NaN and Infinity are not JSON)"
 _UNSTORABLE_CHARS = re.compile("[\x00\ud800-\udfff]")
+_SCALARS = frozenset({int, bool, type(None)})
+"""JSON values PostgreSQL always stores."""
 
 
 def storable(text: str) -> bool:
@@ -39,4 +41,9 @@ def unstorable_values(value: Any, loc: Loc = ()) -> Iterator[Detail]:
             yield from unstorable_values(item, (*loc, key))
     elif isinstance(value, list):
         for position, item in enumerate(value):
-            yield from unstorable_values(item, (*loc, position))
+            # Numbers inline: a query vector's hundreds of floats would cost a generator each.
+            if type(item) is float:
+                if not math.isfinite(item):
+                    yield Detail((*loc, position), NOT_FINITE)
+            elif type(item) not in _SCALARS:
+                yield from unstorable_values(item, (*loc, position))
