@@ -1,4 +1,4 @@
-"""`python -m bench ingest|latency|quality`: run one suite, print its tables, write its JSON."""
+"""`python -m bench ingest|latency|quality|soak`: run one suite, print its tables, write its JSON."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from bench import RESULTS_DIR
 from bench import ingest
 from bench import latency
 from bench import quality
+from bench import soak
 from bench.report import machine
 from bench.report import save
 from bench.service import ServiceOptions
@@ -106,6 +107,17 @@ def build_parser() -> argparse.ArgumentParser:
         "--corpus", type=int, help="only the first N documents plus the relevant ones (default: all)"
     )
     _common(qual)
+
+    so = sub.add_parser("soak", help="minutes of mixed load, a flooding workspace and OpenAPI fuzzing")
+    so.add_argument("--minutes", type=float, default=10.0, help="length of the mixed load (default 10)")
+    so.add_argument("--clients", type=int, default=8, help="ordinary clients (default 8)")
+    so.add_argument(
+        "--workspaces", type=int, default=4, help="workspaces the clients spread over (default 4)"
+    )
+    so.add_argument("--flood-clients", type=int, default=10, help="clients of the flooding workspace")
+    so.add_argument("--fuzz", type=int, default=10_000, help="requests fuzzed from the OpenAPI document")
+    so.add_argument("--seed", type=int, default=7)
+    _common(so)
     return parser
 
 
@@ -148,6 +160,11 @@ def _suite(
             args.modes,
         )
         return "latency", lambda: latency.run(lopts, service), latency.render
+    if args.suite == "soak":
+        sopts = soak.SoakOptions(
+            args.minutes, args.clients, args.workspaces, args.flood_clients, args.fuzz, seed=args.seed
+        )
+        return "soak", lambda: soak.run(sopts, service), soak.render
     qopts = quality.QualityOptions(args.dataset, args.queries, args.corpus)
     return f"quality-{args.dataset}", lambda: quality.run(qopts, service), quality.render
 

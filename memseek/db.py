@@ -9,8 +9,10 @@ workspace predicate (design §1, defence in depth).
 from __future__ import annotations
 
 import logging
+import math
 import re
 import threading
+from collections.abc import Callable
 from collections.abc import Iterator
 from collections.abc import Mapping
 from collections.abc import Sequence
@@ -31,6 +33,7 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.engine import make_url
 from sqlalchemy.sql.expression import Executable
 
+from memseek import deadline
 from memseek import driver
 from memseek.errors import StartupError
 from memseek.settings import POSTGRESQL_SCHEMES
@@ -149,8 +152,22 @@ def set_local(conn: Connection, settings: Mapping[str, str]) -> None:
 
 
 def scope_settings(workspace_id: UUID | str, settings: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The role and workspace a request's transaction runs as, then further `settings`."""
-    return {"role": SCOPED_ROLE, WORKSPACE_SETTING: str(workspace_id), **(settings or {})}
+    """The role and workspace a request's transaction runs as, its server-side timeouts (what is
+    left of the request's deadline, `deadline_settings`), then further `settings`."""
+    scope = {"role": SCOPED_ROLE, WORKSPACE_SETTING: str(workspace_id)}
+    return {**scope, **deadline_settings(), **(settings or {})}
+
+
+SERVER_TIMEOUTS = ("statement_timeout", "lock_timeout", "idle_in_transaction_session_timeout")
+"""The server-side timers a request's transaction runs under: a slow statement, a lock held by
+another writer, a transaction left idle by a stalled request each end by the request's deadline."""
+
+
+def deadline_settings() -> dict[str, str]:
+    """Each of `SERVER_TIMEOUTS` at what is left of the current deadline (less
+    `deadline.SERVER_MARGIN`), in milliseconds; none without a deadline (jobs, the CLI)."""
+    ms = deadline.server_timeout_ms()
+    return {} if ms is None else dict.fromkeys(SERVER_TIMEOUTS, str(ms))
 
 
 def embedded_url(home: Path) -> str:
@@ -209,20 +226,126 @@ def _register_adapters(dbapi_connection: psycopg.Connection[Any], connection_rec
     adapters.register_dumper(Vector, VectorBinaryDumper)  # registered last: the one used to execute
 
 
+class DeadlineConnection(psycopg.Connection[Any]):
+    """A psycopg connection whose every wait for the server (a statement, its results, a commit,
+    a pipeline's sync) ends by the current deadline (`memseek.deadline`).
+
+    Server-side timeouts cannot fire on a server that is frozen (SIGSTOP, a hung host) and TCP
+    keepalives never reach a Unix socket, but this bound is kept in the client, on any socket:
+    when it passes, the connection is closed (its state mid-statement is unknown) and
+    `DatabaseTimeout` raised, which SQLAlchemy reads as a lost connection and invalidates."""
+
+    def wait(self, gen: Any, interval: float = 0.1, timeout: float | None = None) -> Any:
+        budget = deadline.wait_budget(timeout)
+        if budget is timeout:
+            return super().wait(gen, interval, timeout)
+        try:
+            return super().wait(gen, interval, budget)
+        except psycopg.errors.OperationalError as exc:
+            if type(exc).__name__ != "_WaitTimeout":  # psycopg's own timeout class is private
+                raise
+            self.close()
+            raise DatabaseTimeout(f"the database did not answer within {budget:.2f} s") from None
+
+
+DATABASE_OUTAGES = (sa.exc.OperationalError, sa.exc.TimeoutError, sa.exc.DisconnectionError)
+"""What a stopped, frozen or unreachable database (or an exhausted pool) raises through SQLAlchemy:
+expected outages, answered 503 and logged once per interval without a traceback."""
+
+
+class DatabaseTimeout(psycopg.OperationalError):
+    """The database did not answer before the request's deadline; the connection was closed."""
+
+
+class DeadlinePool(sa.pool.QueuePool):
+    """The pool whose checkout waits no longer than the current deadline (`pool_timeout` at most)."""
+
+    @property
+    def _timeout(self) -> float:  # QueuePool reads it on every checkout that must wait
+        return deadline.wait_budget(self._configured_timeout) or 0.0
+
+    @_timeout.setter
+    def _timeout(self, value: float) -> None:
+        self._configured_timeout = value
+
+
+PING_SECONDS = 1.0
+"""How long a checked-out connection's liveness ping may take: a live server answers an empty
+statement at once, so a silent one is taken for dead and a fresh connection tried instead."""
+CONNECT_SECONDS = 10
+"""`connect_timeout` outside a request (libpq counts whole seconds, 2 at least)."""
+KEEPALIVES: dict[str, Any] = {
+    "keepalives": 1,
+    "keepalives_idle": 10,
+    "keepalives_interval": 5,
+    "keepalives_count": 3,
+    "tcp_user_timeout": 30_000,
+}
+"""TCP connections to a host that vanished (a partition, a dead host) are found dead within about
+30 s even while idle; libpq ignores these on a Unix socket, where the deadline alone bounds waits."""
+
+
+def _connect(dialect: Any, record: Any, cargs: tuple[Any, ...], cparams: dict[str, Any]) -> Any:
+    """`do_connect` hook: a `DeadlineConnection`, established within the current deadline."""
+    cparams["connect_timeout"] = _connect_timeout()
+    return DeadlineConnection.connect(*cargs, **cparams)
+
+
+def _connect_timeout() -> int:
+    """libpq's `connect_timeout` for a connection opened now: what is left of the deadline, in
+    whole seconds rounded down (so it ends by the deadline), `CONNECT_SECONDS` at most and 2 at
+    least (libpq's least: a request with under 2 s left may overrun its deadline by the rest)."""
+    budget = deadline.wait_budget(CONNECT_SECONDS) or CONNECT_SECONDS
+    return max(2, min(CONNECT_SECONDS, math.floor(budget)))
+
+
+def _pinger(dialect: sa.Dialect) -> Callable[[Any, Any, Any], None]:
+    """The `checkout` hook: the dialect's liveness ping (SQLAlchemy's `pool_pre_ping`), answered
+    within `PING_SECONDS`, or the connection is discarded (`DisconnectionError` makes the pool
+    try a fresh one)."""
+
+    def ping(dbapi_connection: Any, record: Any, proxy: Any) -> None:
+        try:
+            with deadline.within(PING_SECONDS):
+                dialect.do_ping(dbapi_connection)
+        except psycopg.Error as exc:
+            raise sa.exc.DisconnectionError(f"liveness ping failed: {exc}") from exc
+
+    return ping
+
+
 def create_db_engine(settings: Settings, url: str | None = None) -> Engine:
-    """The engine for `url` (default: the configured database)."""
+    """The engine for `url` (default: the configured database). Every wait on it is bounded by
+    the current deadline (`DeadlineConnection`, `DeadlinePool`, `_connect`), and a connection
+    is pinged on checkout (`_pinger`)."""
     url = url or database_url(settings)
     engine = sa.create_engine(
         url,
+        poolclass=DeadlinePool,
         pool_size=settings.db_pool_size,
         max_overflow=settings.db_pool_size,
-        pool_pre_ping=True,
+        pool_timeout=settings.search_timeout_ms / 1000,
         pool_use_lifo=True,  # reuse the warmest connection (backend caches, prepared statements)
-        connect_args={"connect_timeout": 10, "application_name": "memseek"},
+        connect_args={"application_name": "memseek", **KEEPALIVES},
     )
+    sa.event.listen(engine, "do_connect", _connect)
+    sa.event.listen(engine.pool, "checkout", _pinger(engine.dialect))
     sa.event.listen(engine, "before_cursor_execute", _label_statement, retval=True)
     sa.event.listen(engine, "connect", _register_adapters)
     return engine
+
+
+def direct_connection(engine: Engine, application_name: str) -> DeadlineConnection:
+    """A connection of its own (not the pool's) to `engine`'s database, in autocommit, for a job
+    that must not queue behind requests for a pooled one (the health probe)."""
+    url = engine.url.set(drivername="postgresql").render_as_string(hide_password=False)
+    return DeadlineConnection.connect(
+        url,
+        autocommit=True,
+        application_name=application_name,
+        connect_timeout=_connect_timeout(),
+        **KEEPALIVES,
+    )
 
 
 def check_reachable(engine: Engine) -> None:

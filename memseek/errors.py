@@ -28,6 +28,8 @@ class MemseekError(Exception):
 
     status = 500
     code = "internal_error"
+    retry_after: int | None = None
+    """Seconds a client should wait before trying again (the `Retry-After` header), if it may."""
 
     def __init__(self, message: str, details: Sequence[Detail] = ()) -> None:
         super().__init__(message)
@@ -40,6 +42,12 @@ class RequestInvalid(MemseekError):
 
     status = 422
     code = "invalid_request"
+
+
+class FormulaOverflow(RequestInvalid):
+    """A rank or boost formula produced a value outside float8's range. The caller's 422 where
+    the caller wrote the formula; a formula of the deployment's (a default, a view's) is answered
+    `RankEvaluationFailed` instead (`memseek.search.service`)."""
 
 
 class Unauthorized(MemseekError):
@@ -77,11 +85,35 @@ class PayloadTooLarge(MemseekError):
     code = "payload_too_large"
 
 
+class UnsupportedMediaType(MemseekError):
+    """The body is not declared as UTF-8 JSON (`Content-Type: application/json`)."""
+
+    status = 415
+    code = "unsupported_media_type"
+
+
+class TooManyRequests(MemseekError):
+    """The caller's workspace already holds its share of the service's request threads."""
+
+    status = 429
+    code = "too_many_requests"
+    retry_after = 1
+
+
 class BackendUnavailable(MemseekError):
-    """An embedding provider, search engine or model is unavailable."""
+    """The database, an embedding provider, search engine or model is unavailable."""
 
     status = 503
     code = "backend_unavailable"
+    retry_after = 1
+
+
+class RankEvaluationFailed(MemseekError):
+    """A formula the deployment supplies (a default or a view's, not the caller's) could not be
+    evaluated over the stored values: the operator's problem, never the caller's."""
+
+    status = 500
+    code = "rank_evaluation_failed"
 
 
 class SearchTimeout(BackendUnavailable):

@@ -131,6 +131,29 @@ record_touches = sa.Table(
 `last_accessed` is the later of `records.last_accessed` and its row here (`last_accessed`)."""
 
 
+erasures = sa.Table(
+    "erasures",
+    metadata,
+    sa.Column("workspace_id", UUID(as_uuid=True), sa.ForeignKey("workspaces.id"), primary_key=True),
+    sa.Column("id", UUID(as_uuid=True), primary_key=True),
+    sa.Column("kind", sa.Text, nullable=False),
+    sa.Column("record_id", UUID(as_uuid=True)),
+    sa.Column("entity", sa.Text),
+    sa.Column("collection", sa.Text),
+    sa.Column("reason", sa.Text),
+    sa.Column("requested_by", sa.Text),
+    sa.Column("state", sa.Text, nullable=False),
+    sa.Column("high_water", sa.BigInteger),
+    sa.Column("cutoff_field", sa.Text),
+    sa.Column("cutoff", TS),
+    sa.Column("counts", JSONB, nullable=False, server_default="{}"),
+    sa.Column("started_at", TS, nullable=False, server_default=sa.func.now()),
+    sa.Column("finished_at", TS),
+)
+"""The erasure log and the queue of batched erasures (sql/0013_lifecycle.sql, `memseek.write.erasures`):
+what was named, why, by whom, and how many records of each collection went, never their content."""
+
+
 def last_accessed(record: Any = None) -> sa.ColumnElement[Any]:
     """`last_accessed` of the `records` row `record` (default: the table itself): its own
     column or its latest touch, whichever is later (GREATEST ignores a missing touch)."""

@@ -55,6 +55,36 @@ class AnnPlans:
         return reads
 
 
+class LargeWorkspaces:
+    """Workspaces a search found holding at least `RARITY_SCALE` records: their keyword searches
+    skip counting them (`memseek.search.compile.rarity_bounds`). Erasure can shrink a workspace,
+    so an entry holds for `seconds` and the next search counts again; an erasure run by this
+    process drops its workspace at once (`discard`). Until then a shrunken workspace's keyword
+    rarity labels use the larger count, which changes how matches rank, never which records
+    match."""
+
+    def __init__(self, seconds: float = ANN_PLAN_SECONDS) -> None:
+        self._seconds = seconds
+        self._until: dict[UUID, float] = {}
+        self._lock = threading.Lock()
+
+    def add(self, workspace_id: UUID) -> None:
+        with self._lock:
+            self._until[workspace_id] = time.monotonic() + self._seconds
+
+    def discard(self, workspace_id: UUID) -> None:
+        with self._lock:
+            self._until.pop(workspace_id, None)
+
+    def __contains__(self, workspace_id: object) -> bool:
+        with self._lock:
+            until = self._until.get(workspace_id)  # type: ignore[call-overload]
+            if until is not None and until <= time.monotonic():
+                del self._until[workspace_id]  # type: ignore[arg-type]
+                until = None
+        return until is not None
+
+
 class SearchState:
     """The search state of one runtime, over one database (see the module docstring)."""
 
@@ -67,10 +97,8 @@ class SearchState:
         it runs, which takes longest when the cores are busy, when a combined search can least
         afford it."""
         self.ann_plans = AnnPlans()
-        self.large_workspaces: set[UUID] = set()
-        """Workspaces a search found holding at least `RARITY_SCALE` records: their keyword
-        searches skip counting them (`memseek.search.compile.rarity_bounds`). Records are never
-        deleted, so an entry never goes stale; one id per large workspace this runtime searched."""
+        self.large_workspaces = LargeWorkspaces()
+        """Workspaces known to hold at least `RARITY_SCALE` records (`LargeWorkspaces`)."""
 
     @classmethod
     def open(cls, engine: Engine) -> SearchState:

@@ -76,6 +76,8 @@ class Settings:
     max_request_bytes: int = 64 * 1024 * 1024  # a full batch: 1,000 records of MAX_RECORD_CHARS each
     db_pool_size: int = 8
     run_worker: bool = True
+    workspace_max_requests: int | None = None
+    """Request threads one workspace may hold at once while others are active; default: a quarter."""
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -97,7 +99,7 @@ def _convert(name: str, annotation: object, raw: str) -> object:
     kind = str(annotation)
     if kind == "bool":
         return _parse_bool(name, raw)
-    if kind == "int":
+    if kind in ("int", "int | None"):
         return _parse_int(name, raw)
     if kind == "Path":
         return Path(raw).expanduser()

@@ -20,6 +20,10 @@ NOT_FINITE = "must be a finite number (NaN and Infinity are not JSON)"
 _UNSTORABLE_CHARS = re.compile("[\x00\ud800-\udfff]")
 _SCALARS = frozenset({int, bool, type(None)})
 """JSON values PostgreSQL always stores."""
+STORABLE = "^[^\\u0000\\ud800-\\udfff]*$"
+"""`storable` as a JSON Schema pattern (what the OpenAPI document states of such a text)."""
+STORABLE_NON_BLANK = "^[^\\u0000\\ud800-\\udfff]*[^\\s\\u0000\\ud800-\\udfff][^\\u0000\\ud800-\\udfff]*$"
+"""A storable text that is not blank (a non-space character), as a JSON Schema pattern."""
 
 
 def storable(text: str) -> bool:
@@ -29,21 +33,29 @@ def storable(text: str) -> bool:
 
 def unstorable_values(value: Any, loc: Loc = ()) -> Iterator[Detail]:
     """A detail for every string (object keys included) and number in a JSON value that
-    PostgreSQL refuses."""
-    if isinstance(value, float) and not math.isfinite(value):
-        yield Detail(loc, NOT_FINITE)
-    elif isinstance(value, str):
-        if not storable(value):
-            yield Detail(loc, UNSTORABLE)
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            yield from unstorable_values(key, (*loc, key))
-            yield from unstorable_values(item, (*loc, key))
-    elif isinstance(value, list):
-        for position, item in enumerate(value):
-            # Numbers inline: a query vector's hundreds of floats would cost a generator each.
-            if type(item) is float:
-                if not math.isfinite(item):
-                    yield Detail((*loc, position), NOT_FINITE)
-            elif type(item) not in _SCALARS:
-                yield from unstorable_values(item, (*loc, position))
+    PostgreSQL refuses, in document order. Walked with a stack of its own, not by recursion: a
+    request's nesting depth is the caller's to choose."""
+    stack: list[tuple[Any, Loc]] = [(value, loc)]
+    while stack:
+        value, loc = stack.pop()
+        if isinstance(value, float) and not math.isfinite(value):
+            yield Detail(loc, NOT_FINITE)
+        elif isinstance(value, str):
+            if not storable(value):
+                yield Detail(loc, UNSTORABLE)
+        elif isinstance(value, dict):
+            children = [
+                part for key, item in value.items() for part in ((key, (*loc, key)), (item, (*loc, key)))
+            ]
+            stack.extend(reversed(children))
+        elif isinstance(value, list):
+            stack.extend(reversed(list(_list_children(value, loc))))
+
+
+def _list_children(values: list[Any], loc: Loc) -> Iterator[tuple[Any, Loc]]:
+    """A list's items still to walk: finite numbers and other scalars are passed over here, so a
+    query vector's hundreds of floats are not stacked."""
+    for position, item in enumerate(values):
+        kind = type(item)
+        if kind not in _SCALARS and not (kind is float and math.isfinite(item)):
+            yield item, (*loc, position)

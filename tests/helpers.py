@@ -338,3 +338,35 @@ def serve_on_free_port(
             continue
         return port, proc
     raise AssertionError("attempts must be at least 1")
+
+
+# --- `memseek explain` scripts ----------------------------------------------------------------------
+
+
+def script_statements(script: str) -> list[str]:
+    """The statements of a `memseek explain` script, in order, each without its closing `;`
+    (comment lines between statements dropped)."""
+    statements: list[str] = []
+    current: list[str] = []
+    for line in script.splitlines():
+        if not current and (line.startswith("--") or not line.strip()):
+            continue
+        current.append(line)
+        if line.endswith(";"):
+            statements.append("\n".join(current)[:-1])
+            current = []
+    assert not current, f"an unfinished statement: {current}"
+    return statements
+
+
+def run_script(conn: Connection, script: str) -> list[list[Any]]:
+    """Run a `memseek explain` script's statements in `conn`'s transaction (its own BEGIN and
+    ROLLBACK left to the caller); the rows of each statement that returns rows, in order."""
+    rows = []
+    for statement in script_statements(script):
+        if statement in ("BEGIN", "ROLLBACK"):
+            continue
+        result = conn.exec_driver_sql(statement.replace("%", "%%"))
+        if result.returns_rows:
+            rows.append(list(result))
+    return rows

@@ -12,6 +12,7 @@ from flask import g
 from flask import request
 from sqlalchemy.engine import Connection
 
+from memseek.api.admission import Admission
 from memseek.db import workspace_transaction
 from memseek.errors import Detail
 from memseek.errors import RequestInvalid
@@ -21,6 +22,16 @@ from memseek.runtime import Runtime
 
 def runtime() -> Runtime:
     return current_app.extensions["memseek"]  # type: ignore[no-any-return]
+
+
+def admission() -> Admission:
+    """How request threads and waits are shared between workspaces (`memseek.api.admission`)."""
+    return current_app.extensions["memseek_admission"]  # type: ignore[no-any-return]
+
+
+def query() -> dict[str, Any]:
+    """The route's declared query parameters, read and checked before it ran."""
+    return g.get("query", {})  # type: ignore[no-any-return]
 
 
 def workspace() -> UUID:

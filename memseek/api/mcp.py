@@ -39,6 +39,7 @@ from flask import Blueprint
 from flask import Response
 from flask import current_app
 from flask import request
+from pydantic import RootModel
 
 import memseek
 from memseek.api.common import runtime
@@ -298,8 +299,17 @@ def mcp_http() -> Response:
     return response
 
 
+class JsonRpcMessage(RootModel[dict[str, Any] | list[Any]]):
+    """A JSON-RPC 2.0 message (or batch) of the MCP streamable HTTP transport; the MCP SDK reads
+    it, and answers a malformed one with a JSON-RPC error."""
+
+
 document(
     Operation(
-        "POST", PATH, "MCP streamable HTTP endpoint: the views and write contracts exposed as agent tools"
+        "POST",
+        PATH,
+        "MCP streamable HTTP endpoint: the views and write contracts exposed as agent tools",
+        body=JsonRpcMessage,
+        responses=((200, "A JSON-RPC response"), (400, "A JSON-RPC error"), (406, "A JSON-RPC error")),
     )
 )

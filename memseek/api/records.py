@@ -7,15 +7,19 @@ workspace's id): a path segment that cannot name a record names nothing.
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 from uuid import UUID
 
 from flask import Blueprint
 from flask import Response
 from flask import jsonify
-from flask import request
 
+from memseek import deadline
+from memseek.api.common import admission
 from memseek.api.common import json_body
+from memseek.api.common import query
 from memseek.api.common import runtime
 from memseek.api.common import scoped
 from memseek.api.common import workspace
@@ -25,6 +29,7 @@ from memseek.api.openapi import document
 from memseek.errors import Detail
 from memseek.errors import NotFound
 from memseek.errors import RequestInvalid
+from memseek.suggest import hint
 from memseek.write import lanes
 from memseek.write import store
 from memseek.write.ingest import Written
@@ -33,13 +38,19 @@ from memseek.write.models import MAX_RECORDS
 from memseek.write.models import EmptyIn
 from memseek.write.models import ReasonIn
 from memseek.write.models import RecordsIn
+from memseek.write.progress import BATCHES
 
 bp = Blueprint("records", __name__)
 
 DEFAULT_WAIT = 10.0
 MAX_WAIT = 60.0
-POLL_FIRST, POLL_MAX = 0.02, 0.25
-WAIT_VALUES = {"true": True, "1": True, "false": False, "0": False}
+RECORDS_SHAPE = '{"records": [{"collection": …, "entity": …, "type": …, "text": …}]}'
+"""The body's shape, as a body without `records` is told (GET /collections lists collections and types)."""
+WAIT_PATTERN = "^([Tt][Rr][Uu][Ee]|[Ff][Aa][Ll][Ss][Ee]|1|0)$"
+"""The spellings `?wait=` takes: true or false in any case, 1 or 0."""
+RECHECK = 1.0
+"""Seconds a waiting request sleeps without news from this process's worker before it reads its
+records' states again (a worker in another process settles records without telling it)."""
 
 
 def _records_list(body: Any) -> list[Any]:
@@ -49,7 +60,7 @@ def _records_list(body: Any) -> list[Any]:
     problems = [Detail((key,), "Extra inputs are not permitted") for key in body if key != "records"]
     items = body.get("records")
     if not isinstance(items, list):
-        problems.append(Detail(("records",), "a list of records is required"))
+        problems.append(Detail(("records",), f"a list of records is required: {RECORDS_SHAPE}"))
     elif not 1 <= len(items) <= MAX_RECORDS:
         problems.append(Detail(("records",), f"expected 1 to {MAX_RECORDS} records, got {len(items)}"))
     if problems:
@@ -58,26 +69,31 @@ def _records_list(body: Any) -> list[Any]:
 
 
 def wait_params() -> float | None:
-    """Seconds to wait for processing (None: do not wait), from `?wait=true&timeout=…`."""
-    problems = [
-        Detail(("query", key), "unknown query parameter")
-        for key in request.args
-        if key not in ("wait", "timeout")
-    ]
-    wait = request.args.get("wait", "false").lower()
-    if wait not in WAIT_VALUES:
-        problems.append(Detail(("query", "wait"), "expected true or false"))
-    timeout = DEFAULT_WAIT
-    if "timeout" in request.args:
-        try:
-            timeout = float(request.args["timeout"])
-        except ValueError:
-            timeout = -1.0
-        if not 0 <= timeout <= MAX_WAIT:
-            problems.append(Detail(("query", "timeout"), f"expected seconds from 0 to {MAX_WAIT:g}"))
-    if problems:
-        raise RequestInvalid("invalid query parameters", problems)
-    return timeout if WAIT_VALUES[wait] else None
+    """Seconds to wait for processing (None: do not wait), from `?wait=true&timeout=…` (checked
+    against the route's declared parameters, `WAIT_QUERY`, before it runs)."""
+    params = query()
+    wait = params.get("wait", "false").lower() in ("true", "1")
+    return float(params.get("timeout", DEFAULT_WAIT)) if wait else None
+
+
+@contextmanager
+def naming_collections(items: list[Any]) -> Iterator[None]:
+    """A record's unknown collection answered with the collections there are, and the nearest."""
+    try:
+        yield
+    except RequestInvalid as exc:
+        raise RequestInvalid(exc.message, [_collection_hint(d, items) for d in exc.details]) from exc
+
+
+def _collection_hint(detail: Detail, items: list[Any]) -> Detail:
+    if len(detail.loc) != 3 or detail.loc[0] != "records" or detail.loc[2] != "collection":
+        return detail
+    item = items[detail.loc[1]] if isinstance(detail.loc[1], int) else None
+    name = item.get("collection") if isinstance(item, dict) else None
+    catalog = runtime().catalog
+    if not isinstance(name, str) or catalog.versions(name):
+        return detail
+    return Detail(detail.loc, detail.msg + hint(name, catalog.collections, "the collections are"))
 
 
 def waits(written: Written) -> bool:
@@ -85,23 +101,43 @@ def waits(written: Written) -> bool:
     return written.processing == "pending" or bool(written.pending_links)
 
 
+def settled(written: list[Written], timeout: float | None) -> list[Written]:
+    """`written` as `?wait=` asks: their states after waiting up to `timeout` seconds (None: as
+    written). A bounded number of requests wait at once (`admission`); past it a write answers
+    at once with its records' current states."""
+    if timeout is None or not any(map(waits, written)):
+        return written
+    with admission().wait_slot(workspace()) as granted:
+        return wait_for(written, timeout) if granted else written
+
+
 def wait_for(written: list[Written], timeout: float) -> list[Written]:
-    """Poll until none of `written` (nor their pending links) is pending or `timeout` seconds
-    passed; their latest states."""
-    deadline, pause = time.monotonic() + timeout, POLL_FIRST
+    """Sleep until none of `written` (nor their pending links) is pending or `timeout` seconds
+    passed; their latest states. The sleep ends when this process's worker settles a batch, or
+    after `RECHECK` seconds (`memseek.write.progress`); each read of the states has the request
+    deadline's length of its own, since the wait may outlast the request's."""
+    until = time.monotonic() + timeout
     ids = list(dict.fromkeys(i for w in written for i in (w.id, *w.pending_links)))
+    budget = runtime().settings.search_timeout_ms / 1000
     while True:
-        with scoped() as conn:
+        mark = BATCHES.mark()
+        with deadline.renewed(budget), scoped() as conn:
             latest = store.states(conn, workspace(), ids)
-        left = deadline - time.monotonic()
+        left = until - time.monotonic()
         if left <= 0 or all(state != "pending" for state, _ in latest.values()):
             return [Written(w.id, *latest.get(w.id, (w.processing, w.current))) for w in written]
-        time.sleep(min(pause, left))
-        pause = min(pause * 2, POLL_MAX)
+        BATCHES.wait_past(mark, min(RECHECK, left))
 
 
 WAIT_QUERY = (
-    QueryParam("wait", "boolean", description="Return once the written records are processed."),
+    QueryParam(
+        "wait",
+        "string",
+        description="Return once the written records are processed (or the timeout passes). A "
+        "bounded number of requests wait at once; beyond it the write answers at once, its "
+        "records `pending`, as without wait. true or false (any case), or 1 or 0.",
+        bounds=(("pattern", WAIT_PATTERN),),
+    ),
     QueryParam(
         "timeout",
         "number",
@@ -116,11 +152,9 @@ WAIT_QUERY = (
 def post_records() -> tuple[Response, int]:
     timeout = wait_params()
     items = _records_list(json_body())
-    with scoped() as conn:
+    with scoped() as conn, naming_collections(items):
         written = write_records(conn, runtime(), workspace(), items)
-    if timeout is not None and any(map(waits, written)):
-        written = wait_for(written, timeout)
-    return jsonify({"records": [w.to_json() for w in written]}), 201
+    return jsonify({"records": [w.to_json() for w in settled(written, timeout)]}), 201
 
 
 def _record_id(raw: str) -> UUID:

@@ -6,8 +6,6 @@ few query parameters; any other parameter is rejected (422) rather than ignored.
 
 from __future__ import annotations
 
-import re
-from collections.abc import Collection
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Annotated
@@ -16,12 +14,12 @@ from typing import cast
 
 from flask import Blueprint
 from flask import Response
-from flask import request
 from pydantic import BaseModel
 from pydantic import RootModel
 from pydantic import TypeAdapter
 
 from memseek.api.common import json_body
+from memseek.api.common import query
 from memseek.api.common import runtime
 from memseek.api.common import workspace
 from memseek.api.openapi import Operation
@@ -29,19 +27,22 @@ from memseek.api.openapi import QueryParam
 from memseek.api.openapi import document
 from memseek.errors import Detail
 from memseek.errors import RequestInvalid
+from memseek.runtime import Runtime
+from memseek.search.request import XML_NAME
 from memseek.search.request import CombinedSearch
 from memseek.search.request import SearchSpec
 from memseek.search.request import SingleSearch
 from memseek.search.request import parse_search
+from memseek.search.resolve import searchable_alone
 from memseek.search.service import SearchOutcome
 from memseek.search.service import run_search
 from memseek.search.service import search_response
 from memseek.search.service import touch_on_read
+from memseek.storable import STORABLE
+from memseek.storable import STORABLE_NON_BLANK
 
 bp = Blueprint("search", __name__)
 
-GET_SEARCH_PARAMS = ("q", "entity", "collection", "k")
-CONTEXT_PARAMS = (*GET_SEARCH_PARAMS, "fence_tag", "fence_preamble")
 GET_SEARCH_INCLUDE = ["text", "collection", "type", "occurred_at"]
 
 
@@ -61,42 +62,16 @@ def post_search() -> Response:
     return _timed(Response(data, mimetype="application/json"), outcome)
 
 
-def query_params(allowed: Collection[str]) -> dict[str, str]:
-    """The query string as single values; unknown or repeated parameters are a 422."""
-    details = [
-        Detail(("query", name), "unknown parameter; use POST /search for anything more advanced")
-        for name in request.args
-        if name not in allowed
-    ]
-    details += [
-        Detail(("query", name), "give this parameter once")
-        for name in request.args
-        if name in allowed and len(request.args.getlist(name)) > 1
-    ]
-    if details:
-        raise RequestInvalid("the query parameters are invalid", details)
-    return {name: request.args[name] for name in request.args}
-
-
-def hybrid_body(params: dict[str, str]) -> dict[str, Any]:
-    """The hybrid search a GET route stands for (an empty scope reads what hybrid can read)."""
-    if "q" not in params:
-        raise RequestInvalid("q is required", [Detail(("query", "q"), "Field required")])
+def hybrid_body(params: dict[str, Any]) -> dict[str, Any]:
+    """The hybrid search a GET route stands for (an empty scope reads what hybrid can read), from
+    its query parameters (checked against their declarations before the route ran)."""
     scope: dict[str, Any] = {"collections": [params["collection"]]} if "collection" in params else {}
     if "entity" in params:
         scope["entities"] = [params["entity"]]
     body: dict[str, Any] = {"q": params["q"], "mode": "hybrid", "scope": scope, "render": True}
     if "k" in params:
-        body["k"] = _integer(params["k"], "k")
+        body["k"] = params["k"]
     return body
-
-
-def _integer(raw: str, name: str) -> int:
-    # Decimal digits only: Python's int() also takes "1_0", " 5 " and non-ASCII digits.
-    if re.fullmatch(r"[+-]?[0-9]+", raw) is None:
-        detail = Detail(("query", name), "not an integer")
-        raise RequestInvalid(f"{name} must be an integer", [detail])
-    return int(raw)
 
 
 def _parse(body: dict[str, Any]) -> SearchSpec:
@@ -134,7 +109,7 @@ def _at_query(detail: Detail) -> Detail:
 @bp.get("/search")
 def get_search() -> Response:
     rt = runtime()
-    body = {**hybrid_body(query_params(GET_SEARCH_PARAMS)), "include": GET_SEARCH_INCLUDE}
+    body = {**hybrid_body(query()), "include": GET_SEARCH_INCLUDE}
     with located_at_query():
         data, outcome = search_response(rt, workspace(), _parse(body), label="GET /search")
     return _timed(Response(data, mimetype="application/json"), outcome)
@@ -143,7 +118,7 @@ def get_search() -> Response:
 @bp.get("/context")
 def get_context() -> Response:
     rt = runtime()
-    params = query_params(CONTEXT_PARAMS)
+    params = query()
     body = hybrid_body(params)
     if "fence_tag" in params or "fence_preamble" in params:
         fence = {"tag": params.get("fence_tag", "records"), "preamble": params.get("fence_preamble")}
@@ -167,10 +142,24 @@ def _param(name: str, kind: str, description: str, required: bool = False, **bou
     return QueryParam(name, kind, required, description, tuple(bounds.items()))
 
 
+def _query_text(rt: Runtime) -> dict[str, Any]:
+    return {"maxLength": rt.settings.max_query_chars}
+
+
+def _hybrid_collections(rt: Runtime) -> dict[str, Any]:
+    return {"enum": list(searchable_alone(rt.catalog, "hybrid"))}
+
+
 _SEARCH_QUERY = (
-    _param("q", "string", "Query text (a hybrid search).", required=True),
-    _param("entity", "string", "Only records about this entity."),
-    _param("collection", "string", "Only this collection."),
+    _param(
+        "q", "string", "Query text (a hybrid search).", required=True, minLength=1, pattern=STORABLE_NON_BLANK
+    ).refined(_query_text),
+    _param(
+        "entity", "string", "Only records about this entity.", minLength=1, maxLength=512, pattern=STORABLE
+    ),
+    _param("collection", "string", "Only this collection (one a hybrid search can read).").refined(
+        _hybrid_collections
+    ),
     _param("k", "integer", "How many results (1-100, default 20).", **_bounds(SingleSearch, "k")),
 )
 document(
@@ -190,8 +179,20 @@ document(
         "The rendered rows of a hybrid search, as text/plain",
         query=(
             *_SEARCH_QUERY,
-            _param("fence_tag", "string", 'Wrap the rows in <fence_tag untrusted="true">.'),
-            _param("fence_preamble", "string", "A sentence before the fence element."),
+            _param(
+                "fence_tag",
+                "string",
+                'Wrap the rows in <fence_tag untrusted="true"> (an XML name, at most 64 characters).',
+                pattern=XML_NAME,
+            ),
+            _param(
+                "fence_preamble",
+                "string",
+                "A sentence before the fence element (non-blank, at most 2,000 characters).",
+                minLength=1,
+                maxLength=2000,
+                pattern=STORABLE_NON_BLANK,
+            ),
         ),
     )
 )

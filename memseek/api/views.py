@@ -22,7 +22,8 @@ bp = Blueprint("views", __name__)
 
 
 def describe_view(catalog: Catalog, view: View, settings: Settings) -> dict[str, Any]:
-    """One entry of `GET /views`: identity, activity (package-aware) and the input contract."""
+    """One entry of `GET /views`: identity, activity (package-aware), what it is for (the
+    view's `description`, or null) and the input contract."""
     footprint = catalog.footprint(view)
     return {
         "name": view.name,
@@ -30,6 +31,7 @@ def describe_view(catalog: Catalog, view: View, settings: Settings) -> dict[str,
         "hash": public_hash(catalog.view_hash(view)),
         "active": catalog.is_active(view),
         "kind": view.kind,
+        "description": view.description,
         "parameters": parameter_summary(view.parameters),
         "input_schema": published_input_schema(view, settings.max_graph_depth, settings.max_graph_paths),
         "collections": list(footprint.collections),

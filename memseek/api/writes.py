@@ -24,9 +24,8 @@ from memseek.api.common import workspace
 from memseek.api.openapi import Operation
 from memseek.api.openapi import document
 from memseek.api.records import WAIT_QUERY
-from memseek.api.records import wait_for
+from memseek.api.records import settled
 from memseek.api.records import wait_params
-from memseek.api.records import waits
 from memseek.catalog.catalog import Catalog
 from memseek.catalog.models import WriteContract
 from memseek.catalog.parameters import input_schema
@@ -104,10 +103,7 @@ def call_write(name: str) -> tuple[Response, int]:
     find_write(runtime(), name)  # an unknown name is a 404 whatever the body holds
     body = _call_body(json_body(required=False))
     result = write_through(runtime(), workspace(), name, body.parameters, body.idempotency_key)
-    written = result.written
-    if timeout is not None and any(map(waits, written)):
-        written = wait_for(written, timeout)
-    return jsonify(call_json(runtime().catalog, result, written)), 201
+    return jsonify(call_json(runtime().catalog, result, settled(result.written, timeout))), 201
 
 
 def _call_body(body: Any) -> WriteCallIn:

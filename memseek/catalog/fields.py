@@ -44,14 +44,18 @@ def read_field(collection: Collection, name: str, content: Any) -> Any:
 
 
 def parse_datetime(value: Any) -> datetime | None:
-    """An ISO 8601 timestamp with a timezone, or None."""
+    """An ISO 8601 timestamp with a timezone that falls within the years 1 to 9999 in UTC (as
+    `occurred_at` must), or None."""
     if not isinstance(value, str):
         return None
     try:
         parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
+        if parsed.tzinfo is None:
+            return None
+        parsed.astimezone(UTC)  # 0001-01-01T00:00+01:00 is in year 0 in UTC
+    except (ValueError, OverflowError):
         return None
-    return parsed if parsed.tzinfo is not None else None
+    return parsed
 
 
 def epoch_micros(moment: datetime) -> int:
@@ -60,9 +64,13 @@ def epoch_micros(moment: datetime) -> int:
 
 
 def _is_number(value: Any) -> bool:
-    if isinstance(value, bool):
+    """A finite number a float8 can hold, as every score is (10**400 is refused like a score)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
         return False
-    return isinstance(value, int) or (isinstance(value, float) and math.isfinite(value))
+    try:
+        return math.isfinite(float(value))
+    except OverflowError:
+        return False
 
 
 VALID: dict[FieldType, Callable[[Any], bool]] = {
@@ -82,9 +90,9 @@ def type_error(field_type: FieldType, value: Any) -> str | None:
     if VALID[field_type](value):
         return None
     if field_type == "datetime":
-        return "expected an ISO 8601 timestamp with a timezone"
-    if field_type == "number" and isinstance(value, float):
-        return "expected a finite number"
+        return "expected an ISO 8601 timestamp with a timezone, within the years 1 to 9999 in UTC"
+    if field_type == "number" and isinstance(value, int | float) and not isinstance(value, bool):
+        return "expected a finite number within float8's range (about ±1.8e308)"
     return f"expected {field_type.replace('_', ' ')}, got {type(value).__name__}"
 
 

@@ -65,6 +65,21 @@ class LinkDecl(Strict):
     edges: Name
 
 
+MAX_RETENTION_DAYS = 1_000_000
+"""The longest retention: about 2,700 years, so that `now() - days` stays within PostgreSQL's
+timestamp range."""
+
+
+class Retention(Strict):
+    """How long a collection keeps its records: the workers erase those whose `field` lies more
+    than `days` days in the past (docs/lifecycle.md, "Retention")."""
+
+    field: Literal["occurred_at", "created_at"] = Field(
+        description="occurred_at (when it happened) or created_at (when it was written)."
+    )
+    days: StrictInt = Field(gt=0, le=MAX_RETENTION_DAYS, description="A positive whole number of days.")
+
+
 class Versioned(Strict):
     """The identity collections and views share."""
 
@@ -89,6 +104,9 @@ class Collection(Versioned):
     scores: dict[Name, ScoreDecl] = Field(default_factory=dict)
     enrichments: Annotated[tuple[Name, ...], Unique] = ()
     links: tuple[LinkDecl, ...] = ()
+    retention: Retention | None = Field(
+        None, description="Erase records older than this; the active version's rule applies to every version."
+    )
 
     def field_path(self, name: str) -> tuple[str, ...]:
         """The paths tried for field `name`, in order."""

@@ -149,12 +149,19 @@ class _Parser:
             return None
         self.nodes += 1
         self.level += 1
-        self._limit("nodes", self.nodes > MAX_NODES, loc, f"at most {MAX_NODES} nodes in a rank expression")
-        self._limit("levels", self.level > MAX_LEVELS, loc, f"at most {MAX_LEVELS} levels of nesting")
         try:
+            # a limit stops the walk where it is passed: nothing below it is read, so no tree,
+            # however deep or wide, costs more than the limits' worth of work (or recursion)
+            if self._past_limits(loc):
+                return None
             return cls.from_args(tree[1:], loc, self)
         finally:
             self.level -= 1
+
+    def _past_limits(self, loc: Loc) -> bool:
+        self._limit("nodes", self.nodes > MAX_NODES, loc, f"at most {MAX_NODES} nodes in a rank expression")
+        self._limit("levels", self.level > MAX_LEVELS, loc, f"at most {MAX_LEVELS} levels of nesting")
+        return self.nodes > MAX_NODES or self.level > MAX_LEVELS
 
     def _limit(self, name: str, exceeded: bool, loc: Loc, msg: str) -> None:
         # Reported once, at the first node past the limit; more copies would say nothing new.
@@ -166,7 +173,11 @@ class _Parser:
         if not isinstance(value, list | tuple) or not value:
             self.problem(loc, "must be a non-empty list of expressions: [a, b, ...]")
             return None
-        children = [self.node(item, loc + (i,)) for i, item in enumerate(value)]
+        children = []
+        for i, item in enumerate(value):
+            children.append(self.node(item, loc + (i,)))
+            if self.nodes > MAX_NODES:  # the rest of a long list is past the limit too
+                return None
         return None if any(c is None for c in children) else tuple(children)  # type: ignore[arg-type]
 
     def number(self, value: Any, loc: Loc, positive: bool = False) -> float | None:

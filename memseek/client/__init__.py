@@ -16,6 +16,8 @@ from memseek.client.errors import MemseekError
 from memseek.client.errors import NotFound
 from memseek.client.errors import ResponseTooLarge
 from memseek.client.errors import Unavailable
+from memseek.client.models import Erased
+from memseek.client.models import Erasure
 from memseek.client.models import GraphPath
 from memseek.client.models import Health
 from memseek.client.models import Hit
@@ -34,6 +36,8 @@ __all__ = [
     "AsyncMemseek",
     "AuthenticationError",
     "Conflict",
+    "Erased",
+    "Erasure",
     "ErrorDetail",
     "GraphPath",
     "Health",

@@ -75,7 +75,8 @@ class Request:
     """One HTTP call to make. `retry`: whether a failed attempt (no response, or 503) may be
     repeated — true for reads, and for writes whose every record carries an idempotency key.
     `wait` adds seconds to the attempt's timeout for a server that holds the request open
-    (`POST /records?wait=true`)."""
+    (`POST /records?wait=true`); `after` is a pause before it is sent (an operation polling a
+    job's state)."""
 
     method: str
     path: str
@@ -83,6 +84,7 @@ class Request:
     body: Any = None
     retry: bool = False
     wait: float = 0.0
+    after: float = 0.0
 
     def options(self, config: Config) -> dict[str, Any]:
         """The keyword arguments of `httpx.Client.request` for this call."""

@@ -3,9 +3,8 @@
 service's error). The sync client drives these with blocking IO, the async client with awaits;
 neither knows a route, a body or a response shape.
 
-A new route is one operation here plus one `@endpoint` on a namespace in `_surface`; the
-lifecycle routes (`DELETE /records/{id}`, `GET /records` pages, `DELETE /entities/{entity}`)
-join `Records` that way when the service offers them.
+A new route is one operation here plus one `@endpoint` on a namespace in `_surface`; a listing
+is one page operation (`pages`) plus one `@paged` method, which follows the cursors.
 """
 
 from __future__ import annotations
@@ -25,7 +24,10 @@ from memseek.client._http import as_json
 from memseek.client._params import ViewCache
 from memseek.client._params import check_parameters
 from memseek.client.errors import error_for
+from memseek.client.models import Erased
+from memseek.client.models import Erasure
 from memseek.client.models import Health
+from memseek.client.models import Page
 from memseek.client.models import Record
 from memseek.client.models import SearchResult
 from memseek.client.models import ViewInfo
@@ -201,3 +203,56 @@ def call_write(name: str, parameters: Mapping[str, Any], idempotency_key: str | 
         body["idempotency_key"] = idempotency_key
     request = Request("POST", f"/writes/{_segment(name)}", body=body, retry=idempotency_key is not None)
     return call(request, lambda reply: WriteCall.from_json(reply.expect().json()))
+
+
+# --- the data lifecycle -------------------------------------------------------------------------
+
+
+def erase_record(record_id: RecordId, reason: str | None) -> Op[Erased]:
+    """`DELETE /records/{id}`: not retried (a repeat after a lost reply would answer 404)."""
+    body = None if reason is None else {"reason": reason}
+    request = Request("DELETE", f"/records/{_segment(record_id)}", body=body)
+    return call(request, lambda reply: Erased.from_json(reply.expect(200).json()))
+
+
+Pages = Callable[[str | None], Op[Page[T]]]
+"""A listing: the operation reading the page at a cursor (None: the first)."""
+
+
+def pages(path: str, key: str, parse: Callable[[Any], T], params: Mapping[str, Any]) -> Pages[T]:
+    """The pages of a `GET` listing whose items are under `key`, each parsed with `parse`."""
+
+    def page(cursor: str | None) -> Op[Page[T]]:
+        request = Request("GET", path, _query({**params, "cursor": cursor}), retry=True)
+        return call(request, lambda reply: _page(reply.expect(200).json(), key, parse))
+
+    return page
+
+
+def _page(body: Any, key: str, parse: Callable[[Any], T]) -> Page[T]:
+    return Page(tuple(parse(item) for item in body[key]), body.get("next_cursor"))
+
+
+def get_erasure(erasure_id: RecordId, after: float = 0.0) -> Op[Erasure]:
+    request = Request("GET", f"/erasures/{_segment(erasure_id)}", retry=True, after=after)
+    return call(request, lambda reply: Erasure.from_json(reply.expect(200).json()))
+
+
+POLL_FIRST, POLL_MAX = 0.2, 2.0
+"""Seconds between polls of a running erasure: doubling from the first, at most the second."""
+
+
+def forget(entity: str, collection: str | None, reason: str | None, wait: bool) -> Op[Erasure]:
+    """`DELETE /entities/{entity}`, then (`wait`) `GET /erasures/{id}` until it is done."""
+    body = None if reason is None else {"reason": reason}
+    params = _query({"collection": collection})
+    reply = yield Request("DELETE", f"/entities/{_segment(entity)}", params, body)
+    data = reply.expect(200, 202).json()
+    if reply.status == 200:
+        return Erasure.from_json(data)
+    erasure = yield from get_erasure(data["erasure_id"])
+    pause = POLL_FIRST
+    while wait and not erasure.done:
+        erasure = yield from get_erasure(erasure.id, after=pause)
+        pause = min(pause * 2, POLL_MAX)
+    return erasure

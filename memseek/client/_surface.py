@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import builtins
 import inspect
+from collections.abc import AsyncIterator
 from collections.abc import Callable
 from collections.abc import Coroutine
+from collections.abc import Iterator
 from collections.abc import Mapping
 from collections.abc import Sequence
 from typing import Any
@@ -24,9 +26,13 @@ from typing import overload
 from memseek.client import _ops
 from memseek.client._http import Config
 from memseek.client._ops import Op
+from memseek.client._ops import Pages
 from memseek.client._ops import RecordId
 from memseek.client._params import ViewCache
+from memseek.client.models import Erased
+from memseek.client.models import Erasure
 from memseek.client.models import Health
+from memseek.client.models import Page
 from memseek.client.models import Record
 from memseek.client.models import SearchResult
 from memseek.client.models import ViewInfo
@@ -88,6 +94,62 @@ class Endpoint(Generic[P, T]):
 def endpoint(build: Callable[Concatenate[Any, P], Op[T]]) -> Endpoint[P, T]:
     """Decorate a `(self, ...) -> Op[T]` function as a method of both clients."""
     return Endpoint(build)
+
+
+class Paged(Generic[P, T]):
+    """A listing written once as `(self, ...) -> Pages[T]`: on a `Memseek` the method returns an
+    iterator over every item, on an `AsyncMemseek` an async iterator; either reads a page when
+    the items before it are used up, following `next_cursor` to the last page."""
+
+    def __init__(self, build: Callable[Concatenate[Any, P], Pages[T]]) -> None:
+        self.build = build
+        signature = inspect.signature(build)
+        self.signature = signature.replace(parameters=list(signature.parameters.values())[1:])
+
+    @overload
+    def __get__(self, instance: None, owner: type[Any]) -> Paged[P, T]: ...
+    @overload
+    def __get__(self, instance: Surface[Sync], owner: type[Any]) -> Callable[P, Iterator[T]]: ...
+    @overload
+    def __get__(self, instance: Surface[Async], owner: type[Any]) -> Callable[P, AsyncIterator[T]]: ...
+    def __get__(self, instance: Surface[Any] | None, owner: type[Any]) -> Any:
+        if instance is None:
+            return self
+        build, run = self.build, instance._run
+        follow = _follow_async if inspect.iscoroutinefunction(run) else _follow
+
+        def method(*args: Any, **kwargs: Any) -> Any:
+            return follow(run, build(instance, *args, **kwargs))
+
+        method.__name__, method.__qualname__ = build.__name__, build.__qualname__
+        method.__doc__, method.__signature__ = build.__doc__, self.signature  # type: ignore[attr-defined]
+        return method
+
+
+def _follow(run: Runner, page: Pages[T]) -> Iterator[T]:
+    cursor: str | None = None
+    while True:
+        found: Page[T] = run(page(cursor))
+        yield from found.items
+        if found.next_cursor is None:
+            return
+        cursor = found.next_cursor
+
+
+async def _follow_async(run: Runner, page: Pages[T]) -> AsyncIterator[T]:
+    cursor: str | None = None
+    while True:
+        found: Page[T] = await run(page(cursor))
+        for item in found.items:
+            yield item
+        if found.next_cursor is None:
+            return
+        cursor = found.next_cursor
+
+
+def paged(build: Callable[Concatenate[Any, P], Pages[T]]) -> Paged[P, T]:
+    """Decorate a `(self, ...) -> Pages[T]` function as a listing of both clients."""
+    return Paged(build)
 
 
 class Records(Surface[M]):
@@ -154,6 +216,80 @@ class Records(Surface[M]):
         True
         """
         return _ops.record_action(id, "reject", reason)
+
+    @endpoint
+    def delete(self, id: RecordId, reason: str | None = None) -> Op[Erased]:
+        """Erase a record (`DELETE /records/{id}`): its row, postings, touches and automatic
+        links are deleted, not flagged; a keyed slot falls back to its previous value. `reason`
+        is kept in the erasure log. `NotFound` for an id the workspace does not hold.
+
+        >>> m.records.delete(note.id, reason="user request").counts
+        {'memories': 1}
+        """
+        return _ops.erase_record(id, reason)
+
+    @paged
+    def list(
+        self,
+        entity: str | None = None,
+        collection: str | None = None,
+        type: str | None = None,
+        status: str | None = None,
+        key: str | None = None,
+        order: str | None = None,
+        page_size: int | None = None,
+    ) -> Pages[Record]:
+        """Every record in every state (`GET /records`), newest first (`order="oldest"` for the
+        other way), filtered by exact matches; iterate it, pages of `page_size` (default 50, at
+        most 500) are read as the items are used up.
+
+        >>> [r.text for r in m.records.list(entity="contact.maria")][:1]
+        ['Maria prefers email.']
+        """
+        filters = {"entity": entity, "collection": collection, "type": type, "status": status, "key": key}
+        return _ops.pages(
+            "/records", "records", Record.from_json, {**filters, "order": order, "limit": page_size}
+        )
+
+
+class Entities(Surface[M]):
+    """`client.entities`: what is about one entity."""
+
+    @endpoint
+    def forget(
+        self, entity: str, collection: str | None = None, reason: str | None = None, wait: bool = True
+    ) -> Op[Erasure]:
+        """Erase every record about `entity` (`DELETE /entities/{entity}`), in `collection`
+        only when given, and the links naming it. A large entity is erased by the service's
+        workers: `wait=True` polls its erasure until it is done, `wait=False` returns it running.
+        `NotFound` when the workspace holds nothing about the entity.
+
+        >>> m.entities.forget("contact.maria", reason="erasure request").erased
+        12
+        """
+        return _ops.forget(entity, collection, reason, wait)
+
+
+class Erasures(Surface[M]):
+    """`client.erasures`: the erasure log."""
+
+    @paged
+    def list(self, page_size: int | None = None) -> Pages[Erasure]:
+        """Every erasure of the workspace (`GET /erasures`), newest first; iterate it.
+
+        >>> [e.kind for e in m.erasures.list()][:2]
+        ['entity', 'record']
+        """
+        return _ops.pages("/erasures", "erasures", Erasure.from_json, {"limit": page_size})
+
+    @endpoint
+    def get(self, id: RecordId) -> Op[Erasure]:
+        """One erasure (`GET /erasures/{id}`): its state and counts so far.
+
+        >>> m.erasures.get(erasure.id).state
+        'done'
+        """
+        return _ops.get_erasure(id)
 
 
 class Views(Surface[M]):
@@ -240,6 +376,8 @@ class ClientSurface(Surface[M]):
         self._connect()
         super().__init__(self._drive)
         self.records: Records[M] = Records(self._drive)
+        self.entities: Entities[M] = Entities(self._drive)
+        self.erasures: Erasures[M] = Erasures(self._drive)
         self.views: Views[M] = Views(self._drive, ViewCache())
         self.writes: Writes[M] = Writes(self._drive)
 

@@ -54,6 +54,10 @@ class AsyncMemseek(ClientSurface[Async]):
 
     async def _send(self, request: Request) -> Reply:
         options, attempt = request.options(self._config), 0
+        if request.after:
+            import anyio
+
+            await anyio.sleep(request.after)
         while True:
             try:
                 response = await self._http.request(request.method, request.path, **options)

@@ -14,9 +14,12 @@ from dataclasses import dataclass
 from dataclasses import field
 from datetime import datetime
 from typing import Any
+from typing import Generic
+from typing import TypeVar
 from typing import overload
 
 Json = dict[str, Any]
+T = TypeVar("T")
 
 
 def _time(value: Any) -> datetime | None:
@@ -381,3 +384,69 @@ class WriteCall:
     @classmethod
     def from_json(cls, data: Json) -> WriteCall:
         return cls(tuple(Written.from_json(r) for r in data.get("records") or ()), raw=data)
+
+
+@dataclass(frozen=True, slots=True)
+class Erased:
+    """The answer of `DELETE /records/{id}`: the erased record's id, collection and entity, the
+    erasure log entry that proves it, and how many records of each collection went (its
+    automatic links count)."""
+
+    erased: str
+    collection: str
+    entity: str
+    erasure_id: str
+    counts: dict[str, int]
+    raw: Json = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, data: Json) -> Erased:
+        plain = {name: str(data[name]) for name in ("erased", "collection", "entity", "erasure_id")}
+        return cls(**plain, counts=dict(data.get("counts") or {}), raw=data)
+
+
+@dataclass(frozen=True, slots=True)
+class Erasure:
+    """One entry of the erasure log (`GET /erasures/{id}`): what was named (`record_id`, or
+    `entity` and `collection`, or a retention rule), why and by whom, its `state` (`running`,
+    `done`) and how many records of each collection it erased so far."""
+
+    id: str
+    kind: str
+    state: str
+    record_id: str | None
+    entity: str | None
+    collection: str | None
+    retention: Json | None
+    reason: str | None
+    requested_by: str | None
+    counts: dict[str, int]
+    erased: int
+    started_at: datetime | None
+    finished_at: datetime | None
+    raw: Json = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def done(self) -> bool:
+        return self.state == "done"
+
+    @classmethod
+    def from_json(cls, data: Json) -> Erasure:
+        plain: Json = {name: data.get(name) for name in ERASURE_PLAIN}
+        times: Json = {name: _time(data.get(name)) for name in ("started_at", "finished_at")}
+        return cls(**plain, **times, counts=dict(data.get("counts") or {}), raw=data)
+
+
+ERASURE_PLAIN = tuple(
+    name
+    for name in Erasure.__dataclass_fields__
+    if name not in ("counts", "started_at", "finished_at", "raw")
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Page(Generic[T]):
+    """One page of a listing and the cursor of the next (None on the last)."""
+
+    items: tuple[T, ...]
+    next_cursor: str | None

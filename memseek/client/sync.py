@@ -61,6 +61,8 @@ class Memseek(ClientSurface[Sync]):
 
     def _send(self, request: Request) -> Reply:
         options, attempt = request.options(self._config), 0
+        if request.after:
+            time.sleep(request.after)
         while True:
             try:
                 response = self._http.request(request.method, request.path, **options)

@@ -26,6 +26,7 @@ from pydantic import ConfigDict
 from pydantic import Field
 from pydantic import ValidationError
 
+from memseek.logs import log_throttled
 from memseek.models import ModelOutputInvalid
 from memseek.models import ModelUnavailable
 from memseek.models.config import ModelDecl
@@ -136,7 +137,10 @@ class OpenAIClient:
             try:
                 return self._send(request)
             except _Transient as exc:
-                log.warning("model %s: %s; retry %d of %d", self.alias, exc, attempt + 1, retries)
+                # a provider that is down fails every call alike: one line per interval
+                log_throttled(
+                    log, logging.WARNING, f"model-{self.alias}", "model %s: %s; retrying", self.alias, exc
+                )
                 time.sleep(min(self._backoff * 2**attempt, MAX_BACKOFF_SECONDS))
         try:
             return self._send(request)
@@ -149,7 +153,16 @@ class OpenAIClient:
                 return bytes(response.read())
         except urllib.error.HTTPError as exc:
             detail = exc.read()[:_ERROR_BODY_CHARS].decode(errors="replace")
-            log.warning("model %s: HTTP %d from %s: %s", self.alias, exc.code, request.full_url, detail)
+            log_throttled(
+                log,
+                logging.WARNING,
+                f"model-{self.alias}-{exc.code}",
+                "model %s: HTTP %d from %s: %s",
+                self.alias,
+                exc.code,
+                request.full_url,
+                detail,
+            )
             if exc.code in _RETRY_STATUSES:
                 raise _Transient(f"HTTP {exc.code}") from exc
             raise self.unavailable(f"HTTP {exc.code}") from exc

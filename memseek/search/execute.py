@@ -51,7 +51,7 @@ from memseek.db import scoped_connection
 from memseek.db import shared_snapshot
 from memseek.db import workspace_transaction
 from memseek.errors import Detail
-from memseek.errors import RequestInvalid
+from memseek.errors import FormulaOverflow
 from memseek.errors import SearchTimeout
 from memseek.search.compile import TEMPLATE_CACHE
 from memseek.search.compile import CompiledSearch
@@ -182,7 +182,7 @@ def _search_error(exc: sa.exc.DBAPIError) -> Exception | None:
     """The error a failed search statement is answered with, when not the database's own."""
     state = getattr(exc.orig, "sqlstate", None)
     if state == OUT_OF_RANGE:
-        return RequestInvalid(
+        return FormulaOverflow(
             "the rank formula produced a value out of range",
             [Detail(("rank",), "every value a formula produces must be finite")],
         )

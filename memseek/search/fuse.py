@@ -37,7 +37,7 @@ from memseek.catalog.rank import Similarity
 from memseek.catalog.rank import Sum
 from memseek.catalog.rank import TextMatch
 from memseek.errors import Detail
-from memseek.errors import RequestInvalid
+from memseek.errors import FormulaOverflow
 
 EXP_LIMIT = 700.0
 """Bound on the exponent of `exp` in saturate/decay: exp(±700) stays inside float8, so a
@@ -119,7 +119,7 @@ def _finite(column: Column) -> Column:
     """`column`, or the 422 at `boost` when a value is not finite (a boost is the one formula
     evaluated here; in SQL an overflow fails the statement, the same 422 at `rank`)."""
     if not all(map(math.isfinite, column)):
-        raise RequestInvalid(
+        raise FormulaOverflow(
             "the boost formula produced a value out of range",
             [Detail(("boost",), "every value a formula produces must be finite")],
         )
@@ -249,6 +249,8 @@ def normalize(column: Sequence[float]) -> Column:
     low, high = min(column), max(column)
     if high == low:
         return [0.0] * len(column)
+    if math.isinf(high - low):  # finite bounds a float cannot span: halve them all first (exact)
+        return [(x / 2 - low / 2) / (high / 2 - low / 2) for x in column]
     return [(x - low) / (high - low) for x in column]
 
 

@@ -14,10 +14,13 @@ from collections.abc import Iterable
 from collections.abc import Sequence
 from datetime import datetime
 from functools import partial
+from types import UnionType
 from typing import Annotated
 from typing import Any
 from typing import Literal
+from typing import Union
 from typing import get_args
+from typing import get_origin
 
 from pydantic import AfterValidator
 from pydantic import AwareDatetime
@@ -54,6 +57,7 @@ from memseek.errors import RequestInvalid
 from memseek.errors import details_from_pydantic
 from memseek.models.vectors import values_problem
 from memseek.storable import unstorable_values
+from memseek.suggest import hint
 
 MAX_QUERY_CHARS = 8192
 """Default of the MAX_QUERY_CHARS deployment setting; pass the live value to `parse_search`."""
@@ -291,6 +295,10 @@ class OrderBy(Strict):
 OrderByList = Annotated[tuple[OrderBy, ...], *_list(MAX_ORDER_KEYS, min_items=1)]
 
 
+XML_NAME = "^(?![Xx][Mm][Ll])[A-Za-z_][A-Za-z0-9_.\\-]{0,63}$"
+"""What `_xml_name` accepts, as a JSON Schema pattern."""
+
+
 def _xml_name(value: str) -> str:
     # ASCII XML names only: the tag is written verbatim into the prompt.
     if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.\-]{0,63}", value) is None or value.lower().startswith("xml"):
@@ -311,7 +319,9 @@ class Fence(Strict):
     """Wraps rendered rows in `<tag untrusted="true">`, optionally after a preamble."""
 
     tag: Annotated[StrictStr, AfterValidator(_xml_name)] = Field(
-        "records", description="Element name (an XML name, at most 64 characters)."
+        "records",
+        description="Element name (an XML name, at most 64 characters).",
+        json_schema_extra={"pattern": XML_NAME},
     )
     preamble: Preamble | None = Field(None, description="Your own sentence before the element; no default.")
 
@@ -490,9 +500,22 @@ class SingleSearch(_Text, _Vector, _Query, _Output):
         return self
 
 
+def _source_schema(schema: dict[str, Any]) -> None:
+    """A source's scope and its collections are required (`Source._rules`), as the document says."""
+    schema["required"] = [*schema.get("required", []), "scope"]
+    scope = schema["properties"]["scope"]
+    schema["properties"]["scope"] = {
+        **scope,
+        "required": ["collections"],
+        "properties": {"collections": {"minItems": 1}},
+    }
+
+
 class Source(_Vector, _Query):
     """One search inside a combined search; its scope must name collections. Its own `vector`
     wins over the combined search's."""
+
+    model_config = ConfigDict(json_schema_extra=_source_schema)
 
     name: Text = Field(description="Unique among the sources; keys source_ranks.")
     weight: Number = Field(1.0, gt=0, le=100, description="Relative influence on the merged order (0-100].")
@@ -578,10 +601,64 @@ def parse_search(data: Any, *, max_query_chars: int = MAX_QUERY_CHARS) -> Search
     try:
         return model.model_validate(data, context={"max_query_chars": max_query_chars})
     except ValidationError as exc:
-        details = details_from_pydantic(exc.errors())
+        details = [helpful(d, model) for d in details_from_pydantic(exc.errors())]
         if model is CombinedSearch:
             details = [_explain_forbidden(d) for d in details]
         raise RequestInvalid("the search request is invalid", details) from exc
+
+
+EXTRA = "Extra inputs are not permitted"
+REQUIRED = "Field required"
+
+
+def helpful(detail: Detail, model: type[BaseModel]) -> Detail:
+    """A validation problem of `model`'s input that also names what would be valid there: the
+    keys an object takes next to an unknown key (`where.source.equals` → the operators), the
+    values a missing choice takes (`mode` → the modes)."""
+    if detail.msg == EXTRA and detail.loc and isinstance(detail.loc[-1], str):
+        keys = _keys(_type_at(model, detail.loc[:-1]))
+        if keys:
+            return Detail(detail.loc, EXTRA + hint(detail.loc[-1], keys, "expected one of"))
+    if detail.msg == REQUIRED:
+        arms = _arms(_type_at(model, detail.loc))
+        choices = [str(c) for arm in arms if get_origin(arm) is Literal for c in get_args(arm)]
+        if choices:
+            return Detail(detail.loc, f"{REQUIRED}; one of: {', '.join(choices)}")
+    return detail
+
+
+def _type_at(annotation: Any, loc: Loc) -> Any:
+    """The declared type of the value at `loc` under `annotation` (None where the path leaves the
+    request models, e.g. inside a rank tree)."""
+    for part in loc:
+        annotation = next((t for arm in _arms(annotation) if (t := _step(arm, part)) is not None), None)
+    return annotation
+
+
+def _step(arm: Any, part: str | int) -> Any:
+    if isinstance(arm, type) and issubclass(arm, BaseModel):
+        fields = {f.alias or name: f for name, f in arm.model_fields.items()}
+        return fields[part].annotation if part in fields else None
+    if get_origin(arm) is tuple and isinstance(part, int):
+        return get_args(arm)[0]
+    if get_origin(arm) is dict and isinstance(part, str):
+        return get_args(arm)[1]
+    return None
+
+
+def _arms(annotation: Any) -> list[Any]:
+    """`annotation` without its Annotated and Optional wrappers: the arms of a union, or itself."""
+    if get_origin(annotation) is Annotated:
+        return _arms(get_args(annotation)[0])
+    if get_origin(annotation) in (Union, UnionType):
+        return [arm for arg in get_args(annotation) for arm in _arms(arg)]
+    return [] if annotation is None else [annotation]
+
+
+def _keys(annotation: Any) -> list[str]:
+    """The keys of the request model at that type (by their request names), if it is one."""
+    models = [a for a in _arms(annotation) if isinstance(a, type) and issubclass(a, BaseModel)]
+    return [f.alias or name for model in models for name, f in model.model_fields.items()]
 
 
 def _explain_forbidden(detail: Detail) -> Detail:

@@ -43,6 +43,7 @@ from memseek.search.request import Scope
 from memseek.search.request import SingleSearch
 from memseek.search.request import Source
 from memseek.settings import Settings
+from memseek.suggest import hint
 
 MODE_NEEDS: dict[str, frozenset[Capability]] = {
     "vector": frozenset({"vector"}),
@@ -246,7 +247,8 @@ def _collection_versions(
     for i, name in enumerate(names):
         versions = catalog.versions(name)
         if not versions:
-            problems.append(Detail(loc + ("collections", i), f"unknown collection {name!r}"))
+            known = hint(name, catalog.collections, "the collections are")
+            problems.append(Detail(loc + ("collections", i), f"unknown collection {name!r}{known}"))
             continue
         out += _pinned(name, versions, scope.collection_versions.get(name), loc, problems)
     return tuple(out)
@@ -353,7 +355,8 @@ def _declared(
         decl = c.fields.get(name)
         if decl is None or not getattr(decl, flag):
             state = "does not declare it" if decl is None else f"does not declare it {flag}"
-            problems.append(Detail(loc, f"field {name!r}: collection {c.name} v{c.version} {state}"))
+            usable = hint(name, [f for f, d in c.fields.items() if getattr(d, flag)], f"its {flag} fields")
+            problems.append(Detail(loc, f"field {name!r}: collection {c.name} v{c.version} {state}{usable}"))
             return None
         decls.append(decl)
     kinds = sorted({d.type for d in decls})
@@ -455,9 +458,14 @@ def _output_problems(
 ) -> list[Detail]:
     details = []
     for i, name in enumerate(spec.fields):
-        lacking = [f"{c.name} v{c.version}" for c in read if not _returnable(c, name)]
-        if lacking:
-            details.append(Detail(("fields", i), f"field {name!r} is not returnable in {', '.join(lacking)}"))
+        unreturnable = [c for c in read if not _returnable(c, name)]
+        if unreturnable:
+            where = ", ".join(f"{c.name} v{c.version}" for c in unreturnable)
+            first = unreturnable[0]
+            usable = hint(
+                name, [f for f in first.fields if _returnable(first, f)], f"returnable in {first.name}"
+            )
+            details.append(Detail(("fields", i), f"field {name!r} is not returnable in {where}{usable}"))
     for i, name in enumerate(spec.annotations):
         if name not in catalog.enrichments:
             details.append(Detail(("annotations", i), f"unknown enrichment {name!r}"))
@@ -549,3 +557,27 @@ def _graph_ceiling_problems(boost: GraphBoost, settings: Settings | None) -> lis
             )
         )
     return details
+
+
+_ALONE: dict[tuple[int, str], tuple[Catalog, tuple[str, ...]]] = {}
+"""`searchable_alone`'s answers per (catalog, mode): a runtime's catalog never changes."""
+
+
+def searchable_alone(catalog: Catalog, mode: str) -> tuple[str, ...]:
+    """The collections a `mode` search may name alone in its scope without a problem (what
+    `GET /search`'s `collection` accepts, and its OpenAPI document lists)."""
+    cached = _ALONE.get((id(catalog), mode))
+    if cached is not None and cached[0] is catalog:
+        return cached[1]
+    names = tuple(name for name in sorted(catalog.collections) if not _alone_problems(catalog, mode, name))
+    if len(_ALONE) > 16:  # catalogs of runtimes long closed (tests build many)
+        _ALONE.clear()
+    _ALONE[(id(catalog), mode)] = (catalog, names)
+    return names
+
+
+def _alone_problems(catalog: Catalog, mode: str, name: str) -> list[Detail]:
+    problems: list[Detail] = []
+    versions = _collection_versions(Scope(collections=(name,)), mode, (), catalog, problems)
+    profile = _profile(versions, (), problems)
+    return problems + _mode_problems(mode, versions, profile, (), catalog)

@@ -19,15 +19,19 @@ from uuid import UUID
 
 from memseek.catalog.rank import age_fields
 from memseek.db import workspace_transaction
+from memseek.errors import FormulaOverflow
+from memseek.errors import RankEvaluationFailed
 from memseek.runtime import Runtime
 from memseek.search import merge
 from memseek.search.compile import RARITY_SCALE
 from memseek.search.execute import SearchResult
 from memseek.search.execute import run_searches
-from memseek.search.explain import search_lines
+from memseek.search.explain import Script
+from memseek.search.explain import add_search
 from memseek.search.graph_boost import boost_by_graph
 from memseek.search.prepare import ROUTE
 from memseek.search.prepare import prepare
+from memseek.search.request import CombinedSearch
 from memseek.search.request import SearchSpec
 from memseek.search.rerank import MODEL_ALIAS
 from memseek.search.rerank import rerank_searches
@@ -66,7 +70,31 @@ def _ms(since: float) -> float:
 
 def run_search(runtime: Runtime, workspace_id: UUID, spec: SearchSpec, label: str = ROUTE) -> SearchOutcome:
     """Run one search request and build its response body (callers touch the hits once they
-    have encoded the response: `touch_on_read`)."""
+    have encoded the response: `touch_on_read`). A formula that overflows is the caller's 422
+    only where the request wrote one (`writes_formula`); the deployment's own formulas that
+    overflow are its operator's problem, `RankEvaluationFailed`."""
+    try:
+        return _run_search(runtime, workspace_id, spec, label)
+    except FormulaOverflow:
+        if writes_formula(spec):
+            raise
+        raise RankEvaluationFailed(OVERFLOW_MESSAGE) from None
+
+
+OVERFLOW_MESSAGE = (
+    "a ranking formula of this deployment produced a value out of range for the stored records; "
+    "the operator can see it in the service log"
+)
+
+
+def writes_formula(spec: SearchSpec) -> bool:
+    """Whether the request brings a formula of its own (a rank, a source's rank, a boost)."""
+    if isinstance(spec, CombinedSearch):
+        return spec.boost is not None or any(source.rank is not None for source in spec.sources)
+    return spec.rank is not None
+
+
+def _run_search(runtime: Runtime, workspace_id: UUID, spec: SearchSpec, label: str) -> SearchOutcome:
     started = time.perf_counter()
     prepared = prepare(runtime, workspace_id, spec, label)
     plan, limits = prepared.plan, runtime.settings
@@ -134,14 +162,15 @@ def _finish(
 def explain_search(
     runtime: Runtime, workspace_id: UUID, spec: SearchSpec, label: str = ROUTE, analyze: bool = False
 ) -> str:
-    """The exact SQL each search of a request runs (its comment naming `label`), values inlined,
-    preceded by its planner settings; with `analyze`, also `EXPLAIN (ANALYZE, BUFFERS)` output."""
-    out = []
+    """The script running each search of a request as the service does (`memseek.search.explain`): its
+    statements (their comment naming `label`) with their planner settings; with `analyze`, also
+    `EXPLAIN (ANALYZE, BUFFERS)` output."""
+    script = Script(workspace_id)
     prepared = prepare(runtime, workspace_id, spec, label)
     for search, compiled in zip(prepared.plan.searches, prepared.compiled, strict=True):
         with workspace_transaction(runtime.engine, workspace_id) as conn:
-            out += search_lines(conn, runtime.search.pgvector, search, compiled, analyze)
-    return "\n".join(out)
+            add_search(script, conn, runtime.search.pgvector, search, compiled, analyze)
+    return script.text()
 
 
 def touch_on_read(runtime: Runtime, workspace_id: UUID, ids: Sequence[UUID]) -> None:

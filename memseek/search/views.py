@@ -27,14 +27,15 @@ from memseek.catalog.models import View
 from memseek.catalog.template import PLACEHOLDER
 from memseek.catalog.template import fill_template
 from memseek.catalog.template import validate_arguments
-from memseek.db import WORKSPACE_SETTING
 from memseek.db import workspace_transaction
 from memseek.errors import Detail
+from memseek.errors import FormulaOverflow
 from memseek.errors import Loc
 from memseek.errors import NotFound
+from memseek.errors import RankEvaluationFailed
 from memseek.errors import RequestInvalid
 from memseek.runtime import Runtime
-from memseek.search.explain import explained
+from memseek.search.explain import Script
 from memseek.search.graph import WalkSpec
 from memseek.search.graph import check_limit
 from memseek.search.graph import check_walk
@@ -52,10 +53,12 @@ from memseek.search.graph import walk_values
 from memseek.search.request import SearchSpec
 from memseek.search.request import parse_search
 from memseek.search.response import encode
+from memseek.search.service import OVERFLOW_MESSAGE
 from memseek.search.service import Timings
 from memseek.search.service import explain_search
 from memseek.search.service import run_search
 from memseek.search.service import touch_on_read
+from memseek.suggest import hint
 
 GRAPH_BACKEND = [{"kind": "graph", "name": "postgresql"}]
 SEARCH_KEYS = ("hits", "ranking")
@@ -76,7 +79,8 @@ def find_view(runtime: Runtime, name: str) -> View:
     try:
         return runtime.catalog.view(name)
     except UnknownDefinition:
-        raise NotFound(f"no active view named {name!r}") from None
+        active = [view.name for view in runtime.catalog.active_views()]
+        raise NotFound(f"no active view named {name!r}{hint(name, active, 'the active views are')}") from None
 
 
 def view_label(view: View) -> str:
@@ -159,6 +163,8 @@ def _trimmed_seed(view: View, arguments: Any) -> Any:
 def _run_search_view(runtime: Runtime, workspace_id: UUID, view: View, values: dict[str, Any]) -> ViewResult:
     try:
         outcome = run_search(runtime, workspace_id, _view_search(runtime, view, values), view_label(view))
+    except FormulaOverflow:  # the view's formula, not the caller's: the operator's problem
+        raise RankEvaluationFailed(OVERFLOW_MESSAGE) from None
     except RequestInvalid as exc:
         raise _blame_parameters(exc, view) from None
     return ViewResult(wrap_search(outcome.body), outcome.hit_ids, outcome.timings)
@@ -303,16 +309,16 @@ def _explain_graph_view(
     walk runs here to learn them, as a call would."""
     spec, label, graph = _walk(runtime, values), view_label(view), _graph(view)
     walk = walk_statement(graph, spec.direction, spec.depth, bool(spec.predicates), label)
+    script = Script(workspace_id)
     with workspace_transaction(runtime.engine, workspace_id) as conn:
-        lines = [_workspace_setting(workspace_id), "-- the walk"]
-        lines += explained(conn, walk, walk_values(workspace_id, spec), analyze)
+        script.comment("the walk")
+        script.statement(conn, walk, walk_values(workspace_id, spec), analyze)
         used = first_use_order(walk_paths(conn, workspace_id, graph, spec, label).paths)
         if used:
-            citations = explained(
-                conn, citations_statement(graph, label), citation_values(workspace_id, used), analyze
-            )
-            lines += ["-- the links it used, as citations", *citations]
-    return "\n".join(lines)
+            script.comment("the links it used, as citations")
+            citations = citations_statement(graph, label)
+            script.statement(conn, citations, citation_values(workspace_id, used), analyze)
+    return script.text()
 
 
 def _explain_orphans_view(
@@ -320,19 +326,11 @@ def _explain_orphans_view(
 ) -> str:
     report = orphans_statement(_graph(view), view_label(view))
     report_values = orphan_values(workspace_id, _orphans_limit(runtime, values))
+    script = Script(workspace_id)
     with workspace_transaction(runtime.engine, workspace_id) as conn:
-        lines = [
-            _workspace_setting(workspace_id),
-            "-- the orphan report",
-            *explained(conn, report, report_values, analyze),
-        ]
-    return "\n".join(lines)
-
-
-def _workspace_setting(workspace_id: UUID) -> str:
-    """Graph statements read `graph_records`, which shows only the workspace this setting names:
-    printed first, so the statements run as printed (in one transaction)."""
-    return f"SET LOCAL {WORKSPACE_SETTING} = '{workspace_id}';"
+        script.comment("the orphan report")
+        script.statement(conn, report, report_values, analyze)
+    return script.text()
 
 
 Runner = Callable[[Runtime, UUID, View, dict[str, Any]], ViewResult]

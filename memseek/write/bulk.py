@@ -1,5 +1,6 @@
 """`memseek import`: records from a JSON Lines file, written through `POST /records`' own path on
-parallel connections (the bulk path).
+parallel connections (the bulk path), or an export (`memseek export`) restored as it was
+(`memseek.write.restore`: a file whose first line is an export's header).
 
 Each non-blank line is one record as `POST /records` takes it (`RecordIn`, with `embedding` and
 `embedding_model` when the writer embedded the text with the collection's model). Two passes:
@@ -22,9 +23,11 @@ file again writes only what is missing.
 
 from __future__ import annotations
 
+import itertools
 import queue
 import threading
 import time
+from collections.abc import Callable
 from collections.abc import Iterable
 from collections.abc import Iterator
 from collections.abc import Sequence
@@ -36,6 +39,8 @@ from typing import Any
 from typing import BinaryIO
 from uuid import UUID
 
+from sqlalchemy.engine import Connection
+
 from memseek.db import workspace_transaction
 from memseek.errors import Detail
 from memseek.errors import MemseekError
@@ -45,6 +50,11 @@ from memseek.runtime import Runtime
 from memseek.write.ingest import check_all
 from memseek.write.ingest import write_records
 from memseek.write.models import MAX_RECORDS
+from memseek.write.restore import LaneOrder
+from memseek.write.restore import header_problems
+from memseek.write.restore import is_header
+from memseek.write.restore import parse_restored
+from memseek.write.restore import restore_batch
 
 DEFAULT_JOBS = 2
 MAX_JOBS = 16
@@ -122,22 +132,47 @@ def _batches(lines: Iterable[Line | Detail], size: int) -> Iterator[tuple[list[L
         yield run, unparsed
 
 
-def check_file(runtime: Runtime, source: BinaryIO, batch: int = MAX_RECORDS) -> int:
-    """Pass 1: every line checked without the database; the number of records, or `RequestInvalid`
-    listing every problem by line."""
-    problems: list[Detail] = []
-    records = 0
-    for lines, unparsed in _batches(read_lines(source), batch):
+@dataclass(frozen=True, slots=True)
+class FileCheck:
+    """What pass 1 found: how many records, and for an export (`memseek.write.restore`) the lane
+    order its records keep."""
+
+    records: int
+    lanes: LaneOrder | None = None
+
+
+def _opening(lines: Iterator[Line | Detail]) -> tuple[Line | Detail | None, bool]:
+    """The first line, and whether it is an export's header (then it is no record)."""
+    first = next(lines, None)
+    return first, isinstance(first, Line) and is_header(first.item)
+
+
+def check_file(runtime: Runtime, source: BinaryIO, batch: int = MAX_RECORDS) -> FileCheck:
+    """Pass 1: every line checked without the database; the records found, or `RequestInvalid`
+    listing every problem by line. A file whose first line is an export's header is checked as
+    an export (`restore.parse_restored`), any other as records `POST /records` takes."""
+    lines = read_lines(source)
+    first, export = _opening(lines)
+    problems = header_problems(first.item) if isinstance(first, Line) and export else []
+    if first is not None and not export:
+        lines = itertools.chain([first], lines)
+    records, lane_values = 0, []
+    for run, unparsed in _batches(lines, batch):
         problems += unparsed
-        if lines:
-            problems += _by_line(check_all(runtime, [line.item for line in lines])[1], lines)
-        records += len(lines)
+        items = [line.item for line in run]
+        if export and items:
+            parsed, found = parse_restored(runtime, items)
+            lane_values += [record.lane_seq for record, _ in parsed]
+        elif items:
+            found = check_all(runtime, items)[1]
+        problems += _by_line(found, run) if items else []
+        records += len(run)
     if problems:
         problems.sort(key=lambda detail: detail.loc[1])
         raise RequestInvalid(f"{len(problems)} problem(s) in the file; nothing was written", problems)
     if not records:
         raise RequestInvalid("the file holds no records", [Detail(("line",), "no record found")])
-    return records
+    return FileCheck(records, LaneOrder(lane_values) if export else None)
 
 
 @dataclass
@@ -215,18 +250,34 @@ def _refused(error: MemseekError, lines: Sequence[Line]) -> MemseekError:
     return type(error)(where, _by_line(error.details, lines))
 
 
-def _write_stream(runtime: Runtime, workspace_id: UUID, stream: Batches, run: _Run) -> None:
+Write = Callable[[Connection, list[Any]], tuple[int, int]]
+"""Writes one batch's items in the caller's transaction: (records written, of them pending)."""
+
+
+def _writer(runtime: Runtime, workspace_id: UUID, lanes: LaneOrder | None) -> Write:
+    """New writes (`POST /records`' path), or the restore of an export."""
+    if lanes is not None:
+        return lambda conn, items: restore_batch(conn, runtime, workspace_id, items, lanes)
+
+    def write(conn: Connection, items: list[Any]) -> tuple[int, int]:
+        written = write_records(conn, runtime, workspace_id, items)
+        return len(written), sum(w.processing == "pending" for w in written)
+
+    return write
+
+
+def _write_stream(runtime: Runtime, workspace_id: UUID, stream: Batches, run: _Run, write: Write) -> None:
     """One stream's writer: its batches in order, each one transaction, until the reader is done
     or some stream failed."""
     with run.halting():
         while (lines := run.take(stream)) is not None:
             try:
                 with workspace_transaction(runtime.engine, workspace_id) as conn:
-                    written = write_records(conn, runtime, workspace_id, [line.item for line in lines])
+                    written, pending = write(conn, [line.item for line in lines])
             except MemseekError as error:
                 run.failed(_refused(error, lines))
                 return
-            run.wrote(len(written), sum(w.processing == "pending" for w in written))
+            run.wrote(written, pending)
 
 
 def _deal(lines: Iterable[Line | Detail], streams: Sequence[Batches], batch: int, run: _Run) -> None:
@@ -256,15 +307,23 @@ def write_file(
     *,
     jobs: int = DEFAULT_JOBS,
     batch: int = MAX_RECORDS,
+    lanes: LaneOrder | None = None,
 ) -> Imported:
-    """Pass 2: the file's records written by `jobs` streams (module docstring)."""
+    """Pass 2: the file's records written by `jobs` streams (module docstring); an export (pass 1
+    gave its `lanes`) is restored instead."""
     run = _Run()
     streams: list[Batches] = [queue.Queue(QUEUED_BATCHES) for _ in range(jobs)]
     started = time.perf_counter()
+    lines = read_lines(source)
+    if lanes is not None:
+        next(lines)  # the header
+        with runtime.engine.begin() as conn:
+            lanes.reserve(conn)
+    write = _writer(runtime, workspace_id, lanes)
     with ThreadPoolExecutor(jobs, thread_name_prefix="memseek-import") as pool:
-        writers = [pool.submit(_write_stream, runtime, workspace_id, s, run) for s in streams]
+        writers = [pool.submit(_write_stream, runtime, workspace_id, s, run, write) for s in streams]
         with run.halting():
-            _deal(read_lines(source), streams, batch, run)
+            _deal(lines, streams, batch, run)
         for writer in writers:
             writer.result()
     if run.failure is not None:

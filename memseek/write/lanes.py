@@ -99,8 +99,10 @@ def current_of(conn: Connection, workspace_id: UUID, lanes: Sequence[LaneKey]) -
     return list(conn.scalars(stmt))
 
 
-def newest_in_lane(conn: Connection, workspace_id: UUID, lane: LaneKey, excluding: UUID) -> UUID | None:
-    """The non-retracted record of `lane` written last, other than `excluding`."""
+def newest_in_lane(
+    conn: Connection, workspace_id: UUID, lane: LaneKey, excluding: Sequence[UUID]
+) -> UUID | None:
+    """The non-retracted record of `lane` written last, other than those in `excluding`."""
     collection, entity, key, status = lane
     stmt = (
         sa.select(r.id)
@@ -111,7 +113,7 @@ def newest_in_lane(conn: Connection, workspace_id: UUID, lane: LaneKey, excludin
             r.key == key,
             r.status == status,
             r.retracted_at.is_(None),
-            r.id != excluding,
+            r.id != sa.all_(array(excluding, UUID_T)),
         )
         .order_by(r.lane_seq.desc())
         .limit(1)
@@ -145,7 +147,7 @@ def retract(
         raise Conflict(f"record {record_id} is not a draft; only drafts can be rejected")
     restore = None
     if row.key is not None and row.is_current:
-        restore = newest_in_lane(conn, workspace_id, _lane(row), excluding=record_id)
+        restore = newest_in_lane(conn, workspace_id, _lane(row), excluding=[record_id])
     lock_family(conn, workspace_id, [record_id] + ([restore] if restore else []))
     set_current(conn, workspace_id, [record_id], False)
     conn.execute(
@@ -165,7 +167,7 @@ def approve(conn: Connection, workspace_id: UUID, record_id: UUID) -> None:
     previous = current_of(conn, workspace_id, [_lane(row, "active")]) if row.key is not None else []
     restore = None
     if row.key is not None and row.is_current:
-        restore = newest_in_lane(conn, workspace_id, _lane(row), excluding=record_id)
+        restore = newest_in_lane(conn, workspace_id, _lane(row), excluding=[record_id])
     lock_family(conn, workspace_id, [record_id, *previous] + ([restore] if restore else []))
     set_current(conn, workspace_id, previous, False)
     family = _family(workspace_id, [record_id])

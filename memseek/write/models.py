@@ -28,6 +28,7 @@ from pydantic import field_validator
 from pydantic import model_validator
 
 from memseek.catalog.base import not_blank
+from memseek.storable import STORABLE_NON_BLANK
 
 MAX_RECORDS = 1000
 MAX_DERIVED_FROM = 100
@@ -142,21 +143,42 @@ class RecordsIn(BaseModel):
     records: list[RecordIn] = Field(min_length=1, max_length=MAX_RECORDS)
 
 
+def _storable(value: str) -> str:
+    if "\x00" in value or any("\ud800" <= char <= "\udfff" for char in value):
+        raise ValueError("must not contain NUL characters or unpaired surrogates")
+    return value
+
+
+Reason = Annotated[
+    StrictStr,
+    Field(
+        min_length=1,
+        max_length=2000,
+        pattern=r"\S",
+        description="Why (non-blank; no NUL character or unpaired surrogate).",
+        json_schema_extra={"pattern": STORABLE_NON_BLANK},
+    ),
+    AfterValidator(not_blank),
+    AfterValidator(_storable),
+]
+"""Why a record is retracted, rejected or erased: 1–2,000 characters PostgreSQL can store."""
+
+
 class ReasonIn(BaseModel):
     """`POST /records/{id}/retract` and `/reject`: why."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    reason: Annotated[StrictStr, AfterValidator(not_blank)] = Field(
-        min_length=1, max_length=2000, pattern=r"\S", description="Why (non-blank)."
-    )
+    reason: Reason
 
-    @field_validator("reason")
-    @classmethod
-    def _storable(cls, value: str) -> str:
-        if "\x00" in value or any("\ud800" <= char <= "\udfff" for char in value):
-            raise ValueError("must not contain NUL characters or unpaired surrogates")
-        return value
+
+class EraseIn(BaseModel):
+    """`DELETE /records/{id}` and `DELETE /entities/{entity}`: optionally why (kept in the erasure
+    log), or no body at all."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    reason: Reason | None = None
 
 
 class EmptyIn(BaseModel):

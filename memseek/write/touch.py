@@ -20,9 +20,14 @@ from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.engine import Connection
 from sqlalchemy.engine import Engine
 
+from memseek.db import DATABASE_OUTAGES
 from memseek.db import STATEMENT_LABEL
 from memseek.db import workspace_transaction
+from memseek.logs import first_line
+from memseek.logs import log_throttled
 from memseek.schema import record_touches
+from memseek.schema import records
+from memseek.write.erase import touch_lock
 from memseek.write.store import UUID_T
 
 log = logging.getLogger(__name__)
@@ -49,14 +54,19 @@ def touch(conn: Connection, workspace_id: UUID, ids: Iterable[UUID]) -> None:
 
     Record rows are never rewritten, so a touch neither waits for a writer holding a record nor
     takes pages of `records` out of the visibility map (sql/0008_touches.sql). Ids are written
-    in order, so two processes touching the same records cannot deadlock. They are the hits of
-    this workspace's own searches, so they are not looked up in `records` (planning a statement
-    that reads `records` considers every one of its indexes: 1.5 of a touch's 5 ms); a row can
-    only ever be written for this workspace (row-level security), and a touch row applies only
-    to the record with its workspace and id.
+    in order, so two processes touching the same records cannot deadlock. A row can only ever
+    be written for this workspace (row-level security), and only for a record that still exists:
+    the ids are hits of a search that may have run before an erasure, and an erased record
+    leaves no row behind. The touch holds the workspace's touch lock shared
+    (`erase.touch_lock`), taken before the upsert's snapshot: an erasure takes it exclusively
+    before it deletes touches, so it waits for a touch in flight and a later touch finds the
+    record gone. The existence check reads `records`, whose planning weighs every index of the
+    table; the writer's connections run the statement often enough for psycopg to prepare it,
+    which plans it once per connection.
     """
     wanted = sorted(set(ids))
     if wanted:
+        conn.execute(sa.select(sa.func.pg_advisory_xact_lock_shared(touch_lock(workspace_id))))
         conn.execute(_TOUCH, {"workspace_id": workspace_id, "ids": wanted})
 
 
@@ -64,8 +74,10 @@ def _touch_statement() -> sa.Insert:
     """The touch upsert, built once: constructing it per call cost more CPU than running it
     (the writer thread shares the interpreter with the requests it follows)."""
     ids = sa.bindparam("ids", type_=ARRAY(UUID_T))
+    workspace = sa.bindparam("workspace_id", type_=UUID_T)
     listed = sa.func.unnest(ids).table_valued("record_id").render_derived(name="touched")
-    rows = sa.select(sa.bindparam("workspace_id", type_=UUID_T), listed.c.record_id, sa.func.now())
+    exists = sa.exists().where(records.c.workspace_id == workspace, records.c.id == listed.c.record_id)
+    rows = sa.select(workspace, listed.c.record_id, sa.func.now()).where(exists)
     stmt = insert(record_touches).from_select(["workspace_id", "record_id", "last_accessed"], rows)
     keys = [record_touches.c.workspace_id, record_touches.c.record_id]
     newer = {"last_accessed": stmt.excluded.last_accessed}
@@ -158,5 +170,7 @@ class TouchQueue:
         try:
             with workspace_transaction(self._engine, workspace_id, LIMITS) as conn:
                 touch(conn, workspace_id, ids)
+        except DATABASE_OUTAGES as exc:  # an outage: one line per interval, no traceback
+            log_throttled(log, logging.WARNING, "touch-database", "touch-on-read failed: %s", first_line(exc))
         except Exception:  # best-effort by spec: the searches already succeeded
             log.exception("touch-on-read failed for %d records", len(ids))

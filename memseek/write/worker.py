@@ -13,6 +13,9 @@ record stays `pending` and invisible until everything succeeded.
 
 Workers connect as the login role, not `memseek_scoped`: they serve every workspace. Every
 statement still names the workspace of each row it touches.
+
+The same loop runs the batched erasures (`erasures.work_once`: one batch of the oldest running
+erasure per round) and, every `retention.SWEEP_SECONDS`, the retention sweep that logs them.
 """
 
 from __future__ import annotations
@@ -36,17 +39,23 @@ from sqlalchemy.engine import Connection
 from memseek.catalog.conf import LlmLabel
 from memseek.catalog.conf import LlmScore
 from memseek.catalog.models import Collection
+from memseek.db import DATABASE_OUTAGES
 from memseek.db import STATEMENT_LABEL
 from memseek.errors import MemseekError
+from memseek.logs import first_line
+from memseek.logs import log_throttled
 from memseek.models import ModelOutputInvalid
 from memseek.models.vectors import checked_vector
 from memseek.runtime import Runtime
 from memseek.schema import EMBEDDING_DIM
 from memseek.schema import processing_queue
 from memseek.schema import records
+from memseek.write import erasures
+from memseek.write import retention
 from memseek.write import store
 from memseek.write.enrich import enrich
 from memseek.write.prepare import missing_enrichments
+from memseek.write.progress import BATCHES
 
 log = logging.getLogger(__name__)
 
@@ -310,9 +319,31 @@ def process_batch(runtime: Runtime, limit: int = CLAIM, policy: RetryPolicy | No
     except Exception as exc:
         if not claimed:
             raise
-        log.exception("processing batch of %d records failed; it will be retried", len(claimed))
+        _log_failed_batch(exc, len(claimed))
         _batch_failed(runtime, claimed, _public_error(exc), policy)
+    BATCHES.settled()
     return len(claimed)
+
+
+def _log_failed_batch(exc: Exception, count: int) -> None:
+    """A database outage fails every batch the same way: one line per interval, no traceback;
+    anything else is a defect, logged in full."""
+    if not _database_outage(exc):
+        log.exception("processing batch of %d records failed; it will be retried", count)
+
+
+def _database_outage(exc: Exception) -> bool:
+    """Whether `exc` is a database outage (then logged once per interval, without a traceback)."""
+    if not isinstance(exc, DATABASE_OUTAGES):
+        return False
+    log_throttled(
+        log,
+        logging.WARNING,
+        "worker-database",
+        "processing paused, database unavailable: %s",
+        first_line(exc),
+    )
+    return True
 
 
 def _public_error(exc: Exception) -> str:
@@ -346,7 +377,8 @@ def _reclaim(conn: Connection, batch: Sequence[Claimed]) -> list[Claimed]:
 
 
 class BackgroundWorker:
-    """Daemon threads running batches; each sleeps when idle and wakes on NOTIFY or after `idle_seconds`."""
+    """Daemon threads running batches (processing, erasures) and the retention sweep every
+    `retention.SWEEP_SECONDS`; each sleeps when idle and wakes on NOTIFY or after `idle_seconds`."""
 
     def __init__(
         self,
@@ -358,6 +390,7 @@ class BackgroundWorker:
     ) -> None:
         self.runtime, self.batch, self.policy, self.idle_seconds = runtime, batch, policy, idle_seconds
         self._stop = threading.Event()
+        self._next_sweep = time.monotonic()  # the first round sweeps
         self._threads = [
             threading.Thread(target=self.run, name="memseek-worker", daemon=True) for _ in range(threads)
         ]
@@ -381,12 +414,23 @@ class BackgroundWorker:
         with _Listener(self.runtime) as listener:
             while not self._stop.is_set():
                 try:
-                    busy = process_batch(self.runtime, self.batch, self.policy) > 0
-                except Exception:
-                    log.exception("worker loop error")
+                    busy = self._step()
+                except Exception as exc:
+                    if not _database_outage(exc):
+                        log.exception("worker loop error")
                     busy = False
                 if not busy:
                     listener.wait(self.idle_seconds, self._stop)
+
+    def _step(self) -> bool:
+        """One round: a processing batch, a batch of the oldest erasure, and the retention sweep
+        when it is due; whether there was work."""
+        busy = process_batch(self.runtime, self.batch, self.policy) > 0
+        busy = erasures.work_once(self.runtime) or busy
+        if time.monotonic() >= self._next_sweep:
+            self._next_sweep = time.monotonic() + retention.SWEEP_SECONDS
+            busy = bool(retention.sweep(self.runtime)) or busy
+        return busy
 
 
 class _Listener:
@@ -400,8 +444,10 @@ class _Listener:
         try:
             self.conn = psycopg.connect(self.url, autocommit=True, application_name="memseek-worker")
             self.conn.execute(f"LISTEN {store.QUEUE_CHANNEL}")
-        except psycopg.Error:
-            log.warning("LISTEN unavailable; the worker polls instead", exc_info=True)
+        except psycopg.Error as exc:
+            log_throttled(
+                log, logging.WARNING, "worker-listen", "LISTEN unavailable; polling: %s", first_line(exc)
+            )
             self.conn = None
         return self
 
@@ -419,8 +465,14 @@ class _Listener:
             try:
                 if any(True for _ in self.conn.notifies(timeout=min(left, STOP_CHECK), stop_after=1)):
                     return
-            except psycopg.Error:
-                log.warning("lost the LISTEN connection; polling", exc_info=True)
+            except psycopg.Error as exc:
+                log_throttled(
+                    log,
+                    logging.WARNING,
+                    "worker-listen",
+                    "lost the LISTEN connection; polling: %s",
+                    first_line(exc),
+                )
                 self.conn = None
 
 
@@ -432,14 +484,16 @@ def start_background_worker(runtime: Runtime, batch: int = CLAIM) -> BackgroundW
 def run_worker(
     runtime: Runtime, batch: int | None = None, once: bool = False, policy: RetryPolicy | None = None
 ) -> int:
-    """`memseek worker`: process in the foreground; `once` stops when nothing is due (returns the count).
+    """`memseek worker`: process records and erasures in the foreground, sweeping for expired
+    records; `once` sweeps once and stops when nothing is due (returns the records processed).
     `batch` defaults to `CLAIM`."""
     batch = batch or CLAIM
     if not once:
         BackgroundWorker(runtime, batch, policy).run()
         return 0
     STATEMENT_LABEL.set("worker")
+    retention.sweep(runtime)
     total = 0
-    while (count := process_batch(runtime, batch, policy)) > 0:
+    while (count := process_batch(runtime, batch, policy)) > 0 or erasures.work_once(runtime):
         total += count
     return total

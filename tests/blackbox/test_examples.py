@@ -61,13 +61,14 @@ ENTRY_KEYS = {
     "hash",
     "active",
     "kind",
+    "description",
     "parameters",
     "input_schema",
     "collections",
     "required_capabilities",
     "profiles",
 }
-"""The keys of the spec's `GET /views` example entry."""
+"""The keys of the spec's `GET /views` example entry, and the view's description (issue 42)."""
 
 
 @pytest.fixture(scope="module")

@@ -33,6 +33,7 @@ ENTRY_KEYS = [
     "hash",
     "active",
     "kind",
+    "description",
     "parameters",
     "input_schema",
     "collections",
@@ -51,6 +52,7 @@ def test_get_views_entry_shape(sx: Client) -> None:
         "hash": entry["hash"],
         "active": True,
         "kind": "search",
+        "description": None,
         "parameters": {
             "entity": {"type": "string", "required": True, "default": None},
             "task": {"type": "string", "required": True, "default": None},

@@ -47,6 +47,7 @@ def test_get_views_lists_every_version_as_the_spec_shows(client: Client, runtime
         "hash": public_hash(runtime.catalog.view_hash(runtime.catalog.view("customer_context"))),
         "active": True,
         "kind": "search",
+        "description": None,
         "parameters": {
             "entity": {"type": "string", "required": True, "default": None},
             "task": {"type": "string", "required": True, "default": None},

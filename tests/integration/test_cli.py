@@ -58,8 +58,8 @@ def _read_key(proc: subprocess.Popen[str]) -> str:
 def test_serve_prints_default_key_and_serves(server: Server) -> None:
     port, key, _ = server
     assert http_call(port, "GET", "/health")[1]["database"] == "ok"
-    assert http_call(port, "GET", "/openapi.json", key)[0] == 200
-    status, body = http_call(port, "GET", "/openapi.json", "msk_wrong")
+    assert http_call(port, "GET", "/views", key)[0] == 200
+    status, body = http_call(port, "GET", "/views", "msk_wrong")
     assert status == 401 and body["error"]["code"] == "unauthorized"
 
 
@@ -69,10 +69,10 @@ def test_workspace_and_key_commands(env: dict[str, str], server: Server) -> None
     assert first.startswith("msk_")
     second = last_line(memseek(env, "key", "create", "acme"))
     assert second.startswith("msk_") and second != first
-    assert http_call(port, "GET", "/openapi.json", second)[0] == 200
+    assert http_call(port, "GET", "/views", second)[0] == 200
     assert memseek(env, "key", "revoke", second[:16]).returncode == 0
-    assert http_call(port, "GET", "/openapi.json", second)[0] == 401
-    assert http_call(port, "GET", "/openapi.json", first)[0] == 200
+    assert http_call(port, "GET", "/views", second)[0] == 401
+    assert http_call(port, "GET", "/views", first)[0] == 200
 
 
 @pytest.mark.parametrize(

@@ -32,22 +32,22 @@ def test_health_needs_no_key(app: Flask, db) -> None:  # type: ignore[no-untyped
     ],
 )
 def test_bad_keys_are_401(app: Flask, tenant: Tenant, headers: dict[str, str]) -> None:
-    error(app.test_client().get("/openapi.json", headers=headers), 401, "unauthorized")
+    error(app.test_client().get("/views", headers=headers), 401, "unauthorized")
 
 
 def test_revoked_key_is_401(app: Flask, db, tenant: Tenant) -> None:  # type: ignore[no-untyped-def]
     c = app.test_client()
-    assert c.get("/openapi.json", headers=tenant.headers).status_code == 200
+    assert c.get("/views", headers=tenant.headers).status_code == 200
     with db.begin() as conn:
         auth.revoke_key(conn, tenant.key[:14])
-    error(c.get("/openapi.json", headers=tenant.headers), 401, "unauthorized")
+    error(c.get("/views", headers=tenant.headers), 401, "unauthorized")
 
 
 def test_second_key_for_workspace(app: Flask, db, tenant: Tenant) -> None:  # type: ignore[no-untyped-def]
     with db.begin() as conn:
         key = auth.create_key(conn, "tenant-a")
     assert key != tenant.key and key.startswith("msk_") and len(key) >= 40
-    response = app.test_client().get("/openapi.json", headers={"Authorization": f"Bearer {key}"})
+    response = app.test_client().get("/views", headers={"Authorization": f"Bearer {key}"})
     assert response.status_code == 200
 
 

@@ -6,7 +6,6 @@ from typing import Any
 from uuid import UUID
 
 import pytest
-import sqlalchemy as sa
 from flask import Flask
 from sqlalchemy.engine import Engine
 
@@ -21,6 +20,7 @@ from tests.helpers import details
 from tests.helpers import error
 from tests.helpers import locs
 from tests.helpers import ok
+from tests.helpers import run_script
 from tests.helpers import runtime_for
 from tests.helpers import view_query
 from tests.helpers import written_ids
@@ -280,14 +280,18 @@ def test_explain_prints_the_walk_and_its_citations_as_a_call_runs_them(
     a graph view's call runs the walk, then reads the links it used; each statement, as printed,
     returns what the call returned, and carries the view's comment."""
     [advises] = written_ids(vclient, link_body("people/maya", "advises", "companies/acme"))
-    lines = explain_view(view_runtime, tenant.id, "g_walk", {"seed": " people/maya "}).splitlines()
+    script = explain_view(view_runtime, tenant.id, "g_walk", {"seed": " people/maya "})
+    lines = script.splitlines()
     walk_sql, citations_sql = split_statements(lines, ["-- the walk", "-- the links it used, as citations"])
-    assert lines[0] == f"SET LOCAL memseek.workspace_id = '{tenant.id}';"
-    with db.begin() as conn:  # graph_records shows the workspace the setting names
-        conn.execute(sa.text(lines[0]))
-        (row,) = conn.execute(sa.text(walk_sql)).all()
+    assert lines[:3] == [
+        "BEGIN;",
+        "SET LOCAL role = 'memseek_scoped';",
+        f"SET LOCAL memseek.workspace_id = '{tenant.id}';",  # graph_records shows this workspace
+    ]
+    with db.begin() as conn:  # the script runs as printed
+        (row,), citations = run_script(conn, script)
         assert (row.nodes, row.edge_ids) == (["people/maya", "companies/acme"], [UUID(advises)])
-        assert [str(r.id) for r in conn.execute(sa.text(citations_sql))] == [advises]
+        assert [str(r.id) for r in citations] == [advises]
     assert walk_sql.count("/* memseek view g_walk v1 */") == 1 == citations_sql.count("view g_walk v1")
 
 
@@ -295,7 +299,8 @@ def test_explain_of_a_walk_finding_nothing_prints_only_the_walk(
     view_runtime: Runtime, tenant: Tenant
 ) -> None:
     lines = explain_view(view_runtime, tenant.id, "g_walk", {"seed": "nobody"}, analyze=True).splitlines()
-    assert [line for line in lines if line.startswith("-- ")] == [
+    headers = [line for line in lines if line.startswith("-- ") and not line.startswith("--   ")]
+    assert headers == [
         "-- the walk",
         "-- EXPLAIN (ANALYZE, BUFFERS)",
     ]
@@ -305,11 +310,10 @@ def test_explain_prints_the_orphan_report_as_a_call_runs_it(
     vclient: Client, view_runtime: Runtime, db: Engine, tenant: Tenant
 ) -> None:
     written_ids(vclient, part_body("shop", "cart"))
-    lines = explain_view(view_runtime, tenant.id, "g_orphans", {"limit": 5}).splitlines()
-    (report_sql,) = split_statements(lines, ["-- the orphan report"])
+    script = explain_view(view_runtime, tenant.id, "g_orphans", {"limit": 5})
+    (report_sql,) = split_statements(script.splitlines(), ["-- the orphan report"])
     with db.begin() as conn:
-        conn.execute(sa.text(lines[0]))
-        assert [r.key for r in conn.execute(sa.text(report_sql))] == ["cart"]
+        assert [[r.key for r in rows] for rows in run_script(conn, script)] == [["cart"]]
     assert "/* memseek view g_orphans v1 */" in report_sql
 
 
@@ -320,7 +324,8 @@ def test_explain_checks_the_parameters_as_a_call_does(view_runtime: Runtime, ten
 
 
 def split_statements(lines: list[str], headers: list[str]) -> list[str]:
-    """The statements under each header line, in order (no EXPLAIN output asked for)."""
+    """The statements under each header line, in order (no EXPLAIN output asked for), up to the
+    script's closing ROLLBACK."""
     starts = [lines.index(header) for header in headers]
-    ends = starts[1:] + [len(lines)]
+    ends = starts[1:] + [lines.index("ROLLBACK;")]
     return ["\n".join(lines[start + 1 : end]).rstrip(";") for start, end in zip(starts, ends, strict=True)]

@@ -8,11 +8,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
 from memseek.cli import main
 from tests.conftest import Tenant
+from tests.helpers import run_script
+from tests.helpers import script_statements
 from tests.integration.searchdata import Rec
 from tests.integration.searchdata import insert
 
@@ -37,14 +38,20 @@ def explained(db: Engine, tenant: Tenant, tmp_path: Path, capsys: Any, body: dic
 def test_explain_prints_runnable_sql(
     env: None, db: Engine, tenant: Tenant, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    header, *lines = explained(db, tenant, tmp_path, capsys, BODY)
-    assert header == "-- search (single): text, profile pg_default"
-    settings = [line for line in lines if line.startswith("SET LOCAL ")]
+    lines = explained(db, tenant, tmp_path, capsys, BODY)
+    assert lines[:4] == [
+        "BEGIN;",
+        "SET LOCAL role = 'memseek_scoped';",
+        f"SET LOCAL memseek.workspace_id = '{tenant.id}';",
+        "-- search (single): text, profile pg_default",
+    ]
+    assert lines[-1] == "ROLLBACK;"
+    settings = [line for line in lines[4:] if line.startswith("SET LOCAL ")]
     assert settings == ["SET LOCAL plan_cache_mode = 'force_custom_plan';", "SET LOCAL jit = 'off';"]
-    sql = "\n".join(line for line in lines if line not in settings).strip().rstrip(";")
+    sql = "\n".join(line for line in lines[4:-1] if line not in settings).strip().rstrip(";")
     assert "/* memseek POST /search */" in sql and "'budget''s review'" in sql and tenant.id.hex in sql
-    with db.connect() as conn:  # the printed statement runs as printed
-        assert len(conn.execute(sa.text(sql)).all()) == 1
+    with db.begin() as conn:  # the printed script runs as printed, as the workspace's role
+        assert [len(rows) for rows in run_script(conn, "\n".join(lines))] == [1]
 
 
 def test_explain_analyze_from_stdin(
@@ -70,10 +77,11 @@ def test_explain_prints_the_exact_keyword_statement_of_a_broad_scope(
 ) -> None:
     lines = explained(db, tenant, tmp_path, capsys, {**BODY, "scope": {"collections": ["memories"]}})
     fence = lines.index("-- run instead when the statement above reports short:")
-    bounded, exact = ("\n".join(part).strip().rstrip(";") for part in (lines[3:fence], lines[fence + 1 :]))
+    bounded, exact = [s for s in script_statements("\n".join(lines)) if "/* memseek" in s]
     assert "text_postings" in bounded and "text_postings" not in exact
-    with db.connect() as conn:  # both run as printed, and agree on this one record
-        ran = [conn.execute(sa.text(sql)).mappings().all() for sql in (bounded, exact)]
+    assert exact in "\n".join(lines[fence:])
+    with db.begin() as conn:  # both run as printed, and agree on this one record
+        ran = [[row._mapping for row in rows] for rows in run_script(conn, "\n".join(lines))][-2:]
     assert ran[0][0]["short"] is False and "short" not in ran[1][0]
     assert [row["id"] for row in ran[0]] == [row["id"] for row in ran[1]] != [None]
 

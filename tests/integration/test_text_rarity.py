@@ -122,8 +122,9 @@ def test_a_workspace_known_to_be_large_is_not_counted(db: Engine, tenant: Tenant
 def test_a_search_that_counts_scale_records_marks_its_workspace_large(
     db: Engine, runtime: Runtime, tenant: Tenant, other_tenant: Tenant
 ) -> None:
-    """Records are never deleted, so the service remembers the count once it reaches RARITY_SCALE:
-    later statements of that workspace only carry the scale instead of counting."""
+    """The service remembers the count once it reaches RARITY_SCALE (for a while: an erasure can
+    shrink a workspace): later statements of that workspace only carry the scale instead of
+    counting."""
     fill(db, tenant, RARITY_SCALE - 1, "budget")
     spec = parse_search({"mode": "text", "q": QUERY, "k": 1})
     run_search(runtime, tenant.id, spec)

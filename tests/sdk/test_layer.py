@@ -39,7 +39,7 @@ SERVER_MODULES = (
     *("memseek.cli", "memseek.runtime", "memseek.db", "memseek.errors", "memseek.settings"),
 )
 
-IMPORT_ALONE = textwrap.dedent(
+BLOCK_IMPORTS = textwrap.dedent(
     """
     import importlib.abc, sys
     BLOCKED = {blocked!r}
@@ -50,6 +50,12 @@ IMPORT_ALONE = textwrap.dedent(
                 raise ImportError(f"{{name}} is a server module")
 
     sys.meta_path.insert(0, Block())
+    """
+)
+"""The start of a program whose imports of the `blocked` modules (a `.format` field) fail."""
+
+IMPORT_ALONE = textwrap.dedent(
+    """
     import memseek
     assert "memseek.client" not in sys.modules, "importing memseek imported the SDK"
     from memseek import AsyncMemseek, Memseek
@@ -68,11 +74,17 @@ IMPORT_ALONE = textwrap.dedent(
 )
 
 
-def test_importable_with_no_server_module() -> None:
-    code = IMPORT_ALONE.format(blocked=SERVER_MODULES)
+def runs_alone(program: str, blocked: tuple[str, ...]) -> None:
+    """Assert `program` (after `BLOCK_IMPORTS`) prints `ok` in a fresh interpreter where the
+    `blocked` modules cannot be imported."""
+    code = (BLOCK_IMPORTS + program).format(blocked=blocked)
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "ok"
+
+
+def test_importable_with_no_server_module() -> None:
+    runs_alone(IMPORT_ALONE, SERVER_MODULES)
 
 
 def test_both_names_come_from_the_package() -> None:

@@ -1065,14 +1065,26 @@ def test_every_stage_of_a_view_reports_its_problems_at_once(tmp_path: Path) -> N
     assert found == {
         ("view bad v1", f"{q}.scope.entities[1]", "{{missing}} names no declared parameter"),
         ("view bad v1", f"{q}.k", "Input should be greater than or equal to 1"),
-        ("view bad v1", f"{q}.scope.collections[1]", "unknown collection 'nope'"),
-        ("view bad v1", f"{q}.where.zzz", "field 'zzz': collection notes v1 does not declare it"),
+        (
+            "view bad v1",
+            f"{q}.scope.collections[1]",
+            "unknown collection 'nope'; did you mean 'notes'? the collections are: links, notes, plain, things",
+        ),
+        (
+            "view bad v1",
+            f"{q}.where.zzz",
+            "field 'zzz': collection notes v1 does not declare it; its filterable fields: channel, count, tags, when",
+        ),
         (
             "view worse v1",
             "views[1].parameters.x.minimum",
             "minimum applies only to number and integer parameters",
         ),
-        ("view worse v1", "views[1].query.scope.collections[0]", "unknown collection 'gone'"),
+        (
+            "view worse v1",
+            "views[1].query.scope.collections[0]",
+            "unknown collection 'gone'; the collections are: links, notes, plain, things",
+        ),
     }
 
 
@@ -1083,7 +1095,12 @@ def test_a_view_without_its_only_collection_is_not_checked_further(tmp_path: Pat
         tmp_path, view("{mode: recent, scope: {collections: [nope]}, where: {zzz: {eq: 1}}}")
     )
     found = [(format_loc(p.loc), p.msg) for p in problems_of(root)]
-    assert found == [("views[0].query.scope.collections[0]", "unknown collection 'nope'")]
+    assert found == [
+        (
+            "views[0].query.scope.collections[0]",
+            "unknown collection 'nope'; did you mean 'notes'? the collections are: links, notes, plain, things",
+        )
+    ]
 
 
 @pytest.mark.parametrize(

@@ -103,7 +103,7 @@ def plan_of(body: dict[str, Any], catalog: Catalog, settings: Settings | None = 
             id="in-value-wrong-type",
         ),
         pytest.param(
-            {"mode": "structured", "scope": EVENTS, "order_by": [{"field": "channel"}]},
+            {"mode": "structured", "scope": EVENTS, "order_by": [{"field": "external_id"}]},
             ("order_by", 0, "field"),
             "sortable",
             id="order-by-not-sortable",

@@ -21,11 +21,22 @@ ROOT = Path(memseek.__file__).resolve().parent
 LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
     # the SDK stands alone below everything: it talks to the service over HTTP only
     ("sdk", frozenset({"client"})),
-    ("base", frozenset({"memseek", "errors", "settings", "schema", "paths", "jsontext", "storable"})),
+    # the framework adapters stand on the SDK alone (they are clients like any other)
+    ("adapters", frozenset({"integrations"})),
+    (
+        "base",
+        frozenset(
+            {"memseek", "errors", "settings", "schema", "paths", "jsontext", "storable", "suggest"}
+            | {"deadline", "logs"}
+        ),
+    ),
     ("resources", frozenset({"db", "driver", "auth", "migrate", "catalog", "models", "search_state"})),
-    ("services", frozenset({"search", "write", "runtime", "indexes"})),
+    ("services", frozenset({"search", "write", "runtime", "indexes", "overview"})),
     ("interfaces", frozenset({"api"})),
-    ("entry points", frozenset({"app", "boot", "cli", "__main__"})),
+    (
+        "entry points",
+        frozenset({"app", "boot", "cli", "__main__", "serving", "server", "dbctl", "terminal", "progress"}),
+    ),
 )
 """Lowest first. Units are named without the `memseek.` prefix (`memseek` is the package itself)."""
 LAYER_OF = {unit: rank for rank, (_, units) in enumerate(LAYERS) for unit in units}

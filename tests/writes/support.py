@@ -199,7 +199,7 @@ def write_catalog(root: Path) -> Path:
         "writes/wc.yaml": WRITES,
         "packages/wc.yaml": PACKAGES,
     }
-    return helpers.write_catalog(root, files)
+    return helpers.fixture_catalog(root, files=files, rank_default=True)
 
 
 @pytest.fixture(scope="session")

@@ -283,10 +283,15 @@ def _normalize_height(node: RankNode) -> int:
 
 
 def normalize_window(x: ColumnElement[float]) -> ColumnElement[float]:
-    """`(x - min) / (max - min)` over the whole pool; all ties → 0."""
-    low = sa.func.min(x).over()
-    spread = sa.func.nullif(sa.func.max(x).over() - low, float_literal(0.0), type_=FLOAT)
-    return sa.func.coalesce((x - low) / spread, float_literal(0.0), type_=FLOAT)
+    """`(x - min) / (max - min)` over the whole pool; all ties → 0.
+
+    Computed on halves (`(x/2 - min/2) / (max/2 - min/2)`): halving a float8 is exact, and the
+    difference of two halves always fits, so any two finite values (scores of ±1e308) normalise
+    where `max - min` itself would overflow."""
+    half = float_literal(0.5)
+    low = sa.func.min(x).over() * half
+    spread = sa.func.nullif(sa.func.max(x).over() * half - low, float_literal(0.0), type_=FLOAT)
+    return sa.func.coalesce((x * half - low) / spread, float_literal(0.0), type_=FLOAT)
 
 
 def rank_stages(pool: Any, root: RankNode, labels: Mapping[RankNode, str]) -> Any:

@@ -1,0 +1,373 @@
+"""`python -m bench soak`: minutes of mixed load from several workspaces plus a flooding one,
+and requests fuzzed from the served OpenAPI document, against `memseek serve` in its own process.
+
+Reports, per workspace, client-side p50/p95/p99 and answers by status; the service's resident
+memory over time; and the fuzzed requests by status, with every 5xx that is not a documented
+`503` (the database or a model unavailable, a search past SEARCH_TIMEOUT_MS) listed: the target
+is none. The flooding workspace sends slow waits for processing and searches from more clients
+than the server has threads, honouring `Retry-After` as a compliant client does.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import statistics
+import threading
+import time
+import uuid
+from collections import Counter
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import asdict
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import quote
+
+from bench.client import Client
+from bench.client import Response
+from bench.service import Service
+from bench.service import ServiceOptions
+from bench.service import running_service
+
+DOCUMENTED_5XX = frozenset({"backend_unavailable", "search_timeout"})
+"""The 5xx codes the service documents as retryable outages, not defects."""
+TEXTS = ("budget review", "renewal call", "onboarding notes", "pricing question", "support ticket")
+
+
+@dataclass(frozen=True, slots=True)
+class SoakOptions:
+    minutes: float = 10.0
+    clients: int = 8
+    workspaces: int = 4
+    flood_clients: int = 10
+    fuzz: int = 10_000
+    fuzz_clients: int = 2
+    seed: int = 7
+
+
+class Tally:
+    """Latencies and statuses per workspace (thread-safe)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.latency: defaultdict[str, list[float]] = defaultdict(list)
+        self.statuses: defaultdict[str, Counter[str]] = defaultdict(Counter)
+        self.unexpected: list[dict[str, Any]] = []
+
+    def add(self, who: str, response: Response, what: str) -> None:
+        code = response.body.get("error", {}).get("code") if isinstance(response.body, dict) else None
+        with self._lock:
+            self.latency[who].append(response.client_ms)
+            self.statuses[who][str(response.status)] += 1
+            if response.status >= 500 and code not in DOCUMENTED_5XX:
+                self.unexpected.append(
+                    {"who": who, "request": what[:300], "status": response.status, "code": code}
+                )
+
+
+def _record(rng: random.Random, text: str, pad: int = 0) -> dict[str, Any]:
+    return {
+        "collection": "memories",
+        "entity": f"e{rng.randrange(50)}",
+        "type": "note",
+        "text": text + " x" * pad,
+    }
+
+
+def _mixed(client: Client, rng: random.Random, written: list[str]) -> tuple[Response, str]:
+    """One request of an ordinary client: mostly searches, some writes and reads."""
+    roll = rng.random()
+    if roll < 0.25:
+        body = {"records": [_record(rng, rng.choice(TEXTS)) for _ in range(rng.randint(1, 5))]}
+        response = client.post("/records", body)
+        if response.status == 201:
+            written.extend(r["id"] for r in response.body["records"][:2])
+        return response, "POST /records"
+    if roll < 0.35 and written:
+        return client.get(f"/records/{rng.choice(written)}"), "GET /records/{id}"
+    if roll < 0.5:
+        return client.get(f"/search?q={quote(rng.choice(TEXTS))}&k=10"), "GET /search"
+    mode = rng.choice(("hybrid", "text", "recent", "vector"))
+    body = {"mode": mode, "k": 10, **({} if mode == "recent" else {"q": rng.choice(TEXTS)})}
+    return client.post("/search", body), f"POST /search {mode}"
+
+
+def _flood(client: Client, rng: random.Random, written: list[str]) -> tuple[Response, str]:
+    """One request of the flooding workspace: a slow wait for processing, or a search."""
+    if rng.random() < 0.7:
+        body = {"records": [_record(rng, "flood", pad=1200)]}
+        return client.post("/records?wait=true&timeout=30", body), "POST /records?wait=true"
+    return client.post("/search", {"q": "flood", "mode": "hybrid"}), "POST /search hybrid"
+
+
+def _loop(
+    client: Client,
+    who: str,
+    send: Callable[..., tuple[Response, str]],
+    tally: Tally,
+    stop: threading.Event,
+    seed: int,
+) -> None:
+    rng, written = random.Random(seed), []
+    while not stop.is_set():
+        try:
+            response, what = send(client, rng, written)
+        except OSError as exc:  # a connection the server dropped counts as an error of its own
+            tally.add(who, Response(599, {"error": {"code": str(exc)}}, 0.0, {}), "connection")
+            continue
+        tally.add(who, response, what)
+        if response.status in (429, 503):  # both carry Retry-After: 1
+            stop.wait(1.0)
+
+
+# --- fuzzing from the served OpenAPI document --------------------------------------------------
+
+
+class Fuzzer:
+    """Random requests from the document: valid-looking values from each schema, then often
+    broken (unknown keys and parameters, wrong types, out-of-range numbers, junk bodies)."""
+
+    def __init__(self, document: dict[str, Any], views: list[str], rng: random.Random) -> None:
+        self.doc, self.views, self.rng = document, views, rng
+        self.operations = [
+            (method.upper(), path, op)
+            for path, methods in document["paths"].items()
+            for method, op in methods.items()
+        ]
+
+    def request(self) -> tuple[str, str, bytes | None, str]:
+        """(method, path with query, body, content type)."""
+        method, path, op = self.rng.choice(self.operations)
+        target = path.replace("{id}", self._id()).replace("{name}", self._view())
+        query = self._query(op)
+        body, content_type = self._body(op) if "requestBody" in op else (None, "application/json")
+        return method, target + (f"?{query}" if query else ""), body, content_type
+
+    def _id(self) -> str:
+        return str(uuid.uuid4()) if self.rng.random() < 0.8 else self.rng.choice(["x", "0", "%00", "a" * 300])
+
+    def _view(self) -> str:
+        return self.rng.choice(self.views) if self.views and self.rng.random() < 0.8 else "no_such_view"
+
+    def _query(self, op: dict[str, Any]) -> str:
+        parts = []
+        for param in op.get("parameters", []):
+            if param["in"] == "query" and (param["required"] or self.rng.random() < 0.5):
+                value = self.sample(param["schema"]) if self.rng.random() < 0.8 else self._junk()
+                parts.append((param["name"], value if isinstance(value, str) else json.dumps(value)))
+        if self.rng.random() < 0.1:
+            parts.append(("unknown", "1"))
+        return "&".join(f"{quote(str(k))}={quote(str(v), safe='')}" for k, v in parts)
+
+    def _body(self, op: dict[str, Any]) -> tuple[bytes, str]:
+        schema = op["requestBody"]["content"]["application/json"]["schema"]
+        roll = self.rng.random()
+        if roll < 0.05:
+            return b"{not json", "application/json"
+        if roll < 0.1:
+            return b"{}", self.rng.choice(
+                ["text/plain", "application/xml", "application/json; charset=utf-16"]
+            )
+        value = self.sample(schema)
+        if roll < 0.5:
+            value = self._mutate(value)
+        return json.dumps(value).encode(), "application/json"
+
+    def sample(self, schema: dict[str, Any], depth: int = 0) -> Any:
+        """A value shaped by `schema` (references resolved in the document)."""
+        if "$ref" in schema:
+            name = schema["$ref"].rsplit("/", 1)[1]
+            return self.sample(self.doc["components"]["schemas"][name], depth)
+        for key in ("anyOf", "oneOf"):
+            if key in schema:
+                return self.sample(self.rng.choice(schema[key]), depth)
+        if "enum" in schema:
+            return self.rng.choice(schema["enum"])
+        kind = schema.get("type")
+        kind = self.rng.choice(kind) if isinstance(kind, list) else kind
+        if depth > 6 or kind is None:
+            return self._junk()
+        return SAMPLERS.get(kind, lambda f, s, d: None)(self, schema, depth)
+
+    def _object(self, schema: dict[str, Any], depth: int) -> dict[str, Any]:
+        required = set(schema.get("required", []))
+        return {
+            name: self.sample(prop, depth + 1)
+            for name, prop in schema.get("properties", {}).items()
+            if name in required or self.rng.random() < 0.3
+        }
+
+    def _array(self, schema: dict[str, Any], depth: int) -> list[Any]:
+        low = schema.get("minItems", 0)
+        count = self.rng.randint(low, max(low, min(schema.get("maxItems", 3), 3)))
+        return [self.sample(schema.get("items", {}), depth + 1) for _ in range(count)]
+
+    def _string(self, schema: dict[str, Any]) -> str:
+        if schema.get("format") == "uuid":
+            return str(uuid.uuid4())
+        if schema.get("format") == "date-time":
+            return "2026-07-01T09:00:00Z"
+        low = schema.get("minLength", 0)
+        text = self.rng.choice(["budget", "records", "e1", "memories", "a b", "Ω≈ç", "x" * 40])
+        return text if len(text) >= low else text * (low // max(1, len(text)) + 1)
+
+    def _number(self, schema: dict[str, Any], whole: bool) -> float | int:
+        low, high = schema.get("minimum", -10), schema.get("maximum", 1000)
+        value = self.rng.uniform(low, high)
+        return int(value) if whole else value
+
+    def _junk(self) -> Any:
+        return self.rng.choice(
+            [None, True, -1, 0, 10**30, 1e308, "", "\u0000x", [], {}, [[[[1]]]], {"a": {"b": 1}}]
+        )
+
+    def _mutate(self, value: Any) -> Any:
+        if isinstance(value, dict) and value and self.rng.random() < 0.5:
+            key = self.rng.choice(list(value))
+            return {**value, key: self._junk()}
+        if isinstance(value, dict):
+            return {**value, "zz_unknown": self._junk()}
+        return self._junk()
+
+
+SAMPLERS: dict[str, Callable[[Fuzzer, dict[str, Any], int], Any]] = {
+    "object": Fuzzer._object,
+    "array": Fuzzer._array,
+    "string": lambda f, s, d: f._string(s),
+    "integer": lambda f, s, d: f._number(s, True),
+    "number": lambda f, s, d: f._number(s, False),
+    "boolean": lambda f, s, d: f.rng.random() < 0.5,
+    "null": lambda f, s, d: None,
+}
+
+
+def _fuzz_loop(client: Client, fuzzer: Fuzzer, tally: Tally, budget: list[int], lock: threading.Lock) -> None:
+    while True:
+        with lock:
+            if budget[0] <= 0:
+                return
+            budget[0] -= 1
+            method, target, body, content_type = fuzzer.request()
+        try:
+            response = client.request(method, target, body, content_type=content_type)
+        except OSError as exc:
+            tally.add("fuzz", Response(599, {"error": {"code": str(exc)}}, 0.0, {}), f"{method} {target}")
+            continue
+        tally.add("fuzz", response, f"{method} {target} {(body or b'')[:200]!r}")
+
+
+# --- the run -------------------------------------------------------------------------------------
+
+
+def _workspaces(service: Service, count: int) -> dict[str, str]:
+    """Workspace name → key: `default` (the service's) and `count - 1` more, plus `flood` and
+    `fuzz` (the fuzzed requests' own, so that its share does not limit the others')."""
+    keys = {"default": service.client.key}
+    for name in [*(f"ws{index}" for index in range(1, count)), "flood", "fuzz"]:
+        keys[name] = service.command("workspace", "create", name).stdout.strip().splitlines()[-1]
+    return keys
+
+
+def run(opts: SoakOptions, service_options: ServiceOptions) -> dict[str, Any]:
+    with running_service(service_options) as service:
+        keys = _workspaces(service, opts.workspaces)
+        tally, stop = Tally(), threading.Event()
+        names = [name for name in keys if name not in ("flood", "fuzz")]
+        clients = [(names[i % len(names)], _mixed) for i in range(opts.clients)]
+        clients += [("flood", _flood)] * opts.flood_clients
+        threads = [
+            threading.Thread(
+                target=_loop, args=(Client(service.url, keys[who]), who, send, tally, stop, opts.seed + i)
+            )
+            for i, (who, send) in enumerate(clients)
+        ]
+        fuzz_threads, fuzz_started = _fuzzers(service, keys["fuzz"], opts, tally)
+        started = time.monotonic()
+        for thread in threads + fuzz_threads:
+            thread.start()
+        rss = _sample_memory(service, started, opts.minutes * 60)
+        stop.set()
+        for thread in threads + fuzz_threads:
+            thread.join(120)
+        fuzz_seconds = time.monotonic() - fuzz_started[0]
+        tracebacks = sum("Traceback" in line for line in service.log)
+    return _result(opts, tally, rss, fuzz_seconds, tracebacks)
+
+
+def _fuzzers(
+    service: Service, key: str, opts: SoakOptions, tally: Tally
+) -> tuple[list[threading.Thread], list[float]]:
+    client = Client(service.url, key)
+    document = client.get("/openapi.json").body
+    views = [view["name"] for view in client.get("/views").body["views"]]
+    fuzzer, budget, lock = Fuzzer(document, views, random.Random(opts.seed)), [opts.fuzz], threading.Lock()
+    threads = [
+        threading.Thread(target=_fuzz_loop, args=(Client(service.url, key), fuzzer, tally, budget, lock))
+        for _ in range(opts.fuzz_clients)
+    ]
+    return threads, [time.monotonic()]
+
+
+def _sample_memory(service: Service, started: float, seconds: float) -> list[tuple[float, float]]:
+    """(minutes since start, service RSS in MiB) every 10 s for `seconds`."""
+    samples = []
+    while (elapsed := time.monotonic() - started) < seconds:
+        samples.append((round(elapsed / 60, 2), round(service.rss_bytes() / 2**20, 1)))
+        time.sleep(min(10.0, max(0.0, seconds - elapsed)))
+    samples.append((round((time.monotonic() - started) / 60, 2), round(service.rss_bytes() / 2**20, 1)))
+    return samples
+
+
+def _percentiles(values: list[float]) -> dict[str, float]:
+    if len(values) < 2:
+        return {"p50": values[0] if values else 0.0, "p95": 0.0, "p99": 0.0}
+    cuts = statistics.quantiles(values, n=100)
+    return {"p50": round(cuts[49], 1), "p95": round(cuts[94], 1), "p99": round(cuts[98], 1)}
+
+
+def _result(
+    opts: SoakOptions, tally: Tally, rss: list[tuple[float, float]], fuzz_s: float, tb: int
+) -> dict[str, Any]:
+    workspaces = {
+        who: {
+            "requests": len(tally.latency[who]),
+            **_percentiles(tally.latency[who]),
+            "statuses": dict(tally.statuses[who]),
+        }
+        for who in sorted(tally.latency)
+        if who != "fuzz"
+    }
+    fuzz = tally.statuses["fuzz"]
+    return {
+        "options": asdict(opts),
+        "workspaces": workspaces,
+        "rss_mib": rss,
+        "fuzz": {"requests": sum(fuzz.values()), "seconds": round(fuzz_s, 1), "statuses": dict(fuzz)},
+        "unexpected_5xx": tally.unexpected[:50],
+        "unexpected_5xx_count": len(tally.unexpected),
+        "service_log_tracebacks": tb,
+    }
+
+
+def render(result: dict[str, Any]) -> str:
+    lines = [
+        "| workspace | requests | p50 ms | p95 ms | p99 ms | answers by status |",
+        "|---|---|---|---|---|---|",
+    ]
+    for who, row in result["workspaces"].items():
+        statuses = ", ".join(f"{code}: {n}" for code, n in sorted(row["statuses"].items()))
+        lines.append(
+            f"| {who} | {row['requests']} | {row['p50']} | {row['p95']} | {row['p99']} | {statuses} |"
+        )
+    rss = result["rss_mib"]
+    lines.append(f"\nservice RSS (MiB): start {rss[0][1]}, max {max(m for _, m in rss)}, end {rss[-1][1]}")
+    lines.append("RSS by minute: " + ", ".join(f"{t:g}: {m}" for t, m in rss[:: max(1, len(rss) // 12)]))
+    fuzz = result["fuzz"]
+    statuses = ", ".join(f"{code}: {n}" for code, n in sorted(fuzz["statuses"].items()))
+    lines.append(f"fuzzed requests: {fuzz['requests']} in {fuzz['seconds']} s ({statuses})")
+    lines.append(f"5xx other than documented 503s: {result['unexpected_5xx_count']}")
+    lines.append(f"tracebacks in the service log: {result['service_log_tracebacks']}")
+    for item in result["unexpected_5xx"][:10]:
+        lines.append(f"  {item}")
+    return "\n".join(lines)

@@ -1,0 +1,213 @@
+"""The data lifecycle routes (docs/lifecycle.md): erase a record, forget an entity, list records
+page by page, and the erasure log.
+
+`DELETE /records/{id}` and `DELETE /entities/{entity}` answer `404` for anything the caller's
+workspace does not hold, exactly like an unknown id, and change nothing then. Every query
+parameter a route takes is declared with its operation below; any other is a `422`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+from uuid import UUID
+
+from flask import Blueprint
+from flask import Response
+from flask import jsonify
+from flask import request
+
+from memseek.api.common import json_body
+from memseek.api.common import runtime
+from memseek.api.common import scoped
+from memseek.api.common import workspace
+from memseek.api.openapi import Operation
+from memseek.api.openapi import QueryParam
+from memseek.api.openapi import document
+from memseek.auth import PREFIX_CHARS
+from memseek.errors import Detail
+from memseek.errors import NotFound
+from memseek.errors import RequestInvalid
+from memseek.write import erasures
+from memseek.write.listing import RecordFilter
+from memseek.write.listing import list_records
+from memseek.write.models import EraseIn
+from memseek.write.pages import DEFAULT_LIMIT
+from memseek.write.pages import MAX_LIMIT
+from memseek.write.pages import decode_cursor
+from memseek.write.pages import encode_cursor
+from memseek.write.pages import page_limit
+from memseek.write.store import record_json
+
+bp = Blueprint("lifecycle", __name__)
+
+STATUSES = ("active", "draft")
+ORDERS = ("newest", "oldest")
+
+
+def _param(name: str, description: str, kind: str = "string", **bounds: Any) -> QueryParam:
+    return QueryParam(name, kind, False, description, tuple(bounds.items()))
+
+
+PAGE_QUERY = (
+    _param("cursor", "The next_cursor of the previous page, unchanged."),
+    _param("limit", "Page size.", "integer", minimum=1, maximum=MAX_LIMIT, default=DEFAULT_LIMIT),
+)
+RECORDS_QUERY = (
+    _param("entity", "Only records about this entity."),
+    _param("collection", "Only records of this collection."),
+    _param("type", "Only records of this type."),
+    _param("status", "Only active records or only drafts.", enum=list(STATUSES)),
+    _param("key", "Only records of this fact slot key."),
+    _param("order", "newest (default) or oldest first, by ingestion order.", enum=list(ORDERS)),
+    *PAGE_QUERY,
+)
+FORGET_QUERY = (_param("collection", "Only forget the entity's records in this collection."),)
+
+
+def declared_params(declared: Sequence[QueryParam]) -> dict[str, str]:
+    """The query string as single values; a parameter the operation does not declare, a repeated
+    one, or a value outside a declared `enum` is a `422` (all of them listed)."""
+    known = {q.name: dict(q.bounds).get("enum") for q in declared}
+    problems = [
+        Detail(("query", name), "unknown query parameter") for name in request.args if name not in known
+    ]
+    for name in request.args:
+        values, allowed = request.args.getlist(name), known.get(name)
+        if name in known and len(values) > 1:
+            problems.append(Detail(("query", name), "give this parameter once"))
+        elif allowed is not None and values[0] not in allowed:
+            problems.append(Detail(("query", name), f"expected one of: {', '.join(allowed)}"))
+    if problems:
+        raise RequestInvalid("invalid query parameters", problems)
+    return {name: request.args[name] for name in request.args}
+
+
+def _reason() -> str | None:
+    return EraseIn.model_validate(json_body(required=False)).reason
+
+
+def _requested_by() -> str | None:
+    """The caller's key as the erasure log names it: its stored prefix, never the key."""
+    _, _, key = request.headers.get("Authorization", "").partition(" ")
+    return f"key {key.strip()[:PREFIX_CHARS]}" if key.strip() else None
+
+
+def _uuid(raw: str, what: str) -> UUID:
+    try:
+        return UUID(raw)
+    except ValueError:
+        raise NotFound(f"{what} {raw} not found") from None
+
+
+@bp.delete("/records/<raw_id>")
+def erase_record(raw_id: str) -> Response:
+    declared_params(())
+    record_id, reason = _uuid(raw_id, "record"), _reason()
+    with scoped() as conn:
+        done = erasures.erase_record(conn, workspace(), record_id, reason, _requested_by())
+    runtime().search.large_workspaces.discard(workspace())
+    body = {"erased": str(record_id), "collection": done.collection, "entity": done.entity}
+    return jsonify({**body, "erasure_id": str(done.id), "counts": done.to_json()["counts"]})
+
+
+@bp.delete("/entities/<path:entity>")
+def forget_entity(entity: str) -> tuple[Response, int]:
+    params, reason = declared_params(FORGET_QUERY), _reason()
+    done = erasures.forget(runtime(), workspace(), entity, params.get("collection"), reason, _requested_by())
+    if done.done:
+        return jsonify(done.to_json()), 200
+    response = jsonify({"erasure_id": str(done.id), "state": done.state})
+    response.headers["Location"] = f"/erasures/{done.id}"
+    return response, 202
+
+
+def _page_after(params: dict[str, str], listing: dict[str, Any], kind: type[int] | type[str]) -> Any:
+    return decode_cursor(params["cursor"], listing, kind) if "cursor" in params else None
+
+
+@bp.get("/records")
+def records_page() -> Response:
+    params = declared_params(RECORDS_QUERY)
+    limit = page_limit(params.get("limit"))
+    which = RecordFilter(
+        entity=params.get("entity"),
+        collection=params.get("collection"),
+        type=params.get("type"),
+        status=params.get("status"),
+        key=params.get("key"),
+        order="oldest" if params.get("order") == "oldest" else "newest",
+    )
+    after = _page_after(params, which.listing(), int)
+    runtime().touches.settle(workspace())  # show the last_accessed an earlier search set
+    with scoped() as conn:
+        rows = list_records(conn, workspace(), which, after, limit + 1)
+    more = encode_cursor(rows[limit - 1].seq, which.listing()) if len(rows) > limit else None
+    return jsonify({"records": [record_json(row) for row in rows[:limit]], "next_cursor": more})
+
+
+ERASURES_LISTING = {"route": "erasures"}
+
+
+@bp.get("/erasures")
+def erasures_page() -> Response:
+    params = declared_params(PAGE_QUERY)
+    limit = page_limit(params.get("limit"))
+    after = _page_after(params, ERASURES_LISTING, str)
+    with scoped() as conn:
+        found = erasures.list_erasures(conn, workspace(), None if after is None else UUID(after), limit + 1)
+    more = encode_cursor(str(found[limit - 1].id), ERASURES_LISTING) if len(found) > limit else None
+    return jsonify({"erasures": [erasure.to_json() for erasure in found[:limit]], "next_cursor": more})
+
+
+@bp.get("/erasures/<erasure_id>")
+def get_erasure(erasure_id: str) -> Response:
+    declared_params(())
+    found = _uuid(erasure_id, "erasure")
+    with scoped() as conn:
+        return jsonify(erasures.get_erasure(conn, workspace(), found).to_json())
+
+
+document(
+    Operation(
+        "DELETE",
+        "/records/{id}",
+        "Erase a record and its automatic links (not a flag: the rows are deleted)",
+        body=EraseIn,
+        body_required=False,
+        responses=((200, "Erased: {erased, collection, entity, erasure_id, counts}"),),
+    )
+)
+document(
+    Operation(
+        "DELETE",
+        "/entities/{entity}",
+        "Erase every record about an entity (and links naming it), in batches",
+        body=EraseIn,
+        body_required=False,
+        query=FORGET_QUERY,
+        responses=(
+            (200, f"Done within the request (at most {erasures.SYNC_LIMIT} records): the erasure"),
+            (202, "Erasing in the background: {erasure_id, state}; follow GET /erasures/{erasure_id}"),
+        ),
+    )
+)
+document(
+    Operation(
+        "GET",
+        "/records",
+        "The workspace's records in every state, page by page (newest first)",
+        query=RECORDS_QUERY,
+        responses=((200, "{records: [the record as GET /records/{id} shows it], next_cursor}"),),
+    )
+)
+document(
+    Operation(
+        "GET",
+        "/erasures",
+        "The erasure log, newest first, page by page",
+        query=PAGE_QUERY,
+        responses=((200, "{erasures: [...], next_cursor}"),),
+    )
+)
+document(Operation("GET", "/erasures/{erasure_id}", "One erasure: what was named, state, counts"))

@@ -1,0 +1,98 @@
+"""Retention: a collection's `retention: {field, days}` erases its records once `field`
+(`occurred_at` or `created_at`) lies more than `days` days in the past (docs/lifecycle.md).
+
+The rule of a collection's *active* version applies to the records of every version of it: a
+rule is a deployment's policy for the collection's data, so publishing a version with a shorter
+rule shortens it for records already written (a rule per written version could never be
+tightened). A collection without an active version keeps its records.
+
+Workers sweep now and then (`sweep`): for each rule, every workspace holding records past the
+cutoff gets one erasure of kind `retention` — one log entry per run, per workspace and
+collection — unless a run of that collection is still going there. The cutoff is fixed when the
+run is logged, and the workers erase the run in batches like any other erasure
+(`erasures.work_once`). Sweeps of several workers never overlap: each takes a transaction-level
+advisory lock first and skips the sweep when another holds it.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from uuid import UUID
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection
+
+from memseek.catalog.catalog import Catalog
+from memseek.catalog.models import Retention
+from memseek.runtime import Runtime
+from memseek.schema import erasures
+from memseek.schema import records
+from memseek.schema import workspaces
+from memseek.write import store
+from memseek.write.erasures import Erasure
+from memseek.write.erasures import high_water
+from memseek.write.erasures import insert_erasure
+from memseek.write.ids import uuid7
+
+SWEEP_LOCK = 0x6D656D7265746E  # "memretn": one advisory lock for every process's sweep
+SWEEP_SECONDS = 600.0
+"""How often a worker sweeps (`memseek worker --once` sweeps once). Expiry is a policy measured in
+days: ten minutes late is on time, and a sweep reads an index probe per workspace and rule."""
+
+
+def rules(catalog: Catalog) -> list[tuple[str, Retention]]:
+    """(collection, rule) for every collection whose active version declares retention."""
+    found = []
+    for name in catalog.active_collection_names():
+        rule = catalog.collection(name).retention
+        if rule is not None:
+            found.append((name, rule))
+    return found
+
+
+def sweep(runtime: Runtime) -> list[Erasure]:
+    """Log a retention run for every workspace and rule with expired records (module docstring);
+    the runs logged (none while another process sweeps)."""
+    found = rules(runtime.catalog)
+    if not found:
+        return []
+    with runtime.engine.begin() as conn:
+        if not conn.scalar(sa.select(sa.func.pg_try_advisory_xact_lock(SWEEP_LOCK))):
+            return []
+        runs = [run for collection, rule in found for run in _runs(conn, collection, rule)]
+        if runs:
+            conn.execute(sa.select(sa.func.pg_notify(store.QUEUE_CHANNEL, "")))
+    return runs
+
+
+def _runs(conn: Connection, collection: str, rule: Retention) -> list[Erasure]:
+    cutoff = conn.execute(sa.select(sa.func.now() - sa.func.make_interval(0, 0, 0, rule.days))).scalar_one()
+    return [
+        insert_erasure(conn, _run(conn, workspace_id, collection, rule, cutoff))
+        for workspace_id in _expired(conn, collection, rule, cutoff)
+    ]
+
+
+def _expired(conn: Connection, collection: str, rule: Retention, cutoff: datetime) -> list[UUID]:
+    """Workspaces with records of `collection` past `cutoff` and no retention run of it going."""
+    w, r, e = workspaces.c, records.c, erasures.c
+    expired = sa.exists().where(r.workspace_id == w.id, r.collection == collection, r[rule.field] < cutoff)
+    running = sa.exists().where(
+        e.workspace_id == w.id, e.state == "running", e.kind == "retention", e.collection == collection
+    )
+    return list(conn.scalars(sa.select(w.id).where(expired, ~running).order_by(w.id)))
+
+
+def _run(conn: Connection, workspace_id: UUID, collection: str, rule: Retention, cutoff: datetime) -> Erasure:
+    return Erasure(
+        workspace_id,
+        uuid7(),
+        "retention",
+        "running",
+        collection=collection,
+        reason=f"retention: {rule.field} more than {rule.days} days ago",
+        requested_by="retention",
+        high_water=high_water(conn, workspace_id),
+        cutoff_field=rule.field,
+        cutoff=cutoff,
+    )

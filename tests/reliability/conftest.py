@@ -1,0 +1,57 @@
+"""Fixtures of the reliability suite: the production app served by `memseek serve`'s own server
+(`memseek.server.make_server`: waitress with the JSON error tasks and the `/health` lane) in a
+thread, on a port the OS chose, over the session runtime or one of the test's."""
+
+from __future__ import annotations
+
+import socket
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import pytest
+from flask import Flask
+
+from memseek.app import create_app
+from memseek.runtime import Runtime
+from memseek.server import make_server
+from memseek.serving import bind
+
+
+@contextmanager
+def serving(app: Flask, threads: int = 8) -> Iterator[str]:
+    """`app` served on 127.0.0.1 by `memseek serve`'s server; yields its base URL."""
+    server = make_server(app, bind("127.0.0.1", 0), threads)
+    thread = threading.Thread(target=server.run, name="reliability-service", daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.effective_port}"
+    finally:
+        server.close()
+        thread.join(10)
+
+
+@pytest.fixture(scope="module")
+def service(runtime: Runtime) -> Iterator[str]:
+    """The base URL of the session runtime's app, served with `memseek serve`'s 8 threads."""
+    with serving(create_app(shared=runtime, threads=8)) as url:
+        yield url
+
+
+def raw_exchange(url: str, data: bytes, timeout: float = 10.0) -> bytes:
+    """Send `data` as is on a new connection to the service at `url`; everything it answers
+    before closing (the writing side is shut first, so a refusal mid-request still arrives)."""
+    host, port = url.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=timeout) as sock:
+        sock.sendall(data)
+        sock.shutdown(socket.SHUT_WR)
+        chunks = []
+        while True:
+            try:
+                chunk = sock.recv(65536)
+            except (TimeoutError, ConnectionResetError):
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+    return b"".join(chunks)

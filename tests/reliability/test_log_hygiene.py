@@ -1,0 +1,78 @@
+"""Issue 45: under load and outages the log gets one line per condition per interval, never one
+per request, and an expected outage (the database unreachable) is logged without a traceback."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from dataclasses import replace
+
+import pytest
+
+from memseek.db import create_db_engine
+from memseek.logs import Throttle
+from memseek.logs import ThrottleFilter
+from memseek.runtime import Runtime
+from memseek.write.worker import BackgroundWorker
+from tests.conftest import Client
+from tests.conftest import Tenant
+from tests.conftest import client_for
+from tests.helpers import error
+
+UNREACHABLE = "postgresql+psycopg://memseek@127.0.0.1:1/nowhere"
+"""Nothing listens on port 1: every connection attempt is refused at once."""
+
+
+def test_a_throttle_admits_one_line_per_interval_and_counts_the_rest() -> None:
+    throttle = Throttle(interval=60.0)
+    assert throttle.admit("db") == 0
+    assert [throttle.admit("db") for _ in range(99)] == [None] * 99
+    assert throttle.admit("other") == 0  # conditions are throttled apart
+    throttle._last["db"] -= 61.0  # the interval passed
+    assert throttle.admit("db") == 99
+
+
+def test_the_filter_lets_one_queue_depth_warning_through_per_interval() -> None:
+    records = [
+        logging.LogRecord(
+            "waitress.queue", logging.WARNING, __file__, 1, "Task queue depth is %d", (n,), None
+        )
+        for n in range(50)
+    ]
+    throttle = ThrottleFilter()
+    kept = [record for record in records if throttle.filter(record)]
+    assert len(kept) == 1
+
+
+@pytest.fixture
+def unreachable(runtime: Runtime) -> Runtime:
+    """The session runtime with an engine whose database refuses every connection."""
+    return replace(runtime, engine=create_db_engine(runtime.settings, UNREACHABLE))
+
+
+def test_a_database_outage_is_503_and_one_line_without_traceback(
+    unreachable: Runtime, tenant: Tenant, caplog: pytest.LogCaptureFixture
+) -> None:
+    client: Client = client_for(unreachable, tenant)
+    with caplog.at_level(logging.INFO):
+        for _ in range(20):
+            response = client.post("/search", json={"mode": "recent"})
+            error(response, 503, "backend_unavailable")
+            assert response.headers["Retry-After"] == "1"
+    logged = [r for r in caplog.records if r.levelno >= logging.WARNING]
+    assert len(logged) <= 1 and all(r.exc_info is None for r in logged), [r.getMessage() for r in logged]
+
+
+def test_a_worker_facing_an_outage_logs_no_traceback(
+    unreachable: Runtime, caplog: pytest.LogCaptureFixture
+) -> None:
+    worker = BackgroundWorker(unreachable, idle_seconds=0.05)
+    with caplog.at_level(logging.INFO):
+        thread = threading.Thread(target=worker.run)
+        thread.start()
+        threading.Event().wait(1.0)
+        worker.stop()
+        thread.join(10)
+    logged = [r for r in caplog.records if r.levelno >= logging.WARNING]
+    assert all(r.exc_info is None for r in logged), [r.getMessage() for r in logged]
+    assert len(logged) <= 2, [r.getMessage() for r in logged]  # LISTEN, and the batches

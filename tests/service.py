@@ -1,0 +1,64 @@
+"""A real Memseek service on a real port, over the session database, and SDK clients of it: the
+fixtures of every test that talks to the service as a client does (the SDK's, the adapters').
+
+The service is the production WSGI app (`create_app`) over the session runtime (the reference
+catalog, the packaged local embedding model), served by waitress in a thread on a port the OS
+chose, with the background worker `memseek serve` runs, so `wait=True` writes come back
+processed. No HTTP is mocked: clients talk to the service through sockets.
+
+A test package uses them by importing them into its `conftest.py`.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import AsyncIterator
+from collections.abc import Iterator
+
+import pytest
+from waitress.server import create_server
+
+from memseek.app import create_app
+from memseek.client import AsyncMemseek
+from memseek.client import Memseek
+from memseek.runtime import Runtime
+from memseek.write.worker import BackgroundWorker
+from tests.conftest import Tenant
+
+
+@pytest.fixture(scope="module")
+def service(runtime: Runtime) -> Iterator[str]:
+    """The base URL of a running service (and its worker) for this module's tests."""
+    server = create_server(create_app(shared=runtime), host="127.0.0.1", port=0, threads=4)
+    thread = threading.Thread(target=server.run, name="test-service", daemon=True)
+    thread.start()
+    worker = BackgroundWorker(runtime).start()
+    try:
+        yield f"http://127.0.0.1:{server.effective_port}"
+    finally:
+        worker.stop()
+        server.close()
+        server.task_dispatcher.shutdown()
+        thread.join(10)
+
+
+@pytest.fixture
+def m(service: str, tenant: Tenant, runtime: Runtime) -> Iterator[Memseek]:
+    """A sync client of the service for the `tenant` workspace; its reads' touches are written
+    before the tenant tables are emptied."""
+    with Memseek(service, tenant.key, retries=0) as client:
+        yield client
+    runtime.touches.flush(timeout=30)
+
+
+@pytest.fixture
+async def am(service: str, tenant: Tenant, runtime: Runtime) -> AsyncIterator[AsyncMemseek]:
+    """The async client of the same service and workspace."""
+    async with AsyncMemseek(service, tenant.key, retries=0) as client:
+        yield client
+    runtime.touches.flush(timeout=30)
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
