@@ -28,6 +28,7 @@ import psycopg
 
 from bench.client import Response
 from bench.client import check
+from bench.datasets import Dataset
 from bench.datasets import load_scifact
 from bench.engine import raw_connection
 from bench.engine import read_into_cache
@@ -190,6 +191,13 @@ def make_probes(
     return {k: [probes[(i * per + j) % len(probes)] for j in range(per)] for i, k in enumerate(ks)}
 
 
+def load(service: Service, data: Dataset, doc_vectors: np.ndarray) -> None:
+    """The documents through `POST /records`, vectors supplied, processed and analysed."""
+    write_records(service, [d.record_in() for d in data.docs], list(doc_vectors), progress="POST /records")
+    wait_processed(service)
+    analyze(service)
+
+
 def run(options: VectorOptions, service_options: ServiceOptions) -> dict[str, Any]:
     """Load SciFact, then measure every system at every k."""
     per = options.warmup + options.queries
@@ -201,11 +209,8 @@ def run(options: VectorOptions, service_options: ServiceOptions) -> dict[str, An
     chroma = ChromaPeer([d.doc_id for d in data.docs], doc_vectors) if chroma_available() else None
     models = {name: RawModel(threads) for name, threads in RAW_MODELS.items()}
     with running_service(service_options) as service:
-        write_records(
-            service, [d.record_in() for d in data.docs], list(doc_vectors), progress="POST /records"
-        )
-        wait_processed(service)
-        analyze(service)
+        if not service_options.reuse:  # a kept home (`--keep`, then `--reuse HOME`) holds them already
+            load(service, data, doc_vectors)
         with service.connect() as conn:
             read_into_cache(conn)
             versions = database_versions(conn)

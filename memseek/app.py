@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import re
 import uuid
+from functools import partial
 from typing import Any
 
 from flask import Flask
@@ -40,6 +41,7 @@ from memseek.auth import authenticate
 from memseek.boot import build_runtime
 from memseek.db import DATABASE_OUTAGES
 from memseek.db import STATEMENT_LABEL
+from memseek.db import checked_by_use
 from memseek.db import hold_for_request
 from memseek.db import release_held
 from memseek.errors import BackendUnavailable
@@ -127,14 +129,10 @@ def _before_request() -> None:
 
 
 def _authenticate() -> None:
-    # One statement, so no transaction around it: BEGIN and ROLLBACK would double its round trips.
-    conn = runtime().engine.connect().execution_options(isolation_level="AUTOCOMMIT")
-    try:
-        g.workspace_id = authenticate(conn, request.headers.get("Authorization"))
-        conn.commit()  # ends SQLAlchemy's autobegun transaction; in autocommit nothing is sent
-    except BaseException:
-        conn.close()
-        raise
+    # One statement, so no transaction around it: BEGIN and ROLLBACK would double its round trips;
+    # and no liveness ping before it: the look-up itself shows the connection lives.
+    header = request.headers.get("Authorization")
+    conn, g.workspace_id = checked_by_use(runtime().engine, partial(authenticate, header=header))
     hold_for_request(conn)  # the request's first workspace transaction runs on it
 
 
