@@ -109,9 +109,8 @@ def _route_label() -> str:
 
 
 def _before_request() -> None:
-    """Every request, before its route: a request id, its deadline, authentication and its
+    """Every request, before its route: its deadline, authentication and its
     workspace's share of the threads, then the checks its declared operation implies."""
-    g.request_id = uuid.uuid4().hex[:16]
     STATEMENT_LABEL.set(_route_label())
     g.deadline = deadline.start(runtime().settings.search_timeout_ms / 1000)
     limit = runtime().settings.max_request_bytes
@@ -159,6 +158,14 @@ def _end_request(exc: BaseException | None) -> None:
         deadline.end(token)
 
 
+def _request_id() -> str:
+    """The id an error answer and its log line share, drawn when the first one needs it: a
+    request that succeeds never reads the system's random source for it."""
+    if "request_id" not in g:
+        g.request_id = uuid.uuid4().hex[:16]
+    return str(g.request_id)
+
+
 def _json_error(status: int, body: dict[str, Any], retry_after: int | None = None) -> Response:
     response = jsonify(body)
     response.status_code = status
@@ -192,7 +199,7 @@ def _register_error_handlers(app: Flask) -> None:
     def database_unavailable(exc: Exception) -> Response:
         # unreachable, frozen or dropped server, exhausted pool: an expected outage, retryable,
         # never a 500; logged once per interval without a traceback
-        request_id = g.get("request_id", "-")
+        request_id = _request_id()
         log_throttled(
             log, logging.WARNING, "database-unavailable", "database unavailable: %s", first_line(exc)
         )
@@ -205,7 +212,7 @@ def _register_error_handlers(app: Flask) -> None:
 
     @app.errorhandler(Exception)
     def unexpected(exc: Exception) -> Response:
-        request_id = g.get("request_id", "-")
+        request_id = _request_id()
         log.exception("unhandled error in request %s", request_id)
         message = f"internal error; quote request id {request_id} to the operator"
         return _json_error(500, error_body("internal_error", message))
