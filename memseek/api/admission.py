@@ -4,12 +4,13 @@ A WSGI server serves each request on one of a fixed number of threads, so a work
 them all (slow searches, long waits for processing) would stall every other workspace. Two
 bounds keep a share free for the others:
 
-* while another workspace is active (it sent a request within `ACTIVE_WINDOW` seconds) and
-  fewer than `Shares.per_workspace` threads are free, a workspace that already holds its share
-  (a quarter of the threads by default) is answered `429 too_many_requests` with `Retry-After`
-  at once, before it does any work: the last free threads stay for the other workspaces. While
-  threads are free, any workspace may use them (idle capacity is never refused), and a
-  workspace alone on the service may use every thread;
+* while another workspace is active (it has a request running, or began one within the last
+  `ACTIVE_WINDOW` seconds), a workspace holds at most `Shares.per_workspace` request threads at
+  once (a quarter of them by default); a request beyond that is answered `429
+  too_many_requests` with `Retry-After` at once, before it does any work. The window is short so
+  that only a workspace competing now limits another's concurrency; a workspace alone on the
+  service may use every thread, so a single-workspace deployment is never refused for its own
+  concurrency;
 * at most `Shares.waits_per_workspace` requests of a workspace, and `Shares.waits_total` in all,
   wait for processing (`POST /records?wait=true`) at once; a write beyond that is answered at
   once with its records' current states (`processing: pending`), as without `wait`.
@@ -37,7 +38,6 @@ ACTIVE_WINDOW = 1.0
 class Shares:
     """How many request threads one workspace may hold, and how many may wait for processing."""
 
-    threads: int
     per_workspace: int
     waits_per_workspace: int
     waits_total: int
@@ -48,7 +48,6 @@ class Shares:
         (or `per_workspace`) while others are active, an eighth of them waiting per workspace,
         half of them waiting in all (at least one each)."""
         return cls(
-            threads=threads,
             per_workspace=per_workspace or max(1, threads // 4),
             waits_per_workspace=max(1, threads // 8),
             waits_total=max(1, threads // 2),
@@ -66,14 +65,13 @@ class Admission:
         self._seen: dict[UUID, float] = {}
 
     def enter(self, workspace: UUID) -> None:
-        """Count one more request of `workspace`; `TooManyRequests` when it holds its share while
-        another workspace is active and the last `per_workspace` threads are all that is free."""
+        """Count one more request of `workspace`; `TooManyRequests` when it holds its share
+        while another workspace is active."""
         now = time.monotonic()
         with self._lock:
             self._seen[workspace] = now
             shared = self._others_active(workspace, now)
-            scarce = self._requests.total() >= self.shares.threads - self.shares.per_workspace
-            if shared and scarce and self._requests[workspace] >= self.shares.per_workspace:
+            if shared and self._requests[workspace] >= self.shares.per_workspace:
                 raise TooManyRequests(
                     f"this workspace already has {self.shares.per_workspace} requests in progress "
                     "while others wait for theirs; retry when one of them is answered"
