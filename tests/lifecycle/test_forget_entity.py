@@ -271,3 +271,10 @@ def test_erasures_of_one_entity_leave_other_workspaces_alone(
     processed(lc_runtime)
     assert all(fetch(lc_other, record_id) for record_id in theirs)
     assert count(db, "records", workspace_id=lc.tenant.id) == 0
+
+
+def test_an_entity_no_record_can_name_is_422(lc: Client, db: Engine) -> None:
+    written_ids(lc, note("ann", "ann note"))
+    err = error(delete(lc, "/entities/ann%00"), 422, "invalid_request")
+    assert [d["loc"] for d in err["details"]] == [["path", "entity"]]
+    assert count(db, "records") == 1 and count(db, "erasures") == 0
