@@ -29,6 +29,7 @@ from tests.lifecycle.support import count
 from tests.lifecycle.support import delete
 from tests.lifecycle.support import edge
 from tests.lifecycle.support import fact
+from tests.lifecycle.support import holding
 from tests.lifecycle.support import node
 from tests.lifecycle.support import note
 from tests.lifecycle.support import processed
@@ -278,3 +279,15 @@ def test_an_entity_no_record_can_name_is_422(lc: Client, db: Engine) -> None:
     err = error(delete(lc, "/entities/ann%00"), 422, "invalid_request")
     assert [d["loc"] for d in err["details"]] == [["path", "entity"]]
     assert count(db, "records") == 1 and count(db, "erasures") == 0
+
+
+def test_records_still_queued_leave_nothing_behind(lc: Client, db: Engine) -> None:
+    """Records not processed yet sit in the processing queue too (the `lc_` app runs no worker);
+    every table is searched for their ids, text and idempotency key (`support.holding`)."""
+    ids = written_ids(
+        lc, note("zed", "quokkazanzibar pending"), note("zed", "another", idempotency_key="zk-1")
+    )
+    needles = [*ids, "zk-1", "quokkazanzibar"]
+    assert holding(db, needles) == {"records": 2, "record_postings": 3, "processing_queue": 2}
+    assert ok(delete(lc, "/entities/zed"))["erased"] == 2
+    assert holding(db, needles) == {}
