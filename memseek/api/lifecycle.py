@@ -3,7 +3,8 @@ page by page, and the erasure log.
 
 `DELETE /records/{id}` and `DELETE /entities/{entity}` answer `404` for anything the caller's
 workspace does not hold, exactly like an unknown id, and change nothing then. Every query
-parameter a route takes is declared with its operation below; any other is a `422`.
+parameter a route takes is declared with its operation below and checked before the route
+runs (`memseek.api.openapi.check_query`); any other is a `422`.
 """
 
 from __future__ import annotations
@@ -27,17 +28,12 @@ from memseek.api.openapi import Operation
 from memseek.api.openapi import QueryParam
 from memseek.api.openapi import document
 from memseek.auth import PREFIX_CHARS
-from memseek.errors import Detail
 from memseek.errors import NotFound
-from memseek.errors import RequestInvalid
 from memseek.storable import STORABLE
-from memseek.storable import UNSTORABLE
-from memseek.storable import storable
 from memseek.write import erasures
 from memseek.write.listing import RecordFilter
 from memseek.write.listing import list_records
 from memseek.write.models import EraseIn
-from memseek.write.pages import CURSOR_MAX_LENGTH
 from memseek.write.pages import CURSOR_PATTERN
 from memseek.write.pages import DEFAULT_LIMIT
 from memseek.write.pages import MAX_LIMIT
@@ -58,31 +54,22 @@ def _param(name: str, description: str, kind: str = "string", **bounds: Any) -> 
     return QueryParam(name, kind, False, description, tuple(bounds.items()))
 
 
-def _label(name: str, description: str) -> QueryParam:
-    """An exact-match filter: a text a record can hold there (1–256 characters, storable)."""
-    return _param(name, description, minLength=1, maxLength=256, pattern=STORABLE)
-
-
 PAGE_QUERY = (
-    _param(
-        "cursor",
-        "The next_cursor of the previous page, unchanged.",
-        minLength=1,
-        maxLength=CURSOR_MAX_LENGTH,
-        pattern=CURSOR_PATTERN,
-    ),
+    _param("cursor", "The next_cursor of the previous page, unchanged.", pattern=CURSOR_PATTERN),
     _param("limit", "Page size.", "integer", minimum=1, maximum=MAX_LIMIT, default=DEFAULT_LIMIT),
 )
 RECORDS_QUERY = (
-    _label("entity", "Only records about this entity."),
-    _label("collection", "Only records of this collection."),
-    _label("type", "Only records of this type."),
+    _param("entity", "Only records about this entity.", pattern=STORABLE),
+    _param("collection", "Only records of this collection.", pattern=STORABLE),
+    _param("type", "Only records of this type.", pattern=STORABLE),
     _param("status", "Only active records or only drafts.", enum=list(STATUSES)),
-    _label("key", "Only records of this fact slot key."),
+    _param("key", "Only records of this fact slot key.", pattern=STORABLE),
     _param("order", "newest (default) or oldest first, by ingestion order.", enum=list(ORDERS)),
     *PAGE_QUERY,
 )
-FORGET_QUERY = (_label("collection", "Only forget the entity's records in this collection."),)
+FORGET_QUERY = (
+    _param("collection", "Only forget the entity's records in this collection.", pattern=STORABLE),
+)
 
 
 def _reason() -> str | None:
@@ -93,13 +80,6 @@ def _requested_by() -> str | None:
     """The caller's key as the erasure log names it: its stored prefix, never the key."""
     _, _, key = request.headers.get("Authorization", "").partition(" ")
     return f"key {key.strip()[:PREFIX_CHARS]}" if key.strip() else None
-
-
-def _entity_storable(entity: str) -> None:
-    """An entity PostgreSQL cannot store (a NUL, a lone surrogate) names nothing: a `422` at its
-    path segment rather than a failing statement."""
-    if not storable(entity):
-        raise RequestInvalid("the entity is invalid", [Detail(("path", "entity"), UNSTORABLE)])
 
 
 def _uuid(raw: str, what: str) -> UUID:
@@ -121,9 +101,8 @@ def erase_record(raw_id: str) -> Response:
 
 @bp.delete("/entities/<path:entity>")
 def forget_entity(entity: str) -> tuple[Response, int]:
-    _entity_storable(entity)
-    reason = _reason()
-    done = erasures.forget(runtime(), workspace(), entity, query().get("collection"), reason, _requested_by())
+    collection, reason = query().get("collection"), _reason()
+    done = erasures.forget(runtime(), workspace(), entity, collection, reason, _requested_by())
     if done.done:
         return jsonify(done.to_json()), 200
     response = jsonify({"erasure_id": str(done.id), "state": done.state})
@@ -131,15 +110,14 @@ def forget_entity(entity: str) -> tuple[Response, int]:
     return response, 202
 
 
-def _page_after(listing: dict[str, Any], read: Callable[[Any], T]) -> T | None:
-    cursor = query().get("cursor")
-    return None if cursor is None else decode_cursor(cursor, listing, read)
+def _page_after(params: dict[str, Any], listing: dict[str, Any], read: Callable[[Any], T]) -> T | None:
+    return decode_cursor(params["cursor"], listing, read) if "cursor" in params else None
 
 
 @bp.get("/records")
 def records_page() -> Response:
     params = query()
-    limit = params.get("limit", DEFAULT_LIMIT)
+    limit: int = params.get("limit", DEFAULT_LIMIT)
     which = RecordFilter(
         entity=params.get("entity"),
         collection=params.get("collection"),
@@ -148,7 +126,7 @@ def records_page() -> Response:
         key=params.get("key"),
         order="oldest" if params.get("order") == "oldest" else "newest",
     )
-    after = _page_after(which.listing(), seq_position)
+    after = _page_after(params, which.listing(), seq_position)
     runtime().touches.settle(workspace())  # show the last_accessed an earlier search set
     with scoped() as conn:
         rows = list_records(conn, workspace(), which, after, limit + 1)
@@ -161,8 +139,9 @@ ERASURES_LISTING = {"route": "erasures"}
 
 @bp.get("/erasures")
 def erasures_page() -> Response:
-    limit = query().get("limit", DEFAULT_LIMIT)
-    after = _page_after(ERASURES_LISTING, id_position)
+    params = query()
+    limit: int = params.get("limit", DEFAULT_LIMIT)
+    after = _page_after(params, ERASURES_LISTING, id_position)
     with scoped() as conn:
         found = erasures.list_erasures(conn, workspace(), after, limit + 1)
     more = encode_cursor(str(found[limit - 1].id), ERASURES_LISTING) if len(found) > limit else None

@@ -14,7 +14,6 @@ they got it.
 from __future__ import annotations
 
 import base64
-import binascii
 import hashlib
 import json
 from collections.abc import Callable
@@ -31,10 +30,7 @@ T = TypeVar("T")
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 500
 CURSOR_PATTERN = "^[A-Za-z0-9_-]+$"
-"""What a cursor looks like (base64url without padding), as a JSON Schema pattern."""
-CURSOR_MAX_LENGTH = 512
-"""Longer than any cursor a listing gives out: a cursor's position is a number or an id."""
-MAX_SEQ = 2**63 - 1
+"""The form of every cursor `encode_cursor` gives out (unpadded base64url), as documented."""
 
 
 def _digest(listing: Mapping[str, Any]) -> str:
@@ -51,15 +47,18 @@ def encode_cursor(after: int | str, listing: Mapping[str, Any]) -> str:
 def decode_cursor(raw: str, listing: Mapping[str, Any], read: Callable[[Any], T]) -> T:
     """The position a cursor of `listing` names, as `read` takes it (a ValueError when the
     value is not a position of this listing); a `422` when it is not a cursor this listing gave
-    out, whatever is wrong with it."""
+    out, whatever is wrong with it (a made-up one may nest deeper than the JSON parser goes)."""
     try:
         data = json.loads(base64.urlsafe_b64decode(raw + "=" * (-len(raw) % 4)))
         if not isinstance(data, dict) or set(data) != {"after", "of"} or data["of"] != _digest(listing):
             raise ValueError("not this listing's")
         return read(data["after"])
-    except (ValueError, binascii.Error):
+    except (ValueError, RecursionError):  # binascii.Error and UnicodeDecodeError are ValueErrors
         detail = Detail(("query", "cursor"), "not a cursor of this listing; pass next_cursor back unchanged")
         raise RequestInvalid("the cursor is invalid", [detail]) from None
+
+
+MAX_SEQ = 2**63 - 1
 
 
 def seq_position(value: Any) -> int:

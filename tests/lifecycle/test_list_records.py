@@ -98,6 +98,10 @@ def test_an_entitys_listing_reads_an_index_of_it(lc: Client, db: Engine) -> None
     assert "records_entity" in json.dumps(plan)
 
 
+def _b64(text: str) -> str:
+    return base64.urlsafe_b64encode(text.encode()).decode().rstrip("=")
+
+
 @pytest.mark.parametrize(
     ("query", "loc"),
     [
@@ -111,10 +115,8 @@ def test_an_entitys_listing_reads_an_index_of_it(lc: Client, db: Engine) -> None
         pytest.param("entity=a&entity=b", ["query", "entity"], id="repeated"),
         pytest.param("cursor=abc", ["query", "cursor"], id="cursor-garbage"),
         pytest.param("cursor=", ["query", "cursor"], id="cursor-empty"),
-        pytest.param("cursor=" + "A" * 513, ["query", "cursor"], id="cursor-too-long"),
-        pytest.param("entity=", ["query", "entity"], id="entity-empty"),
+        pytest.param("cursor=" + _b64("[" * 100_000), ["query", "cursor"], id="cursor-nested-deeply"),
         pytest.param("entity=a%00b", ["query", "entity"], id="entity-with-nul"),
-        pytest.param("key=" + "k" * 257, ["query", "key"], id="key-too-long"),
     ],
 )
 def test_invalid_query_parameters_are_422(lc: Client, query: str, loc: list[str]) -> None:
@@ -130,7 +132,7 @@ def test_limit_500_is_allowed_and_50_is_the_default(lc: Client) -> None:
 def _forged(cursor: str, change: Any) -> str:
     data = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
     change(data)
-    return base64.urlsafe_b64encode(json.dumps(data).encode()).decode().rstrip("=")
+    return _b64(json.dumps(data))
 
 
 @pytest.mark.parametrize(
