@@ -289,18 +289,17 @@ def test_records_still_queued_leave_nothing_behind(lc: Client, db: Engine) -> No
 
 
 def test_a_small_forget_out_of_time_goes_on_in_the_background(
-    lc_runtime: Runtime, tenant: Tenant, db: Engine
+    lc: Client, lc_runtime: Runtime, db: Engine
 ) -> None:
     """The request's deadline passes while its batch waits for a worker holding a record: the
     answer is the running erasure (`202`, its Location), not an error, and the workers finish it."""
-    app = app_for(with_settings(lc_runtime, search_timeout_ms=1500))
-    lc = Client(app.test_client(), tenant)
+    hurried = Client(app_for(with_settings(lc_runtime, search_timeout_ms=3000)).test_client(), lc.tenant)
     [held, *_] = written_ids(lc, *(note("ann", f"ann {n}") for n in range(3)))
     with db.begin() as worker:
         worker.execute(
             sa.text("SELECT 1 FROM processing_queue WHERE record_id = :id FOR UPDATE"), {"id": held}
         )
-        response = delete(lc, "/entities/ann", {"reason": "slow"})
+        response = delete(hurried, "/entities/ann", {"reason": "slow"})
     assert response.status_code == 202, response.get_json()
     assert count(db, "records") == 3
     location = response.headers["Location"]
