@@ -260,11 +260,6 @@ class DatabaseTimeout(psycopg.OperationalError):
 class DeadlinePool(sa.pool.QueuePool):
     """The pool whose checkout waits no longer than the current deadline (`pool_timeout` at most)."""
 
-    # SQLAlchemy names a pool's logger after its class; under `memseek.` its INFO lines ("Pool
-    # disposed", "Pool recreating") would reach every command's output. Under `sqlalchemy.` they
-    # stay quiet unless pool echo is asked for, as for SQLAlchemy's own pools.
-    _sqla_logger_namespace = "sqlalchemy.pool.impl.QueuePool"
-
     @property
     def _timeout(self) -> float:  # QueuePool reads it on every checkout that must wait
         return deadline.wait_budget(self._configured_timeout) or 0.0
