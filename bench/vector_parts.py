@@ -46,6 +46,8 @@ from bench.vectors import VectorCache
 from bench.vectors import as_json_vector
 from memseek.boot import build_runtime
 from memseek.db import embedded_url
+from memseek.db import hold_for_request
+from memseek.db import release_held
 from memseek.models.local import MODEL_ID
 from memseek.runtime import Runtime
 from memseek.search import execute
@@ -108,12 +110,22 @@ class Parts:
         def part(vector: np.ndarray) -> float:
             body = {"mode": "vector", "k": self.k, "scope": {"collections": [COLLECTION]}}
             spec = parse_search(body | {"vector": as_json_vector(vector), "embedding_model": MODEL_ID})
-            with planner_patched(extra or {}):
+            with planner_patched(extra or {}), self._held():
                 if stage:
                     return run_search(self.runtime, self.workspace, spec).timings.search
                 return self._statement(spec)
 
         return part
+
+    @contextmanager
+    def _held(self) -> Iterator[None]:
+        """A connection checked out (and pinged) before the clock starts, as a request's
+        authentication leaves one for its search (`db.hold_for_request`)."""
+        hold_for_request(self.runtime.engine.connect().execution_options(isolation_level="AUTOCOMMIT"))
+        try:
+            yield
+        finally:
+            release_held()
 
     def _statement(self, spec: Any) -> float:
         compiled = prepare(self.runtime, self.workspace, spec).compiled
