@@ -232,7 +232,18 @@ def test_every_link_of_the_readme_resolves() -> None:
         assert (ROOT / target).exists(), target
 
 
+def commands() -> set[str]:
+    """The `memseek` command's subcommands, as its parser declares them."""
+    (choices,) = [a.choices for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)]
+    return set(choices)
+
+
 def test_every_command_the_readme_names_exists() -> None:
     named = set(re.findall(r"memseek (\w+)", README.read_text(encoding="utf-8")))
-    (commands,) = [a.choices for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)]
-    assert named and named <= set(commands), named - set(commands)
+    assert named and named <= commands(), named - commands()
+
+
+def test_the_operations_page_lists_every_command() -> None:
+    page = (ROOT / "docs" / "operations.md").read_text(encoding="utf-8")
+    table = page.split("\n## Every command\n", 1)[1].split("\n## ", 1)[0]
+    assert {name for name in commands() if f"`memseek {name}" not in table} == set()
