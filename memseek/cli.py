@@ -63,6 +63,7 @@ def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
     from memseek.server import make_server
     from memseek.serving import Banner
     from memseek.serving import bind
+    from memseek.serving import invocation
     from memseek.serving import public_url
 
     listener = bind(args.host, args.port)  # before the slow start: a taken port fails at once
@@ -77,7 +78,8 @@ def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
         worker = _in_process_worker(runtime) if settings.run_worker and not args.no_worker else None
         server = make_server(app, listener, args.threads)
         embedded = None if settings.database_url else settings.memseek_home / "pgdata"
-        banner = Banner(public_url(args.host, server.effective_port), key, embedded)
+        command = invocation(sys.argv[0], sys.executable)
+        banner = Banner(public_url(args.host, server.effective_port), key, embedded, command)
         print("\n".join(banner.lines()), flush=True)
         server.run()  # returns on Ctrl-C
         if worker is not None:  # its threads use the engine the runtime closes next

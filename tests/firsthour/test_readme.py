@@ -117,8 +117,10 @@ class Reader:
             argv, cwd=self.cwd, env=env, stdout=subprocess.PIPE, stderr=log, text=True
         )
         lines = banner(self.service)
-        self.key = self.key or next(line for line in lines if line.startswith("msk_"))
         wait_healthy(self.port, self.service)
+        if not self.key:  # the first start: the key, and the banner's "Try it" lines, as pasted
+            self.key = next(line for line in lines if line.startswith("msk_"))
+            self.shell("\n".join(line.strip() for line in lines[lines.index("Try it:") + 1 : -2]))
 
     def stop(self) -> None:
         """Ctrl-C in the first terminal."""
