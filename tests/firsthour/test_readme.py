@@ -13,7 +13,8 @@ How a fenced block of the "Quick start" section is run, as a reader with two ter
 * `python`: saved as a file and run with `.venv/bin/python`, in that terminal's environment.
 * `json`: an MCP client's configuration, started as the client starts it (with the clone's
   absolute path, as the page asks); its tools are listed and one is called.
-* a block without a language is output shown to the reader: not run.
+* a block without a language is output shown to the reader: not run; the banner it shows must be
+  the one the first start printed.
 
 What the reader would type differently: `127.0.0.1:8000` is the test's port (`MEMSEEK_URL` for
 the SDK and the CLI), `msk_…` the key the banner printed, and the data lives in a temporary
@@ -54,6 +55,8 @@ README = ROOT / "README.md"
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```$", re.S | re.M)
 KEY_PLACEHOLDER = "msk_…"
 CLONE_PLACEHOLDER = "/absolute/path/to/your/clone"
+SHOWN_HOME = "/home/you/.local/share/memseek"
+"""The default MEMSEEK_HOME the page shows in the banner."""
 DEFAULT_URL = "http://127.0.0.1:8000"
 FAILED = ('"error":', '"isError":true', '"hits":[]')
 """Output no quick-start command may print: the one error shape, a failed MCP tool call, a
@@ -80,6 +83,7 @@ class Reader:
     port: int
     key: str = ""
     service: subprocess.Popen[str] | None = None
+    banner: list[str] = field(default_factory=list)
     outputs: list[str] = field(default_factory=list)
 
     @property
@@ -102,6 +106,11 @@ class Reader:
             self.shell(".venv/bin/python first.py")
         elif language == "json":
             self.agent(json.loads(self.localised(text)))
+        elif text.startswith("Memseek is listening on"):  # the banner the page shows
+            home = self.env["MEMSEEK_HOME"]
+            # on a port other than 8000 the banner also names it for the CLI
+            printed = [line.replace(f"MEMSEEK_URL={self.env['MEMSEEK_URL']} ", "") for line in self.banner]
+            assert self.localised(text).replace(SHOWN_HOME, home).splitlines() == printed
         else:
             assert language == "", f"a block the reader cannot run: {language}"
 
@@ -112,7 +121,7 @@ class Reader:
         assert command == "serve" and program == ".venv/bin/memseek", text
         env = {**self.env, **dict(a.split("=", 1) for a in assignments)}
         log = (self.cwd / "serve.log").open("a", encoding="utf-8")
-        argv = [str(self.cwd / program), command, "--port", str(self.port)]
+        argv = [program, command, "--port", str(self.port)]  # relative, as typed (POSIX: to cwd)
         self.service = subprocess.Popen(
             argv, cwd=self.cwd, env=env, stdout=subprocess.PIPE, stderr=log, text=True
         )
@@ -120,6 +129,7 @@ class Reader:
         wait_healthy(self.port, self.service)
         if not self.key:  # the first start: the key, and the banner's "Try it" lines, as pasted
             self.key = next(line for line in lines if line.startswith("msk_"))
+            self.banner = lines
             self.shell("\n".join(line.strip() for line in lines[lines.index("Try it:") + 1 : -2]))
 
     def stop(self) -> None:
