@@ -239,9 +239,18 @@ def test_the_documentation_map_lists_every_page() -> None:
     assert sorted(listed) == sorted(page.name for page in (ROOT / "docs").glob("*.md"))
 
 
-def test_every_link_of_the_readme_resolves() -> None:
-    for target in re.findall(r"\]\(([^)#]+)(?:#[^)]*)?\)", README.read_text(encoding="utf-8")):
-        assert (ROOT / target).exists(), target
+LINK = re.compile(r"\]\(([^)#:]+)(?:#[^)]*)?\)")
+"""A Markdown link to a file of the repository (not a web address), its anchor left out."""
+
+
+@pytest.mark.parametrize("page", [README, *sorted((ROOT / "docs").glob("*.md"))], ids=lambda p: p.name)
+def test_every_link_of_a_page_resolves(page: Path) -> None:
+    missing = [
+        target
+        for target in LINK.findall(page.read_text(encoding="utf-8"))
+        if not (page.parent / target).exists()
+    ]
+    assert missing == []
 
 
 def commands() -> set[str]:
