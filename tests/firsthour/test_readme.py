@@ -13,6 +13,8 @@ How a fenced block of the "Quick start" section is run, as a reader with two ter
 * `python`: saved as a file and run with `.venv/bin/python`, in that terminal's environment.
 * `json`: an MCP client's configuration, started as the client starts it (with the clone's
   absolute path, as the page asks); its tools are listed and one is called.
+* step 5's browser: the inspector in headless Chromium (as tests/firsthour/test_inspector.py
+  drives it), the key typed, the view's form filled and run, its hits shown.
 * a block without a language is output shown to the reader: not run; the banner it shows must be
   the one the first start printed.
 
@@ -41,8 +43,13 @@ import pytest
 from mcp import ClientSession
 from mcp import StdioServerParameters
 from mcp.client.stdio import stdio_client
+from playwright.sync_api import sync_playwright
 
 from memseek.cli import build_parser
+from tests.firsthour.test_inspector import CHROMIUM
+from tests.firsthour.test_inspector import CHROMIUM_ARGS
+from tests.firsthour.test_inspector import WAIT_MS
+from tests.firsthour.test_inspector import enter_key
 from tests.firsthour.test_serve_and_db import banner
 from tests.helpers import cli_env
 from tests.helpers import free_port
@@ -62,6 +69,7 @@ FAILED = ('"error":', '"isError":true', '"hits":[]')
 """Output no quick-start command may print: the one error shape, a failed MCP tool call, a
 search or view that found nothing."""
 STEP_SECONDS = 300
+ROWS = "rows => rows.map(r => r.textContent)"
 
 
 def section(title: str) -> str:
@@ -72,6 +80,35 @@ def section(title: str) -> str:
 def blocks(title: str) -> list[tuple[str, str]]:
     """The fenced blocks of a README section, in order: (language, text)."""
     return [(m[1], m[2]) for m in FENCE.finditer(section(title))]
+
+
+def steps(title: str) -> list[tuple[str, list[tuple[str, str]]]]:
+    """The `### ` steps of a README section, each with its fenced blocks."""
+    found = re.split(r"^### (.+)$", section(title), flags=re.M)[1:]
+    return [
+        (heading, [(m[1], m[2]) for m in FENCE.finditer(body)])
+        for heading, body in zip(found[::2], found[1::2], strict=True)
+    ]
+
+
+def view_in_the_browser(url: str, key: str) -> list[str]:
+    """What the quick start's step 5 says the browser shows: the inspector at `/ui`, the key typed
+    once, `customer_context`'s form filled and run; the rendered block, then the hits' rows."""
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        page = browser.new_page()
+        page.set_default_timeout(WAIT_MS)
+        page.goto(f"{url}/ui")
+        enter_key(page, key)
+        page.click("nav button[data-tab=views]")
+        page.select_option("#view-name", "customer_context")
+        page.fill("#view-fields input[name=entity]", "contact.maria")
+        page.fill("#view-fields input[name=task]", "prepare the budget call")
+        page.click("#run-view")
+        page.wait_for_selector("#hits tbody tr")
+        shown = [page.text_content("#rendered") or "", *page.eval_on_selector_all("#hits tbody tr", ROWS)]
+        browser.close()
+    return shown
 
 
 @dataclass
@@ -212,10 +249,14 @@ def reader(tmp_path: Path) -> Iterator[Reader]:
 
 def test_the_quick_start_runs_as_printed(reader: Reader) -> None:
     assert shutil.which("curl"), "curl is missing: apt-get install -y --no-install-recommends curl"
-    steps = blocks("Quick start")
-    assert [language for language, _ in steps].count("sh") >= 12, steps
-    for language, text in steps:
-        reader.run(language, text)
+    tour = steps("Quick start")
+    assert [language for _, found in tour for language, _ in found].count("sh") >= 12, tour
+    for heading, found in tour:
+        for language, text in found:
+            reader.run(language, text)
+        if heading == "5. Call a view":  # and in the browser, as the step ends
+            rendered, *hits = view_in_the_browser(reader.env["MEMSEEK_URL"], reader.key)
+            assert "Q3 budget review" in rendered and len(hits) == 2, (rendered, hits)  # step 2's events
     output = "\n".join(reader.outputs)
     assert "['ready', 'ready']" in output  # the SDK's write waited for processing
     assert "Maria prefers email." in output  # the reader's own view, after the restart
