@@ -583,3 +583,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         for detail in getattr(exc, "details", ()):
             print(f"  {'.'.join(str(part) for part in detail.loc)}: {detail.msg}", file=sys.stderr)
         return 2
+    except BrokenPipeError:
+        return _reader_gone()
+
+
+EXIT_READER_GONE = 1
+"""The status of a command whose reader closed the pipe (`memseek db status | head -1`): the one
+rich reports for the tables the commands for people print, so every command reports it alike."""
+
+
+def _reader_gone() -> int:
+    """Standard output's reader has gone: no traceback, and nothing more written there (the
+    interpreter's final flush would fail again, so standard output now goes to /dev/null)."""
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return EXIT_READER_GONE
