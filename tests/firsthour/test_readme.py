@@ -64,7 +64,6 @@ KEY_PLACEHOLDER = "msk_…"
 CLONE_PLACEHOLDER = "/absolute/path/to/your/clone"
 SHOWN_HOME = "/home/you/.local/share/memseek"
 """The default MEMSEEK_HOME the page shows in the banner."""
-DEFAULT_URL = "http://127.0.0.1:8000"
 FAILED = ('"error":', '"isError":true', '"hits":[]')
 """Output no quick-start command may print: the one error shape, a failed MCP tool call, a
 search or view that found nothing."""
@@ -157,11 +156,11 @@ class Reader:
         *assignments, program, command = shlex.split(text.strip())
         assert command == "serve" and program == ".venv/bin/memseek", text
         env = {**self.env, **dict(a.split("=", 1) for a in assignments)}
-        log = (self.cwd / "serve.log").open("a", encoding="utf-8")
         argv = [program, command, "--port", str(self.port)]  # relative, as typed (POSIX: to cwd)
-        self.service = subprocess.Popen(
-            argv, cwd=self.cwd, env=env, stdout=subprocess.PIPE, stderr=log, text=True
-        )
+        with (self.cwd / "serve.log").open("a", encoding="utf-8") as log:
+            self.service = subprocess.Popen(
+                argv, cwd=self.cwd, env=env, stdout=subprocess.PIPE, stderr=log, text=True
+            )
         lines = banner(self.service)
         wait_healthy(self.port, self.service)
         if not self.key:  # the first start: the key, and the banner's "Try it" lines, as pasted
@@ -172,7 +171,6 @@ class Reader:
     def stop(self) -> None:
         """Ctrl-C in the first terminal."""
         if self.service is not None:
-            assert self.service.stdout is not None
             self.service.send_signal(2)
             self.service.wait(60)
             assert self.service.returncode == 0, (self.cwd / "serve.log").read_text()
