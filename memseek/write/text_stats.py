@@ -21,6 +21,10 @@ COMPACT_AFTER = 32
 """A workspace is compacted once it has more `text_corpus` rows than this (write statements since
 its last compaction): a search then sums at most about this many rows per query lexeme."""
 
+COMPACT_SECONDS = 30.0
+"""A worker that stays busy still compacts at least this often: between batches when idle would
+otherwise never come under a steady stream of writes, and the rows a search sums would grow."""
+
 C = text_corpus.c
 L = text_lexemes.c
 

@@ -264,3 +264,26 @@ def test_compaction_folds_the_deltas_and_keeps_the_counts(db: Engine, tenant: Te
     assert after[:2] == before[:2]
     assert after[2] == 3  # cat, dog, bird: one row each, none for fish
     assert sorted(after[1]) == [("bird", 2), ("cat", 2), ("dog", 2)]
+
+
+def test_compact_due_folds_only_workspaces_with_many_deltas(
+    db: Engine, tenant: Tenant, other_tenant: Tenant, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(text_stats, "COMPACT_AFTER", 3)
+    for text in ("cat dog", "cat", "dog bird", "bird"):
+        given(db, tenant, Rec(text=text))
+    given(db, other_tenant, Rec(text="cat fish"))
+
+    def rows(workspace_id: UUID) -> int:
+        with db.connect() as conn:
+            return int(
+                conn.execute(
+                    sa.select(sa.func.count()).where(text_corpus.c.workspace_id == workspace_id)
+                ).scalar_one()
+            )
+
+    assert (rows(tenant.id), rows(other_tenant.id)) == (4, 1)
+    assert text_stats.compact_due(db) >= 1
+    assert (rows(tenant.id), rows(other_tenant.id)) == (1, 1)
+    assert_counts_exact(db, tenant.id)
+    assert_counts_exact(db, other_tenant.id)
