@@ -34,7 +34,7 @@ from tests.helpers import app_for
 from tests.openai_server import OpenAIServer
 from tests.openai_server import running_server
 
-TENANT_TABLES = "processing_queue, records, api_keys, workspaces"
+TENANT_TABLES = "processing_queue, records, text_corpus, text_lexemes, api_keys, workspaces"
 
 
 @pytest.fixture(scope="session")
