@@ -2,7 +2,8 @@
 
 Schema comes from `alembic upgrade head`, the production path. Each test that touches the
 database gets clean tenant tables afterwards (TRUNCATE is far cheaper than a new database).
-Set MEMSEEK_TEST_DATABASE_URL to run against an existing server instead.
+Set MEMSEEK_TEST_DATABASE_URL to run against an existing server instead, or MEMSEEK_TEST_CITUS
+to run on a Citus cluster (tests/citus_cluster.py; tests/citus runs the black-box tests so).
 """
 
 from __future__ import annotations
@@ -24,11 +25,13 @@ from flask.testing import FlaskClient
 from sqlalchemy.engine import Engine
 
 from memseek import auth
+from memseek import citus
 from memseek import migrate
 from memseek.boot import build_runtime
 from memseek.db import create_db_engine
 from memseek.runtime import Runtime
 from memseek.settings import Settings
+from tests import citus_cluster
 from tests.helpers import app_for
 from tests.openai_server import OpenAIServer
 from tests.openai_server import running_server
@@ -38,8 +41,10 @@ TENANT_TABLES = "processing_queue, records, api_keys, workspaces"
 
 @pytest.fixture(scope="session")
 def pg_server_url() -> Iterator[str]:
-    """URL of a PostgreSQL server with pgvector: embedded unless MEMSEEK_TEST_DATABASE_URL is set."""
-    external = os.environ.get("MEMSEEK_TEST_DATABASE_URL")
+    """URL of a PostgreSQL server with pgvector: embedded unless MEMSEEK_TEST_CITUS (a Citus
+    cluster's coordinator, tests/citus_cluster.py) or MEMSEEK_TEST_DATABASE_URL is set."""
+    cluster = citus_cluster.from_environ()
+    external = cluster.url("postgres") if cluster else os.environ.get("MEMSEEK_TEST_DATABASE_URL")
     if external:
         yield external
         return
@@ -55,7 +60,11 @@ def pg_server_url() -> Iterator[str]:
 
 
 def make_database(server_url: str, name: str) -> str:
-    """A fresh, empty database on the test server; returns its URL."""
+    """A fresh, empty database on the test server (on every node of the Citus cluster
+    `MEMSEEK_TEST_CITUS` names, when set); returns its URL."""
+    cluster = citus_cluster.from_environ()
+    if cluster is not None:
+        return cluster.create_database(name)
     admin = create_db_engine(Settings(database_url=server_url), server_url)
     with admin.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
         conn.execute(sa.text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
@@ -102,9 +111,19 @@ def app(runtime: Runtime) -> Flask:
 
 
 def empty_tenant_tables(engine: Engine) -> None:
-    """Remove every workspace and everything in it (definitions stay)."""
+    """Remove every workspace and everything in it (definitions stay). On Citus by DELETE, table
+    by table, the co-located ones before `records`, the reference ones in a second transaction: a
+    TRUNCATE takes every shard's exclusive lock, and seconds where a DELETE of a test's rows
+    takes little."""
     with engine.begin() as conn:
-        conn.execute(sa.text(f"TRUNCATE {TENANT_TABLES} CASCADE"))
+        if not citus.enabled(conn):
+            conn.execute(sa.text(f"TRUNCATE {TENANT_TABLES} CASCADE"))
+            return
+        for table in reversed(citus.workspace_tables(conn)):
+            conn.execute(sa.text(f"DELETE FROM {table}"))
+    with engine.begin() as conn:  # Citus modifies no reference table after a parallel DELETE
+        conn.execute(sa.text("DELETE FROM api_keys"))
+        conn.execute(sa.text("DELETE FROM workspaces"))
 
 
 @pytest.fixture
