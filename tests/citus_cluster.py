@@ -26,18 +26,18 @@ import json
 import os
 import pwd
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
 from collections.abc import Iterator
-from contextlib import closing
 from contextlib import contextmanager
 from dataclasses import asdict
 from dataclasses import dataclass
 from pathlib import Path
 
 import psycopg
+
+from tests.helpers import free_port
 
 ENVIRON = "MEMSEEK_TEST_CITUS"
 """The description file (`Cluster.save`) of the running cluster a test run makes its databases on."""
@@ -101,12 +101,6 @@ def ensure_build() -> Path:
             subprocess.run(["bash", str(script), str(staging), sys.executable], check=True)
             staging.rename(prefix)
     return prefix
-
-
-def _free_port() -> int:
-    with closing(socket.socket()) as sock:
-        sock.bind((HOST, 0))
-        return int(sock.getsockname()[1])
 
 
 def _as_server_user() -> dict[str, object]:
@@ -173,7 +167,8 @@ class Cluster:
                 conn.execute("SELECT citus_add_node(%s, %s)", (HOST, worker.port))
                 if index and not spread:
                     conn.execute(
-                        "SELECT citus_set_node_property(%s, %s, 'shouldhaveshards', false)", (HOST, worker.port)
+                        "SELECT citus_set_node_property(%s, %s, 'shouldhaveshards', false)",
+                        (HOST, worker.port),
                     )
 
     def save(self) -> Path:
@@ -209,7 +204,8 @@ def _init_node(prefix: Path, data: Path, port: int, citus: bool) -> Node:
     data.mkdir(parents=True)
     if os.geteuid() == 0:
         shutil.chown(data, RUN_USER, RUN_USER)
-    _pg(str(prefix), "initdb", "-D", str(data), "-U", SUPERUSER, "--auth=trust", "--encoding=utf8", "--no-sync")
+    initdb = ["-D", str(data), "-U", SUPERUSER, "--auth=trust", "--encoding=utf8", "--no-sync"]
+    _pg(str(prefix), "initdb", *initdb)
     settings = {**SERVER_SETTINGS, "port": str(port), "unix_socket_directories": f"'{data}'"}
     if not citus:
         settings = {k: v for k, v in settings.items() if not k.startswith(("citus.", "shared_preload"))}
@@ -226,7 +222,7 @@ def start(home: Path, workers: int = 2, citus: bool = True) -> Cluster:
     home.mkdir(parents=True, exist_ok=True)
     _as_server_user()
     home.chmod(0o755)
-    nodes = [_init_node(prefix, home / f"node{i}", _free_port(), citus) for i in range(workers + 1)]
+    nodes = [_init_node(prefix, home / f"node{i}", free_port(), citus) for i in range(workers + 1)]
     return Cluster(str(prefix), str(home), nodes[0], tuple(nodes[1:]), citus)
 
 
