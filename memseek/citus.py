@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from typing import Any
 from weakref import WeakKeyDictionary
 
 import sqlalchemy as sa
@@ -70,6 +71,20 @@ def set_local_statements(settings: Mapping[str, str]) -> list[str]:
         value = UNDISTRIBUTABLE.get((name, value), value)
         statements.append(f"SET LOCAL {name} = '{value.replace(chr(39), chr(39) * 2)}'")
     return statements
+
+
+def claim_in_one_workspace(
+    conn: Connection, claim: sa.Select[Any], oldest: sa.Select[Any], *workspace: sa.ColumnElement[Any]
+) -> sa.Select[Any] | None:
+    """`claim`, a SELECT … FOR UPDATE SKIP LOCKED across workspaces (a job queue's), as it can run
+    here: unchanged on plain PostgreSQL; on Citus, which locks rows only in a statement routed to
+    one shard, confined to the workspace `oldest` (the same rows, unlocked, their workspace id)
+    reads first, by `workspace_id = :ws` on each of the `workspace` columns. None when `oldest`
+    finds none."""
+    if not enabled(conn):
+        return claim
+    found = conn.execute(oldest).scalar()
+    return None if found is None else claim.where(*(column == found for column in workspace))
 
 
 def returning_rows(statement: sa.Insert) -> sa.Insert:

@@ -39,6 +39,7 @@ from uuid import UUID
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
+from memseek import citus
 from memseek.catalog.catalog import Catalog
 from memseek.db import scope_settings
 from memseek.db import set_local
@@ -314,15 +315,20 @@ def forget(
 
 
 def claim(conn: Connection) -> Erasure | None:
-    """The oldest running erasure of any workspace that no one else holds, its row locked."""
-    stmt = (
+    """The oldest running erasure of any workspace that no one else holds, its row locked (on
+    Citus, of the workspace of the oldest running one: `citus.claim_in_one_workspace`)."""
+    oldest = sa.select(e.workspace_id).where(e.state == "running").order_by(e.started_at, e.id).limit(1)
+    stmt = citus.claim_in_one_workspace(
+        conn,
         sa.select(erasures)
         .where(e.state == "running")
         .order_by(e.started_at, e.id)
         .limit(1)
-        .with_for_update(skip_locked=True)
+        .with_for_update(skip_locked=True),
+        oldest,
+        e.workspace_id,
     )
-    row = conn.execute(stmt).one_or_none()
+    row = None if stmt is None else conn.execute(stmt).one_or_none()
     return None if row is None else _from_row(row)
 
 
