@@ -62,7 +62,10 @@ SERVER_SETTINGS = {
 
 
 def build_script() -> Path:
-    """`shared/citus/build.sh` beside this checkout or one of its ancestors (worktrees sit deeper)."""
+    """`build.sh` of the folder `MEMSEEK_CITUS_SOURCE` names, else `shared/citus/build.sh` beside
+    this checkout or one of its ancestors (worktrees sit deeper)."""
+    if source := os.environ.get("MEMSEEK_CITUS_SOURCE"):
+        return Path(source) / "build.sh"
     here = Path(__file__).resolve().parent
     for folder in here.parents:
         script = folder / "shared" / "citus" / "build.sh"
