@@ -253,7 +253,7 @@ def _write_records(
     ).c
     stmt = (
         sa.update(records)
-        .where(r.workspace_id == u.ws, r.id == u.id)
+        .where(r.workspace_id == u.ws, r.id == u.id, r.workspace_id.in_(_workspaces(batch)))
         .values(
             processing=u.state,
             processing_error=u.error,
@@ -283,6 +283,12 @@ def _write_queue(
         _reschedule(conn, retry, [outcomes[i.id].error or "" for i in retry], policy)
 
 
+def _workspaces(items: Sequence[Claimed]) -> list[UUID]:
+    """The workspaces of `items`, named as constants beside the per-row join: Citus routes an
+    UPDATE by the workspaces it can read from the statement (one, from a Citus claim)."""
+    return sorted({item.workspace_id for item in items})
+
+
 def _reschedule(
     conn: Connection, items: Sequence[Claimed], errors: Sequence[str], policy: RetryPolicy
 ) -> None:
@@ -298,7 +304,7 @@ def _reschedule(
     ).c
     stmt = (
         sa.update(processing_queue)
-        .where(q.workspace_id == u.ws, q.record_id == u.id)
+        .where(q.workspace_id == u.ws, q.record_id == u.id, q.workspace_id.in_(_workspaces(items)))
         .values(
             attempts=u.attempts,
             # now() alone, then only immutable steps: Citus runs no STABLE function over a
