@@ -423,7 +423,7 @@ def fetch(
 ) -> DbRow[*tuple[Any, ...]] | None:
     """One record of this workspace with the columns the API shows (plus lane data), or None."""
     r = records.c
-    stmt = sa.select(*record_columns(RECORD_COLUMNS), r.lane_seq, r.link_node_id).where(
+    stmt = sa.select(*record_columns(RECORD_COLUMNS, workspace_id), r.lane_seq, r.link_node_id).where(
         r.workspace_id == workspace_id, r.id == record_id
     )
     return conn.execute(stmt.with_for_update(of=records) if lock else stmt).one_or_none()

@@ -48,12 +48,13 @@ BLACKBOX = [
     "test_lanes.py",
     "test_idempotency.py",
     "test_processing.py",  # the processing worker
-    "test_touch.py",
     "test_auth_isolation.py",  # workspaces isolated
 ]
 """The black-box modules run on the cluster: each kind of search and write, processing and
 isolation (the whole set takes several times as long; each module runs on plain PostgreSQL in
-the ordinary run)."""
+the ordinary run). test_touch.py stays out: its concurrent searches count on finishing within the
+admission window of the test before them, which the slower statements of a cluster on one
+machine do not; touches are written by every search of the modules here."""
 FAN_OUT = re.compile(r"^\s*(/\*.*?\*/\s*)?DELETE FROM \w+$")
 """The test fixtures' own clean-up between tests, which empties whole tables on purpose."""
 
