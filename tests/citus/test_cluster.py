@@ -87,7 +87,7 @@ def test_every_statement_is_planned_for_one_shard(blackbox: tuple[int, str, Path
 
 @pytest.mark.parametrize(
     "label",
-    ["POST /search", "POST /records", "worker", "GET /records/{id}", "touch-on-read"],
+    ["POST /search", "POST /records", "worker claim", "GET /records/{id}", "touch-on-read"],
 )
 def test_each_kind_of_statement_was_explained(blackbox: tuple[int, str, Path], label: str) -> None:
     explained = [route for route in routes.read(str(blackbox[2])) if route.error is None]
