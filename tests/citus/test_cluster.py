@@ -178,6 +178,7 @@ def test_row_level_security_holds_on_the_workers(layout: tuple[Engine, list[str]
 
 WRITERS = 4
 BATCH = 5
+SEARCH = {"q": "rebalance", "mode": "text", "scope": {"collections": ["plain"]}}
 
 
 def _load(client: Client, stop: threading.Event, written: Counter[str], failures: list[str]) -> None:
@@ -193,7 +194,7 @@ def _load(client: Client, stop: threading.Event, written: Counter[str], failures
             failures.append(f"write {response.status_code} {response.get_data(as_text=True)[:300]}")
             continue
         written[str(client.tenant.id)] += BATCH
-        found = client.post("/search", json={"q": "rebalance", "mode": "text", "scope": {"collections": ["plain"]}})
+        found = client.post("/search", json=SEARCH)
         if found.status_code != 200:
             failures.append(f"search {found.status_code} {found.get_data(as_text=True)[:300]}")
         n += 1
