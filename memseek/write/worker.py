@@ -137,6 +137,7 @@ _OLDEST_DUE = (
     .where(q.next_attempt_at <= sa.func.now())
     .order_by(q.next_attempt_at, q.record_id)
     .limit(1)
+    .prefix_with(store.COMMENT.format(route="worker due"), dialect="postgresql")
 )
 
 

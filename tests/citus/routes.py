@@ -11,10 +11,13 @@ from __future__ import annotations
 import json
 import os
 import re
+import sys
 import threading
 from collections.abc import Mapping
 from dataclasses import asdict
 from dataclasses import dataclass
+from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import psycopg
@@ -23,7 +26,11 @@ from pgvector import Vector
 from pgvector.psycopg.vector import VectorBinaryDumper
 from sqlalchemy.engine import Engine
 
+from memseek.db import STATEMENT_LABEL
+
 REPORT = "MEMSEEK_TEST_ROUTES"
+TESTS = Path(__file__).resolve().parents[1]
+SERVICE = TESTS.parent / "memseek"
 _EXPLAINED = re.compile(r"^\s*(/\*.*?\*/\s*)?(SELECT|WITH|INSERT|UPDATE|DELETE)\b", re.S | re.I)
 _TASKS = re.compile(r"Task Count: (\d+)")
 _LABEL = re.compile(r"/\* memseek (.*?) \*/")
@@ -39,6 +46,8 @@ class Route:
     tasks: list[int]
     subplans: bool
     error: str | None = None
+    service: bool = True
+    """Sent by the service's own code (not by a test's setup, checks or clean-up)."""
 
     @property
     def single_shard(self) -> bool:
@@ -60,12 +69,13 @@ class _Recorder:
                 return
             self.seen.add(sql)
             route = self._explain(conn.engine, sql, args[0] if many and args else args)
+            route = replace(route, service=_from_service())
             with open(self.path, "a") as out:
                 out.write(json.dumps(asdict(route)) + "\n")
 
     def _explain(self, engine: Engine, sql: str, args: Any) -> Route:
         found = _LABEL.search(sql)
-        label = found.group(1) if found else "internal"
+        label = found.group(1) if found else STATEMENT_LABEL.get()
         try:
             plan = self._plan(engine, sql, args)
         except psycopg.Error as exc:  # a temporary table of the sending transaction, a DDL statement
@@ -88,6 +98,20 @@ class _Recorder:
             conn.adapters.register_dumper(Vector, VectorBinaryDumper)
             self.connections[url] = conn
         return self.connections[url]
+
+
+def _from_service() -> bool:
+    """Whether the nearest caller in Memseek's code or the tests (past SQLAlchemy, psycopg and
+    this plugin) is Memseek's code."""
+    frame = sys._getframe(2)
+    while frame is not None:
+        path = Path(frame.f_code.co_filename)
+        if SERVICE in path.parents:
+            return True
+        if TESTS in path.parents and path != Path(__file__):
+            return False
+        frame = frame.f_back  # type: ignore[assignment]
+    return False
 
 
 def pytest_configure(config: Any) -> None:
