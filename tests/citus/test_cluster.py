@@ -35,6 +35,8 @@ from tests.conftest import client_for
 from tests.conftest import make_tenant
 from tests.conftest import migrated_engine
 from tests.helpers import MINIMAL_CATALOG
+from tests.helpers import cli_env
+from tests.helpers import memseek
 
 ROOT = Path(__file__).resolve().parents[2]
 BLACKBOX = [
@@ -104,6 +106,14 @@ def layout(cluster: Cluster) -> Iterator[tuple[Engine, list[str], list[str]]]:
     first, second = migrate.upgrade(engine), migrate.upgrade(engine)
     yield engine, first, second
     engine.dispose()
+
+
+def test_memseek_migrate_says_what_it_distributed_once(cluster: Cluster) -> None:
+    env = cli_env(DATABASE_URL=cluster.create_database("memseek_cli"))
+    first, again = memseek(env, "migrate"), memseek(env, "migrate")
+    assert first.returncode == 0, first.stderr
+    assert "distributed table records on workspace_id" in first.stdout.splitlines()
+    assert again.stdout.splitlines() == ["upgraded to head"]
 
 
 def test_migrate_distributes_once(layout: tuple[Engine, list[str], list[str]]) -> None:
