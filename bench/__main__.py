@@ -1,4 +1,4 @@
-"""`python -m bench ingest|latency|quality|soak`: run one suite, print its tables, write its JSON."""
+"""`python -m bench ingest|latency|quality|soak|vector`: run one suite, print its tables, write its JSON."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from bench import ingest
 from bench import latency
 from bench import quality
 from bench import soak
+from bench import vector_latency
 from bench.report import machine
 from bench.report import save
 from bench.service import ServiceOptions
@@ -118,6 +119,16 @@ def build_parser() -> argparse.ArgumentParser:
     so.add_argument("--fuzz", type=int, default=10_000, help="requests fuzzed from the OpenAPI document")
     so.add_argument("--seed", type=int, default=7)
     _common(so)
+
+    vec = sub.add_parser(
+        "vector",
+        help="SciFact vector search as the caller waits: Memseek beside bare pgvector, Chroma, the model",
+    )
+    vec.add_argument("--queries", type=int, default=300, help="timed queries per k (default 300)")
+    vec.add_argument("--warmup", type=int, default=30, help="untimed queries per k first (default 30)")
+    vec.add_argument("--k", type=_ints, default=(10, 100), help="result counts, e.g. 10,100 (the default)")
+    vec.add_argument("--corpus", type=int, help="only the first N documents (default: all 5,183)")
+    _common(vec)
     return parser
 
 
@@ -165,6 +176,9 @@ def _suite(
             args.minutes, args.clients, args.workspaces, args.flood_clients, args.fuzz, seed=args.seed
         )
         return "soak", lambda: soak.run(sopts, service), soak.render
+    if args.suite == "vector":
+        vopts = vector_latency.VectorOptions(args.queries, args.warmup, args.k, args.corpus)
+        return "vector", lambda: vector_latency.run(vopts, service), vector_latency.render
     qopts = quality.QualityOptions(args.dataset, args.queries, args.corpus)
     return f"quality-{args.dataset}", lambda: quality.run(qopts, service), quality.render
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import re
 import uuid
+from functools import partial
 from typing import Any
 
 from flask import Flask
@@ -40,6 +41,7 @@ from memseek.auth import authenticate
 from memseek.boot import build_runtime
 from memseek.db import DATABASE_OUTAGES
 from memseek.db import STATEMENT_LABEL
+from memseek.db import checked_by_use
 from memseek.db import hold_for_request
 from memseek.db import release_held
 from memseek.errors import BackendUnavailable
@@ -107,9 +109,8 @@ def _route_label() -> str:
 
 
 def _before_request() -> None:
-    """Every request, before its route: a request id, its deadline, authentication and its
+    """Every request, before its route: its deadline, authentication and its
     workspace's share of the threads, then the checks its declared operation implies."""
-    g.request_id = uuid.uuid4().hex[:16]
     STATEMENT_LABEL.set(_route_label())
     g.deadline = deadline.start(runtime().settings.search_timeout_ms / 1000)
     limit = runtime().settings.max_request_bytes
@@ -127,14 +128,10 @@ def _before_request() -> None:
 
 
 def _authenticate() -> None:
-    # One statement, so no transaction around it: BEGIN and ROLLBACK would double its round trips.
-    conn = runtime().engine.connect().execution_options(isolation_level="AUTOCOMMIT")
-    try:
-        g.workspace_id = authenticate(conn, request.headers.get("Authorization"))
-        conn.commit()  # ends SQLAlchemy's autobegun transaction; in autocommit nothing is sent
-    except BaseException:
-        conn.close()
-        raise
+    # One statement, so no transaction around it: BEGIN and ROLLBACK would double its round trips;
+    # and no liveness ping before it: the look-up itself shows the connection lives.
+    header = request.headers.get("Authorization")
+    conn, g.workspace_id = checked_by_use(runtime().engine, partial(authenticate, header=header))
     hold_for_request(conn)  # the request's first workspace transaction runs on it
 
 
@@ -159,6 +156,14 @@ def _end_request(exc: BaseException | None) -> None:
         admission().leave(workspace)
     if (token := g.pop("deadline", None)) is not None:
         deadline.end(token)
+
+
+def _request_id() -> str:
+    """The id an error answer and its log line share, drawn when the first one needs it: a
+    request that succeeds never reads the system's random source for it."""
+    if "request_id" not in g:
+        g.request_id = uuid.uuid4().hex[:16]
+    return str(g.request_id)
 
 
 def _json_error(status: int, body: dict[str, Any], retry_after: int | None = None) -> Response:
@@ -194,7 +199,7 @@ def _register_error_handlers(app: Flask) -> None:
     def database_unavailable(exc: Exception) -> Response:
         # unreachable, frozen or dropped server, exhausted pool: an expected outage, retryable,
         # never a 500; logged once per interval without a traceback
-        request_id = g.get("request_id", "-")
+        request_id = _request_id()
         log_throttled(
             log, logging.WARNING, "database-unavailable", "database unavailable: %s", first_line(exc)
         )
@@ -207,7 +212,7 @@ def _register_error_handlers(app: Flask) -> None:
 
     @app.errorhandler(Exception)
     def unexpected(exc: Exception) -> Response:
-        request_id = g.get("request_id", "-")
+        request_id = _request_id()
         log.exception("unhandled error in request %s", request_id)
         message = f"internal error; quote request id {request_id} to the operator"
         return _json_error(500, error_body("internal_error", message))

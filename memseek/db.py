@@ -21,6 +21,7 @@ from contextvars import ContextVar
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
+from typing import TypeVar
 from uuid import UUID
 
 import psycopg
@@ -41,6 +42,7 @@ from memseek.settings import POSTGRESQL_SCHEMES
 from memseek.settings import Settings
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 SCOPED_ROLE = "memseek_scoped"
 STATEMENT_LABEL: ContextVar[str] = ContextVar("memseek_statement_label", default="internal")
@@ -321,12 +323,18 @@ def _connect_timeout() -> int:
     return max(2, min(CONNECT_SECONDS, math.floor(budget)))
 
 
+_UNPINGED: ContextVar[bool] = ContextVar("memseek_unpinged_checkout", default=False)
+"""Set while `checked_by_use` checks a connection out: its first statement is the ping."""
+
+
 def _pinger(dialect: sa.Dialect) -> Callable[[Any, Any, Any], None]:
     """The `checkout` hook: the dialect's liveness ping (SQLAlchemy's `pool_pre_ping`), answered
     within `PING_SECONDS`, or the connection is discarded (`DisconnectionError` makes the pool
-    try a fresh one)."""
+    try a fresh one). Not for a checkout by `checked_by_use`."""
 
     def ping(dbapi_connection: Any, record: Any, proxy: Any) -> None:
+        if _UNPINGED.get():
+            return
         try:
             with deadline.within(PING_SECONDS):
                 dialect.do_ping(dbapi_connection)
@@ -355,6 +363,34 @@ def create_db_engine(settings: Settings, url: str | None = None) -> Engine:
     sa.event.listen(engine, "before_cursor_execute", _label_statement, retval=True)
     sa.event.listen(engine, "connect", _register_adapters)
     return engine
+
+
+def checked_by_use(engine: Engine, first: Callable[[Connection], T]) -> tuple[Connection, T]:
+    """A pooled connection in autocommit and what `first` returned from it: no liveness ping on
+    checkout, `first`'s statement is the ping (one round trip per request less). A connection
+    found dead by it (the server restarted since it was last used) is discarded and `first` run
+    once more on a new one, as the ping would have had it; one the deadline ended is not. The
+    caller closes the connection."""
+    for attempt in (1, 2):
+        token = _UNPINGED.set(True)
+        try:
+            conn = engine.connect().execution_options(isolation_level="AUTOCOMMIT")
+        finally:
+            _UNPINGED.reset(token)
+        try:
+            result = first(conn)
+            conn.commit()  # ends SQLAlchemy's autobegun transaction; in autocommit nothing is sent
+        except sa.exc.DBAPIError as exc:
+            conn.close()
+            # A connection that did not answer by the deadline leaves no time for another try.
+            if attempt == 1 and exc.connection_invalidated and not isinstance(exc.orig, DatabaseTimeout):
+                continue
+            raise
+        except BaseException:
+            conn.close()
+            raise
+        return conn, result
+    raise AssertionError("unreachable")
 
 
 def direct_connection(engine: Engine, application_name: str) -> DeadlineConnection:

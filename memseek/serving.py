@@ -9,6 +9,8 @@ only once the socket is bound, so "listening" is never printed by a process that
 from __future__ import annotations
 
 import errno
+import shlex
+import shutil
 import socket
 from dataclasses import dataclass
 from pathlib import Path
@@ -55,6 +57,19 @@ def public_url(host: str, port: int) -> str:
     return f"http://[{shown}]:{port}" if ":" in shown else f"http://{shown}:{port}"
 
 
+def invocation(argv0: str, executable: str) -> str:
+    """How the person who started `memseek serve` runs `memseek` again, so every command the
+    banner suggests runs as pasted: `memseek` when that name on PATH is this very program, else
+    the path it was started by (`.venv/bin/memseek` in a clone whose virtual environment is not
+    activated), or `python -m memseek` with this interpreter."""
+    if Path(argv0).name == "__main__.py":
+        return f"{shlex.quote(executable)} -m memseek"
+    on_path = shutil.which("memseek")
+    if on_path is not None and Path(on_path).resolve() == Path(argv0).resolve():
+        return "memseek"
+    return shlex.quote(argv0)
+
+
 @dataclass(frozen=True, slots=True)
 class Banner:
     """What `memseek serve` tells a person once it listens."""
@@ -64,6 +79,8 @@ class Banner:
     """The `default` workspace's key when this start created it (shown once), else None."""
     embedded: Path | None
     """The embedded database's data directory, or None with DATABASE_URL."""
+    command: str = "memseek"
+    """How the person runs `memseek` (`invocation`)."""
 
     def lines(self) -> list[str]:
         """The banner: where the service and its docs are, the key or how to get one, what to try.
@@ -75,7 +92,9 @@ class Banner:
             f"  Inspector:  {self.url}/ui",
         ]
         if self.embedded is not None:
-            lines.append(f"  Database:   embedded PostgreSQL in {self.embedded} (see: memseek db status)")
+            lines.append(
+                f"  Database:   embedded PostgreSQL in {self.embedded} (see: {self.command} db status)"
+            )
         lines.append("")
         lines += self._key_lines()
         lines += ["", "Try it:", *self._try_lines(), "", "Press Ctrl-C to stop."]
@@ -85,7 +104,7 @@ class Banner:
         if self.key is None:
             return [
                 "Workspace 'default' exists; its key was shown when it was created.",
-                "Mint another key with: memseek key create default",
+                f"Mint another key with: {self.command} key create default",
             ]
         return ["Created workspace 'default'. Its API key (shown once, keep it):", self.key]
 
@@ -96,5 +115,5 @@ class Banner:
         return [
             f"  export {key}",
             f'  curl -H "Authorization: Bearer $KEY" {self.url}/collections',
-            f"  {where}MEMSEEK_API_KEY=$KEY memseek views",
+            f"  {where}MEMSEEK_API_KEY=$KEY {self.command} views",
         ]

@@ -18,6 +18,8 @@ from memseek.errors import Loc
 UNSTORABLE = "text must not contain NUL characters or unpaired surrogates"
 NOT_FINITE = "must be a finite number (NaN and Infinity are not JSON)"
 _UNSTORABLE_CHARS = re.compile("[\x00\ud800-\udfff]")
+_SCALARS = frozenset({int, bool, type(None)})
+"""JSON values PostgreSQL always stores."""
 STORABLE = "^[^\\u0000\\ud800-\\udfff]*$"
 """`storable` as a JSON Schema pattern (what the OpenAPI document states of such a text)."""
 STORABLE_NON_BLANK = "^[^\\u0000\\ud800-\\udfff]*[^\\s\\u0000\\ud800-\\udfff][^\\u0000\\ud800-\\udfff]*$"
@@ -47,4 +49,13 @@ def unstorable_values(value: Any, loc: Loc = ()) -> Iterator[Detail]:
             ]
             stack.extend(reversed(children))
         elif isinstance(value, list):
-            stack.extend(reversed([(item, (*loc, position)) for position, item in enumerate(value)]))
+            stack.extend(reversed(list(_list_children(value, loc))))
+
+
+def _list_children(values: list[Any], loc: Loc) -> Iterator[tuple[Any, Loc]]:
+    """A list's items still to walk: finite numbers and other scalars are passed over here, so a
+    query vector's hundreds of floats are not stacked."""
+    for position, item in enumerate(values):
+        kind = type(item)
+        if kind not in _SCALARS and not (kind is float and math.isfinite(item)):
+            yield item, (*loc, position)

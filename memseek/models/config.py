@@ -75,6 +75,13 @@ class ModelDecl(BaseModel):
         3, ge=0, le=10, description="Retries on connection errors, 429 and 5xx (openai)."
     )
     threads: int = Field(1, ge=1, le=64, description="ONNX intra-op threads (local provider).")
+    query_threads: int | None = Field(
+        None,
+        ge=1,
+        le=64,
+        description="ONNX intra-op threads for one text, a search's query (local provider; "
+        "default: the machine's cores, at most 4).",
+    )
 
     @model_validator(mode="before")
     @classmethod
@@ -101,8 +108,8 @@ class ModelDecl(BaseModel):
             self._check_local()
         elif self.base_url_env is None:
             raise ValueError("provider openai requires base_url_env")
-        elif "threads" in self.model_fields_set:
-            raise ValueError("threads only apply to provider local")
+        elif given := sorted({"threads", "query_threads"} & self.model_fields_set):
+            raise ValueError(f"{', '.join(given)} only apply to provider local")
         return self
 
     def _check_local(self) -> None:

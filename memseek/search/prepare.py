@@ -8,6 +8,7 @@ search compiles to its statement (`compile.compile_search`) with the request's o
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from dataclasses import replace
 from datetime import UTC
@@ -16,7 +17,10 @@ from uuid import UUID
 
 from memseek.catalog.catalog import Catalog
 from memseek.errors import BackendUnavailable
+from memseek.errors import Detail
+from memseek.errors import RequestInvalid
 from memseek.models.query_cache import QueryVector
+from memseek.models.registry import ModelRegistry
 from memseek.runtime import Runtime
 from memseek.search.compile import CompiledSearch
 from memseek.search.compile import Inputs
@@ -46,17 +50,12 @@ def prepare(runtime: Runtime, workspace_id: UUID, spec: SearchSpec, label: str =
     """Resolve, embed (once, if needed) and compile every search of a request."""
     plan = resolve(spec, runtime.catalog, runtime.settings)
     _check_backends(plan, runtime.catalog)
+    supplied = caller_vectors(runtime.models, plan.searches)
     started = time.perf_counter()
-    vector = _embed(runtime, plan, spec.q, workspace_id)
+    embedded = _embed(runtime, plan, spec.q, workspace_id)
     embed_ms = (time.perf_counter() - started) * 1000.0
     now = datetime.now(UTC)
-    inputs = Inputs(
-        workspace_id,
-        now,
-        vector.values if vector else None,
-        vector.model_id if vector else None,
-        large_workspace=workspace_id in runtime.search.large_workspaces,
-    )
+    large = workspace_id in runtime.search.large_workspaces
     # The judge reads each record's text, so reranking fetches it even when no hit shows it.
     output = Output(
         text="text" in plan.include or plan.render or plan.rerank is not None,
@@ -64,8 +63,54 @@ def prepare(runtime: Runtime, workspace_id: UUID, spec: SearchSpec, label: str =
         annotations=bool(plan.annotations),
         metadata=shows_metadata(plan),
     )
-    compiled = tuple(compile_search(_as_compiled(p, plan), inputs, output, label) for p in plan.searches)
+    compiled = tuple(
+        compile_search(
+            _as_compiled(p, plan), _inputs(workspace_id, now, own or embedded, large), output, label
+        )
+        for p, own in zip(plan.searches, supplied, strict=True)
+    )
     return Prepared(plan, compiled, now, embed_ms)
+
+
+def _inputs(workspace_id: UUID, now: datetime, vector: QueryVector | None, large: bool) -> Inputs:
+    values, model = (vector.values, vector.model_id) if vector else (None, None)
+    return Inputs(workspace_id, now, values, model, large_workspace=large)
+
+
+def caller_vectors(models: ModelRegistry, searches: Sequence[SearchPlan]) -> tuple[QueryVector | None, ...]:
+    """Each search's query vector as the caller supplied it (None where it supplied none), checked
+    like a written record's `embedding`: the model must be the searched collections' embedding
+    model (its id, or the catalog's model name, stored as the id) and the width its dimensions.
+    The model itself is never called; all problems are one 422 at the vector's place."""
+    problems: list[Detail] = []
+    vectors = tuple(_caller_vector(models, search, problems) for search in searches)
+    if problems:
+        raise RequestInvalid("the query vector does not fit the collections searched", _unique(problems))
+    return vectors
+
+
+def _caller_vector(models: ModelRegistry, search: SearchPlan, problems: list[Detail]) -> QueryVector | None:
+    given = search.caller_vector
+    if given is None or search.embedding_model is None:
+        return None
+    embedder = models.embedder(search.embedding_model)
+    decl = models.decls.get(search.embedding_model)
+    names = {embedder.model_id} | ({decl.model} if decl is not None else set())
+    if given.model not in names:
+        read = ", ".join(sorted({c.name for c in search.collections}))
+        msg = (
+            f"{read} embed with {embedder.model_id!r} (alias {search.embedding_model!r}), not {given.model!r}"
+        )
+        problems.append(Detail((*given.loc, "embedding_model"), msg))
+    if len(given.values) != embedder.dimensions:
+        msg = f"expected {embedder.dimensions} dimensions, got {len(given.values)}"
+        problems.append(Detail((*given.loc, "vector"), msg))
+    return QueryVector(given.values, embedder.model_id)
+
+
+def _unique(details: list[Detail]) -> list[Detail]:
+    """A combined search's shared vector is checked once per source reading it: report each once."""
+    return list(dict.fromkeys(details))
 
 
 def shows_metadata(plan: RequestPlan) -> bool:

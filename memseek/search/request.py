@@ -55,6 +55,7 @@ from memseek.errors import Detail
 from memseek.errors import Loc
 from memseek.errors import RequestInvalid
 from memseek.errors import details_from_pydantic
+from memseek.models.vectors import values_problem
 from memseek.storable import unstorable_values
 from memseek.suggest import hint
 
@@ -66,7 +67,11 @@ MAX_OUTPUT_NAMES = 16
 MAX_ORDER_KEYS = 16
 MAX_SOURCES = 8
 QUERY_MODES = frozenset({"vector", "text", "hybrid"})
-"""Modes that need `q`, and the only modes model reranking accepts."""
+"""Modes that rank by the query, and the only modes model reranking accepts."""
+VECTOR_MODES = frozenset({"vector", "hybrid"})
+"""Modes that read the query's embedding: `q` embedded by the service, or the caller's `vector`."""
+MAX_VECTOR_DIMENSIONS = 16000
+"""The longest `vector` parsed (the write path's bound); the collection's model decides the width."""
 CONDITION_OPERATORS = ("eq", "in", "gt", "gte", "lt", "lte", "exists", "contains_any", "contains_all")
 FORBIDDEN_WITH_SOURCES = ("mode", "scope", "where", "order_by", "rank")
 
@@ -209,6 +214,7 @@ Values = Annotated[tuple[Scalar, ...], *_list(MAX_LIST, min_items=1)]
 StringValues = Annotated[tuple[StrictStr, ...], *_list(MAX_LIST, min_items=1)]
 Includes = Annotated[tuple[Include, ...], *_list(len(get_args(Include)), unique=True)]
 Number = Annotated[float, Field(strict=True, allow_inf_nan=False)]
+QueryVector = Annotated[tuple[Number, ...], *_list(MAX_VECTOR_DIMENSIONS, min_items=1)]
 
 
 class Strict(BaseModel):
@@ -397,9 +403,44 @@ class _Query(_Sized):
         return self.params.effective_candidates(self.k)
 
 
+class _Vector(Strict):
+    """The caller's own query embedding: a vector or hybrid search reads it instead of embedding
+    `q` (the model is then never called)."""
+
+    vector: QueryVector | None = Field(
+        None,
+        description="The query's embedding, computed by the caller with embedding_model; "
+        "vector and hybrid searches use it instead of embedding q.",
+    )
+    embedding_model: Text | None = Field(
+        None,
+        description="The model that produced vector (its model id or the catalog's model name); "
+        "must be the embedding model of every collection searched with it.",
+    )
+
+    def vector_problems(self, modes: Sequence[str]) -> list[Detail]:
+        """Both keys or neither, storable values, and a search that reads the vector."""
+        if (self.vector is None) != (self.embedding_model is None):
+            missing = "embedding_model" if self.embedding_model is None else "vector"
+            return [Detail((missing,), "vector and embedding_model are given together or not at all")]
+        if self.vector is None:
+            return []
+        problem = values_problem(self.vector)
+        if problem is not None:
+            return [Detail(("vector",), problem)]
+        if not VECTOR_MODES.intersection(modes):
+            msg = (
+                f"no search here reads a query vector ({', '.join(sorted(set(modes)))}); vector and hybrid do"
+            )
+            return [Detail(("vector",), msg)]
+        return []
+
+
 class _Text(Strict):
     q: StrictStr | None = Field(
-        None, description="Query text; required for vector, text and hybrid searches."
+        None,
+        description="Query text; required for text and hybrid searches, and for vector searches "
+        "without a vector.",
     )
 
     @field_validator("q")
@@ -410,12 +451,16 @@ class _Text(Strict):
             raise _invalid(f"q is longer than MAX_QUERY_CHARS ({limit} characters)")
         return value
 
-    def q_problems(self, modes: Iterable[str]) -> list[Detail]:
-        """`q` must be non-blank when any search ranks by the query."""
-        if QUERY_MODES.intersection(modes) and (self.q is None or not self.q.strip()):
-            return [
-                Detail(("q",), "q is required and must not be blank for vector, text and hybrid searches")
-            ]
+    def q_problems(self, searches: Iterable[tuple[str, bool]], judged: bool) -> list[Detail]:
+        """`q` must be non-blank when a search reads the query's text: every text or hybrid search
+        (their keyword side), a vector search without a vector (`(mode, has vector)` pairs), and
+        a model judge (it reads the question)."""
+        needs = judged or any(
+            mode in QUERY_MODES and not (mode == "vector" and vectored) for mode, vectored in searches
+        )
+        if needs and (self.q is None or not self.q.strip()):
+            msg = "q is required and must not be blank for text and hybrid searches, reranking, "
+            return [Detail(("q",), msg + "and vector searches without a vector")]
         return []
 
 
@@ -442,30 +487,35 @@ class _Output(_Sized):
         return details
 
 
-class SingleSearch(_Text, _Query, _Output):
+class SingleSearch(_Text, _Vector, _Query, _Output):
     """One search: what to look for, where, how to order it, and what to return."""
 
     @model_validator(mode="after")
     def _rules(self) -> SingleSearch:
-        details = self.q_problems([self.mode]) + self.query_problems() + self.output_problems([self.mode])
+        details = self.q_problems([(self.mode, self.vector is not None)], judged(self.rerank))
+        details += self.vector_problems([self.mode]) + self.query_problems()
+        details += self.output_problems([self.mode])
         if details:
             raise_details("SingleSearch", details)
         return self
 
 
 def _source_schema(schema: dict[str, Any]) -> None:
-    """A source's scope and its collections are required (`Source._rules`), as the document says."""
+    """A source's scope and its collections are required (`Source._rules`), as the document says.
+    The refinement names `collections` by pattern, not in `properties`: it adds no property to
+    `Scope`, whose own schema already refuses unknown keys."""
     schema["required"] = [*schema.get("required", []), "scope"]
     scope = schema["properties"]["scope"]
     schema["properties"]["scope"] = {
         **scope,
         "required": ["collections"],
-        "properties": {"collections": {"minItems": 1}},
+        "patternProperties": {"^collections$": {"minItems": 1}},
     }
 
 
-class Source(_Query):
-    """One search inside a combined search; its scope must name collections."""
+class Source(_Vector, _Query):
+    """One search inside a combined search; its scope must name collections. Its own `vector`
+    wins over the combined search's."""
 
     model_config = ConfigDict(json_schema_extra=_source_schema)
 
@@ -474,7 +524,7 @@ class Source(_Query):
 
     @model_validator(mode="after")
     def _rules(self) -> Source:
-        details = self.query_problems()
+        details = self.query_problems() + self.vector_problems([self.mode])
         if not self.scope.collections:
             details.append(
                 Detail(("scope", "collections"), "each source must name its collections explicitly")
@@ -487,8 +537,9 @@ class Source(_Query):
 SourceList = Annotated[tuple[Source, ...], *_list(MAX_SOURCES, min_items=1)]
 
 
-class CombinedSearch(_Text, _Output):
-    """Several searches merged with weighted RRF, then an optional boost and graph boost."""
+class CombinedSearch(_Text, _Vector, _Output):
+    """Several searches merged with weighted RRF, then an optional boost and graph boost. Its
+    `vector` serves every vector and hybrid source without one of its own."""
 
     sources: SourceList = Field(description="1-8 searches with unique names.")
     fuse: Fuse = Field(description="How the sources are merged (required).")
@@ -499,7 +550,10 @@ class CombinedSearch(_Text, _Output):
     @model_validator(mode="after")
     def _rules(self) -> CombinedSearch:
         modes = [source.mode for source in self.sources]
-        details = self.q_problems(modes) + self.output_problems(modes) + self._repeated_names()
+        shared = [source.mode for source in self.sources if source.vector is None]
+        vectored = [(s.mode, s.vector is not None or self.vector is not None) for s in self.sources]
+        details = self.q_problems(vectored, judged(self.rerank)) + self.vector_problems(shared)
+        details += self.output_problems(modes) + self._repeated_names()
         if self.boost is not None:
             details += check_boost(self.boost, ("boost",))
         if details:
@@ -513,6 +567,11 @@ class CombinedSearch(_Text, _Output):
             for i, name in enumerate(names)
             if name in names[:i]
         ]
+
+
+def judged(rerank: Rerank | None) -> bool:
+    """Whether a model judges the results (it reads the query text)."""
+    return rerank is not None and rerank.backend != "none"
 
 
 def check_boost(node: RankNode, loc: Loc = ("boost",)) -> list[Detail]:

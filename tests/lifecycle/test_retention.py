@@ -80,7 +80,7 @@ def test_expired_records_are_erased_by_the_worker_and_logged_per_run(
     assert expiring["reason"] == "retention: occurred_at more than 30 days ago"
     cutoff = datetime.fromisoformat(expiring["retention"]["cutoff"])
     assert expiring["retention"]["field"] == "occurred_at" and abs(
-        cutoff - (NOW - timedelta(days=30))
+        cutoff - (datetime.now(UTC) - timedelta(days=30))
     ) < timedelta(minutes=5)
     assert by_collection["lc_written"]["counts"] == {"lc_written": 1}
     assert by_collection["lc_written"]["retention"]["field"] == "created_at"
@@ -115,6 +115,13 @@ def test_the_background_worker_sweeps_when_it_starts(lc: Client, lc_runtime: Run
     finally:
         worker.stop()
     assert texts(db, lc.tenant.id) == []
+
+
+def test_collections_show_what_each_version_declares(lc: Client) -> None:
+    declared = {c["name"]: c["retention"] for c in ok(lc.get("/collections"))["collections"]}
+    assert declared["lc_expiring"] == {"field": "occurred_at", "days": 30}
+    assert declared["lc_written"] == {"field": "created_at", "days": 2}
+    assert declared["lc_notes"] is None
 
 
 def test_the_active_versions_rule_applies(tmp_path: Path) -> None:

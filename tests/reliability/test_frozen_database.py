@@ -28,7 +28,7 @@ from memseek.boot import build_runtime
 from memseek.settings import Settings
 from tests.conftest import make_database
 from tests.conftest import make_tenant
-from tests.reliability.conftest import serving
+from tests.service import serving
 
 SEARCH_TIMEOUT_MS = 4000
 HEALTH_BOUND = 2.0

@@ -9,6 +9,7 @@ from memseek.client import AuthenticationError
 from memseek.client import InvalidRequest
 from memseek.client import NotFound
 from memseek.client import Unavailable
+from memseek.models.local import LocalEmbedder
 from tests.conftest import Tenant
 from tests.sdk.flaky import flaky
 from tests.sdk.support import MARIA
@@ -32,6 +33,17 @@ async def test_write_get_search_context(am: AsyncMemseek) -> None:
     mirrors_json(result[0])
     text = await am.context("budget", entity=MARIA, k=1)
     assert text.startswith(f"[id={written[0].id}]")
+
+
+async def test_search_with_the_callers_vector(am: AsyncMemseek) -> None:
+    await am.records.write([event("Maria confirmed the Q3 budget.")], wait=True)
+    [vector] = LocalEmbedder().embed(["budget"])
+    mine = await am.search(mode="vector", vector=vector, embedding_model="all-MiniLM-L6-v2")
+    theirs = await am.search(q="budget", mode="vector")
+    assert mine.ids == theirs.ids and len(mine.ids) == 1
+    with pytest.raises(InvalidRequest) as caught:
+        await am.search(mode="vector", vector=vector[:100], embedding_model="all-MiniLM-L6-v2")
+    assert caught.value.locs == [["vector"]]
 
 
 async def test_views(am: AsyncMemseek) -> None:

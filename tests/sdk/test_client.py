@@ -16,6 +16,7 @@ from memseek.client import NotFound
 from memseek.client import Record
 from memseek.client import SearchResult
 from memseek.client import ViewResult
+from memseek.models.local import LocalEmbedder
 from tests.conftest import Tenant
 from tests.sdk.support import BOB
 from tests.sdk.support import MARIA
@@ -159,6 +160,33 @@ def test_search_structured_has_no_scores(m: Memseek) -> None:
     assert [hit.fields and hit.fields["title"] for hit in result] == ["Review", "Kick-off"]
 
 
+@pytest.mark.parametrize("model", ["all-MiniLM-L6-v2", "all-MiniLM-L6-v2-onnx-int8"])
+@pytest.mark.parametrize("mode", ["vector", "hybrid"])
+def test_search_with_the_callers_vector(m: Memseek, customer: dict[str, str], mode: str, model: str) -> None:
+    """The caller's vector of "budget" (by the catalog's model name or the model id) ranks as the
+    service's own embedding of it; hybrid still reads `q` for its keyword side."""
+    [vector] = LocalEmbedder().embed(["budget"])
+    scope = {"collections": ["customer_events"]}
+    mine = m.search(q="budget" if mode == "hybrid" else None, mode=mode, scope=scope, vector=vector,
+                    embedding_model=model)  # fmt: skip
+    theirs = m.search(q="budget", mode=mode, scope=scope)
+    assert mine.ids == theirs.ids and set(mine.ids) == {
+        customer["confirmed"],
+        customer["training"],
+        customer["bob"],
+    }
+    assert [hit.score for hit in mine] == pytest.approx([hit.score for hit in theirs])
+
+
+def test_a_vector_of_another_model_is_invalid_at_its_loc(m: Memseek) -> None:
+    source = {"name": "a", "mode": "vector", "scope": {"collections": ["customer_events"]}}
+    spec = {"sources": [source, {**source, "name": "b", "vector": [0.1] * 3, "embedding_model": "other"}],
+            "fuse": {"kind": "rrf"}}  # fmt: skip
+    with pytest.raises(InvalidRequest) as caught:
+        m.search(spec, vector=[0.1] * 384, embedding_model="all-MiniLM-L6-v2")
+    assert caught.value.locs == [["sources", 1, "embedding_model"], ["sources", 1, "vector"]]
+
+
 def test_combined_search_reports_source_ranks(m: Memseek, customer: dict[str, str]) -> None:
     maria_events = {"collections": ["customer_events"], "entities": [MARIA]}
     spec: dict[str, Any] = {
@@ -205,7 +233,7 @@ def test_views_list_publishes_every_version(m: Memseek) -> None:
     assert (graph.active, graph.kind) == (True, "graph") and set(graph.input_schema["properties"]) == {
         "seed", "predicates", "direction", "depth", "limit"
     }  # fmt: skip
-    assert views[("customer_context", 1)].description is None
+    assert (views[("customer_context", 1)].description or "").startswith("The 20 past events of one customer")
 
 
 def test_search_view(m: Memseek, customer: dict[str, str]) -> None:

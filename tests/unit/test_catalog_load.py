@@ -297,6 +297,24 @@ CASES = [
     pytest.param(view("{mode: recent, limit: 3}"), *V, f"{Q}.limit", "Extra inputs", id="query-unknown-key"),
     pytest.param(view("{mode: text}"), *V, f"{Q}.q", "q is required", id="query-text-without-q"),
     pytest.param(
+        view("{mode: vector, vector: [0.1, 0.2], embedding_model: m, scope: {collections: [notes]}}"),
+        *V,
+        f"{Q}.vector",
+        "a view cannot carry a query vector",
+        id="query-fixed-vector",
+    ),
+    pytest.param(
+        view(
+            "{q: x, fuse: {kind: rrf}, sources: [{name: a, mode: vector, scope: {collections: [notes]},"
+            " vector: ['{{v}}', 0.5], embedding_model: m}]}",
+            "{v: {type: number}}",
+        ),
+        *V,
+        f"{Q}.sources[0].vector",
+        "a view cannot carry a query vector",
+        id="query-vector-parameter",
+    ),
+    pytest.param(
         view("{mode: recent, k: '{{n}}'}", "{n: {type: integer, default: 500}}"),
         *V,
         f"{Q}.k",

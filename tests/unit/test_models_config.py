@@ -71,6 +71,11 @@ def test_valid_declarations_and_defaults(entry: dict[str, Any], expected: dict[s
             {"kind": "chat", "model": "m", **OPENAI, "threads": 2}, "threads only apply", id="openai-threads"
         ),
         pytest.param(
+            {"kind": "embedding", "model": "m", **OPENAI, "query_threads": 2},
+            "query_threads only apply to provider local",
+            id="openai-query-threads",
+        ),
+        pytest.param(
             {"kind": "embedding", "model": "m", **OPENAI, "dimensions": None},
             "need dimensions",
             id="dim-null",

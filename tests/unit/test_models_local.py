@@ -68,7 +68,24 @@ def test_concurrent_callers_share_one_model() -> None:
     with ThreadPoolExecutor(4) as pool:
         results = list(pool.map(lambda _: LocalEmbedder().embed(TEXTS[:3]), range(8)))
     assert all(result == expected for result in results)
-    assert local._load(1) is local._load(1)
+    assert local._load(local._Options(1)) is local._load(local._Options(1))
+
+
+@pytest.mark.parametrize(
+    ("query_threads", "spinning"),
+    [pytest.param(1, "0", id="one-thread-never-spins"), pytest.param(2, "1", id="threads-spin-within-a-run")],
+)
+def test_a_single_text_runs_on_the_query_session(query_threads: int, spinning: str) -> None:
+    """One text (a search's query) takes `query_threads`, a batch `threads`; the vectors agree."""
+    embedder = LocalEmbedder(threads=1, query_threads=query_threads)
+    [alone] = embedder.embed([CAT])
+    np.testing.assert_allclose(alone, embedder.embed([CAT, "another text"])[0], atol=1e-6)
+    options = local._load(
+        local._Options(query_threads, spinning=query_threads > 1)
+    ).session.get_session_options()
+    assert options.intra_op_num_threads == query_threads
+    assert options.get_session_config_entry("session.intra_op.allow_spinning") == spinning
+    assert options.get_session_config_entry("session.force_spinning_stop") == "1"
 
 
 def test_identity_matches_the_package() -> None:

@@ -10,6 +10,7 @@ from memseek.models import ModelUnavailable
 from memseek.models.config import ModelDecl
 from memseek.models.local import LocalEmbedder
 from memseek.models.local import _loaded as loaded_models
+from memseek.models.local import _Options as LocalOptions
 from memseek.models.registry import ModelRegistry
 from tests.openai_server import OpenAIServer
 from tests.openai_server import hashed_embedding
@@ -78,10 +79,14 @@ def test_building_never_needs_configuration() -> None:
 
 
 def test_load_local_loads_each_local_embedding_model() -> None:
-    """`memseek serve` loads the local model at start, and the remote aliases beside it are no
-    obstacle. Three intra-op threads: a model no other test loads, so the load is this call's."""
-    local = ModelDecl(kind="embedding", provider="local", model="all-MiniLM-L6-v2", threads=3)
+    """`memseek serve` loads the local model at start (its batch and its query session), and the
+    remote aliases beside it are no obstacle. Three and five intra-op threads: sessions no other
+    test loads, so the load is this call's."""
+    local = ModelDecl(
+        kind="embedding", provider="local", model="all-MiniLM-L6-v2", threads=3, query_threads=5
+    )
     registry = ModelRegistry({**DECLS, "default": local}, environ={})
-    assert 3 not in loaded_models
+    sessions = {LocalOptions(3), LocalOptions(5, spinning=True)}
+    assert not sessions & set(loaded_models)
     registry.load_local()
-    assert 3 in loaded_models
+    assert sessions <= set(loaded_models)
