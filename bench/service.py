@@ -140,9 +140,16 @@ def _embedded(home: Path, tune: bool) -> Iterator[tuple[str, dict[str, str]]]:
 
 @contextmanager
 def _external(url: str, tune: bool, keep: bool) -> Iterator[tuple[str, dict[str, str]]]:
-    """A new database on an existing server (dropped afterwards unless `keep`)."""
-    name = f"memseek_bench_{os.getpid()}_{int(time.time())}"
+    """A new database on an existing server (dropped afterwards unless `keep`). A database with
+    the `citus` extension is measured in place: a new one on a Citus coordinator would have no
+    workers (docs/scaling.md: a database is made on every node); it must be empty."""
     admin = libpq_url(url)
+    with psycopg.connect(admin, autocommit=True) as conn:
+        citus = conn.execute("SELECT count(*) FROM pg_extension WHERE extname = 'citus'").fetchone()
+    if citus and citus[0]:
+        yield url, {}
+        return
+    name = f"memseek_bench_{os.getpid()}_{int(time.time())}"
     with psycopg.connect(admin, autocommit=True) as conn:
         conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
     tuning = _apply_tuning(url) if tune else {}

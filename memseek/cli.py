@@ -130,7 +130,8 @@ def cmd_migrate(args: argparse.Namespace, settings: Settings) -> int:
         migrate.downgrade(engine, args.downgrade)
         print(f"downgraded to {args.downgrade}")
     else:
-        migrate.upgrade(engine, args.revision)
+        for change in migrate.upgrade(engine, args.revision):  # on Citus, what it distributed
+            print(change)
         print(f"upgraded to {args.revision}")
     return 0
 

@@ -34,6 +34,7 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.engine import make_url
 from sqlalchemy.sql.expression import Executable
 
+from memseek import citus
 from memseek import deadline
 from memseek import driver
 from memseek.errors import StartupError
@@ -115,11 +116,11 @@ def _with_settings(
     before: Sequence[str] = (),
     after: Sequence[str] = (),
 ) -> list[dict[str, Any]]:
-    """`sql`'s rows, run after the statement setting `settings` (`_set_config`), with the fixed
-    statements `before` and `after` around both: all sent in pipeline mode, ended by one Sync,
+    """`sql`'s rows, run after the statements setting `settings` (`_setters`), with the fixed
+    statements `before` and `after` around them: all sent in pipeline mode, ended by one Sync,
     and answered in one round trip."""
-    set_sql, set_args = _set_config(settings)
     psycopg_conn = driver.psycopg_connection(conn)
+    setters = _setters(conn, settings)
     with (
         driver.driver_errors(conn, sql, args),
         driver.raw_cursor(conn) as setter,
@@ -128,7 +129,8 @@ def _with_settings(
         with psycopg_conn.pipeline():  # leaving it sends the Sync and reads every answer
             for fixed in before:
                 psycopg_conn.execute(fixed)
-            setter.execute(*driver.listened(conn, setter, set_sql, set_args))
+            for set_sql, set_args in setters:
+                setter.execute(*driver.listened(conn, setter, set_sql, set_args))
             cursor.execute(*driver.listened(conn, cursor, sql, args))
             for fixed in after:
                 psycopg_conn.execute(fixed)
@@ -146,11 +148,31 @@ def _set_config(settings: Mapping[str, str]) -> tuple[str, list[str]]:
     return _set_config_sql(len(settings)), [part for item in settings.items() for part in item]
 
 
+def _setters(conn: Connection, settings: Mapping[str, str]) -> list[tuple[str, Sequence[str]]]:
+    """The statements setting `settings` transaction-locally, with their arguments: one
+    `set_config()` call, or on a Citus cluster the `SET LOCAL` statements that reach the workers
+    (`citus.set_local_statements`; `set_config()` settings stay on the coordinator)."""
+    if citus.enabled(conn):
+        return [(statement, ()) for statement in citus.set_local_statements(settings)]
+    return [_set_config(settings)]
+
+
 def set_local(conn: Connection, settings: Mapping[str, str]) -> None:
-    """Set `settings` (name → value) transaction-locally, in one round trip, names and values
-    bound parameters, in their order (the role first, where it is one)."""
-    if settings:
-        _rows(conn, *_set_config(settings))
+    """Set `settings` (name → value) transaction-locally, in one round trip, in their order (the
+    role first, where it is one): names and values bound parameters, or on a Citus cluster
+    `SET LOCAL` statements in one pipeline."""
+    setters = _setters(conn, settings) if settings else []
+    if len(setters) == 1:
+        _rows(conn, *setters[0])
+    elif setters:
+        text = "; ".join(statement for statement, _ in setters)
+        with (
+            driver.driver_errors(conn, text, ()),
+            driver.raw_cursor(conn) as cursor,
+            driver.psycopg_connection(conn).pipeline(),
+        ):
+            for statement, args in setters:
+                cursor.execute(*driver.listened(conn, cursor, statement, args))
 
 
 def scope_settings(workspace_id: UUID | str, settings: Mapping[str, str] | None = None) -> dict[str, str]:

@@ -6,6 +6,7 @@ from alembic.config import Config
 from sqlalchemy.engine import Engine
 
 from alembic import command
+from memseek import citus
 from memseek.paths import resource
 
 
@@ -30,9 +31,12 @@ def _run(engine: Engine, action: str, revision: str) -> None:
         getattr(command, action)(config, revision)
 
 
-def upgrade(engine: Engine, revision: str = "head") -> None:
-    """Bring the schema up to `revision`."""
+def upgrade(engine: Engine, revision: str = "head") -> list[str]:
+    """Bring the schema up to `revision`; on a Citus cluster, then distribute what is not yet
+    (`citus.distribute`, idempotent). Returns what distributing changed, one line each."""
     _run(engine, "upgrade", revision)
+    with engine.begin() as conn:
+        return citus.distribute(conn) if citus.present(conn) else []
 
 
 def downgrade(engine: Engine, revision: str) -> None:

@@ -37,7 +37,9 @@ def register_definitions(conn: Connection, catalog: Catalog) -> None:
         conn.execute(
             upsert.on_conflict_do_update(
                 index_elements=["kind", "name", "version"],
-                set_={"hash": upsert.excluded.hash, "body": upsert.excluded.body, "loaded_at": sa.func.now()},
+                # The proposed row's own default, not now() here: Citus (where `definitions` is a
+                # reference table) takes only immutable functions in DO UPDATE SET.
+                set_={k: upsert.excluded[k] for k in ("hash", "body", "loaded_at")},
             ),
             _rows(settings),
         )

@@ -40,6 +40,7 @@ from uuid import UUID
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
+from memseek import citus
 from memseek.catalog.catalog import Catalog
 from memseek.db import DATABASE_OUTAGES
 from memseek.db import scope_settings
@@ -328,16 +329,19 @@ def forget(
 
 
 def claim(conn: Connection) -> Erasure | None:
-    """The oldest running erasure of any workspace that no one else holds, its row locked."""
-    stmt = (
-        sa.select(erasures)
-        .where(e.state == "running")
-        .order_by(e.started_at, e.id)
-        .limit(1)
-        .with_for_update(skip_locked=True)
+    """The oldest running erasure of any workspace that no one else holds, its row locked (on
+    Citus, of the workspace of the oldest running one: `citus.claim_in_one_workspace`)."""
+    running = sa.select(erasures).where(e.state == "running").order_by(e.started_at, e.id).limit(1)
+    oldest = running.with_only_columns(e.workspace_id).prefix_with(DUE, dialect="postgresql")
+    stmt = citus.claim_in_one_workspace(
+        conn, running.with_for_update(skip_locked=True), oldest, e.workspace_id
     )
-    row = conn.execute(stmt).one_or_none()
+    row = None if stmt is None else conn.execute(stmt).one_or_none()
     return None if row is None else _from_row(row)
+
+
+DUE = "/* memseek worker due */"
+"""The label of the look-up of whose work is due first, the one statement reading every workspace."""
 
 
 def work_once(runtime: Runtime) -> bool:

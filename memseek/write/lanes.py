@@ -172,10 +172,10 @@ def approve(conn: Connection, workspace_id: UUID, record_id: UUID) -> None:
     set_current(conn, workspace_id, previous, False)
     family = _family(workspace_id, [record_id])
     conn.execute(sa.update(records).where(family).values(status="active"))
+    # The next value read first, then written: Citus runs no volatile function in an UPDATE.
+    entered = conn.execute(sa.select(lane_seq.next_value())).scalar_one()
     conn.execute(
-        sa.update(records)
-        .where(r.workspace_id == workspace_id, r.id == record_id)
-        .values(lane_seq=lane_seq.next_value())
+        sa.update(records).where(r.workspace_id == workspace_id, r.id == record_id).values(lane_seq=entered)
     )
     set_current(conn, workspace_id, [record_id], True)
     if restore is not None:

@@ -73,7 +73,7 @@ def list_records(
     if after is not None:
         where.append(r.seq < after if newest else r.seq > after)
     stmt = (
-        sa.select(*record_columns(LISTED_COLUMNS), *columns)
+        sa.select(*record_columns(LISTED_COLUMNS, workspace_id), *columns)
         .where(*where)
         .order_by(r.seq.desc() if newest else r.seq)
         .limit(limit)

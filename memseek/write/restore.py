@@ -40,6 +40,7 @@ from pydantic import StrictStr
 from pydantic import ValidationError
 from sqlalchemy.engine import Connection
 
+from memseek import citus
 from memseek.catalog.catalog import UnknownDefinition
 from memseek.catalog.fields import materialise_all
 from memseek.catalog.models import Collection
@@ -215,7 +216,7 @@ def _insert(conn: Connection, workspace_id: UUID, rows: list[dict[str, Any]]) ->
         .order_by(src.c.n)
     )
     names = [c.name for c in RESTORED] + ["workspace_id", *TEXT_COLUMNS]
-    conn.execute(records.insert().from_select(names, source))
+    conn.execute(citus.returning_rows(records.insert().from_select(names, source)))
 
 
 def _present(conn: Connection, workspace_id: UUID, ids: Sequence[UUID]) -> set[UUID]:

@@ -40,6 +40,7 @@ from sqlalchemy.engine import Row as DbRow
 from sqlalchemy.schema import CreateTable
 from sqlalchemy.sql.elements import BindParameter
 
+from memseek import citus
 from memseek.schema import EMBEDDING_DIM
 from memseek.schema import lane_seq
 from memseek.schema import processing_queue
@@ -352,7 +353,7 @@ def insert_rows(
     if bulk:
         _copy_to_stage(conn, rows, route)
     source = _insert_source(stage if bulk else _json_source(rows), workspace_id)
-    stmt = records.insert().from_select(INSERT_COLUMNS, source)
+    stmt = citus.returning_rows(records.insert().from_select(INSERT_COLUMNS, source))
     conn.execute(stmt.prefix_with(COMMENT.format(route=route), dialect="postgresql"))
     if bulk:
         conn.execute(stage.delete())  # a later batch of this transaction starts from an empty stage
@@ -364,7 +365,8 @@ def insert_rows(
 def enqueue(conn: Connection, workspace_id: UUID, ids: Sequence[UUID]) -> None:
     """Queue records for processing and notify idle workers (delivered when the transaction commits)."""
     source = sa.select(sa.literal(workspace_id, UUID_T), unnest({"id": (ids, UUID_T)}, "q").c.id)
-    conn.execute(processing_queue.insert().from_select(["workspace_id", "record_id"], source))
+    queued = processing_queue.insert().from_select(["workspace_id", "record_id"], source)
+    conn.execute(citus.returning_rows(queued))
     conn.execute(sa.select(sa.func.pg_notify(QUEUE_CHANNEL, "")))
 
 
@@ -444,7 +446,7 @@ def fetch(
 ) -> DbRow[*tuple[Any, ...]] | None:
     """One record of this workspace with the columns the API shows (plus lane data), or None."""
     r = records.c
-    stmt = sa.select(*record_columns(RECORD_COLUMNS), r.lane_seq, r.link_node_id).where(
+    stmt = sa.select(*record_columns(RECORD_COLUMNS, workspace_id), r.lane_seq, r.link_node_id).where(
         r.workspace_id == workspace_id, r.id == record_id
     )
     return conn.execute(stmt.with_for_update(of=records) if lock else stmt).one_or_none()

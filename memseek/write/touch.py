@@ -75,9 +75,15 @@ def _touch_statement() -> sa.Insert:
     (the writer thread shares the interpreter with the requests it follows)."""
     ids = sa.bindparam("ids", type_=ARRAY(UUID_T))
     workspace = sa.bindparam("workspace_id", type_=UUID_T)
-    listed = sa.func.unnest(ids).table_valued("record_id").render_derived(name="touched")
-    exists = sa.exists().where(records.c.workspace_id == workspace, records.c.id == listed.c.record_id)
-    rows = sa.select(workspace, listed.c.record_id, sa.func.now()).where(exists)
+    r = records.c
+    # The rows come from `records` itself, workspace column included: on Citus an INSERT …
+    # SELECT between co-located tables that carries the source's distribution column runs on
+    # the one shard both name; the existence check is the same.
+    rows = (
+        sa.select(r.workspace_id, r.id, sa.func.now())
+        .where(r.workspace_id == workspace, r.id == sa.any_(ids))
+        .order_by(r.id)
+    )
     stmt = insert(record_touches).from_select(["workspace_id", "record_id", "last_accessed"], rows)
     keys = [record_touches.c.workspace_id, record_touches.c.record_id]
     newer = {"last_accessed": stmt.excluded.last_accessed}

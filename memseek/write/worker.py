@@ -36,6 +36,7 @@ from pgvector.sqlalchemy import Vector
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.engine import Connection
 
+from memseek import citus
 from memseek.catalog.conf import LlmLabel
 from memseek.catalog.conf import LlmScore
 from memseek.catalog.models import Collection
@@ -124,8 +125,25 @@ r = records.c
 
 
 def claim(conn: Connection, limit: int) -> list[Claimed]:
-    """Lock up to `limit` due queue rows no other worker holds, oldest due first."""
-    stmt = (
+    """Lock up to `limit` due queue rows no other worker holds, oldest due first (on Citus, those
+    of the workspace of the oldest due row: `citus.claim_in_one_workspace`)."""
+    stmt = citus.claim_in_one_workspace(
+        conn, _claim_statement(limit), _OLDEST_DUE, q.workspace_id, r.workspace_id
+    )
+    return [] if stmt is None else [Claimed(*row) for row in conn.execute(stmt)]
+
+
+_OLDEST_DUE = (
+    sa.select(q.workspace_id)
+    .where(q.next_attempt_at <= sa.func.now())
+    .order_by(q.next_attempt_at, q.record_id)
+    .limit(1)
+    .prefix_with(store.COMMENT.format(route="worker due"), dialect="postgresql")
+)
+
+
+def _claim_statement(limit: int) -> sa.Select[Any]:
+    return (
         sa.select(
             q.workspace_id,
             q.record_id,
@@ -144,7 +162,6 @@ def claim(conn: Connection, limit: int) -> list[Claimed]:
         .with_for_update(of=processing_queue, skip_locked=True)
         .prefix_with(store.COMMENT.format(route="worker claim"), dialect="postgresql")
     )
-    return [Claimed(*row) for row in conn.execute(stmt)]
 
 
 def _collection(runtime: Runtime, item: Claimed) -> Collection:
@@ -238,7 +255,7 @@ def _write_records(
     ).c
     stmt = (
         sa.update(records)
-        .where(r.workspace_id == u.ws, r.id == u.id)
+        .where(r.workspace_id == u.ws, r.id == u.id, r.workspace_id.in_(_workspaces(batch)))
         .values(
             processing=u.state,
             processing_error=u.error,
@@ -268,6 +285,12 @@ def _write_queue(
         _reschedule(conn, retry, [outcomes[i.id].error or "" for i in retry], policy)
 
 
+def _workspaces(items: Sequence[Claimed]) -> list[UUID]:
+    """The workspaces of `items`, named as constants beside the per-row join: Citus routes an
+    UPDATE by the workspaces it can read from the statement (one, from a Citus claim)."""
+    return sorted({item.workspace_id for item in items})
+
+
 def _reschedule(
     conn: Connection, items: Sequence[Claimed], errors: Sequence[str], policy: RetryPolicy
 ) -> None:
@@ -283,10 +306,12 @@ def _reschedule(
     ).c
     stmt = (
         sa.update(processing_queue)
-        .where(q.workspace_id == u.ws, q.record_id == u.id)
+        .where(q.workspace_id == u.ws, q.record_id == u.id, q.workspace_id.in_(_workspaces(items)))
         .values(
             attempts=u.attempts,
-            next_attempt_at=sa.func.now() + sa.func.make_interval(0, 0, 0, 0, 0, 0, u.delay),
+            # now() alone, then only immutable steps: Citus runs no STABLE function over a
+            # column in an UPDATE on its shards, and evaluates a bare now() first.
+            next_attempt_at=sa.func.to_timestamp(sa.extract("epoch", sa.func.now()) + u.delay),
             last_error=u.error,
         )
     )

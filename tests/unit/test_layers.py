@@ -30,7 +30,10 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
             | {"deadline", "logs"}
         ),
     ),
-    ("resources", frozenset({"db", "driver", "auth", "migrate", "catalog", "models", "search_state"})),
+    (
+        "resources",
+        frozenset({"db", "driver", "citus", "auth", "migrate", "catalog", "models", "search_state"}),
+    ),
     ("services", frozenset({"search", "write", "runtime", "indexes", "overview"})),
     ("interfaces", frozenset({"api"})),
     (

@@ -277,7 +277,10 @@ def _(node: AgeHours, read: Reading) -> ColumnElement[float]:
     moment = row.c[node.field]
     if node.field == "last_accessed":
         touched = read.touched
-        moment = last_accessed(row) if touched is None else sa.func.greatest(moment, touched, type_=TS)
+        if touched is None:
+            moment = last_accessed(row, read.query.ws)
+        else:
+            moment = sa.func.greatest(moment, touched, type_=TS)
     seconds = sa.cast(sa.extract("epoch", read.query.now - moment), FLOAT)
     return sa.func.greatest(float_literal(0.0), seconds / float_literal(3600.0), type_=FLOAT)
 
