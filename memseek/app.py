@@ -34,6 +34,7 @@ from memseek.api.admission import DEFAULT_THREADS
 from memseek.api.admission import Admission
 from memseek.api.admission import Shares
 from memseek.api.common import admission
+from memseek.api.common import outage_body
 from memseek.api.common import runtime
 from memseek.api.health import HealthProbe
 from memseek.auth import authenticate
@@ -49,7 +50,6 @@ from memseek.errors import PayloadTooLarge
 from memseek.errors import UnsupportedMediaType
 from memseek.errors import details_from_pydantic
 from memseek.errors import error_body
-from memseek.logs import first_line
 from memseek.logs import log_throttled
 from memseek.runtime import Runtime
 from memseek.settings import Settings
@@ -192,15 +192,7 @@ def _register_error_handlers(app: Flask) -> None:
         return response
 
     def database_unavailable(exc: Exception) -> Response:
-        # unreachable, frozen or dropped server, exhausted pool: an expected outage, retryable,
-        # never a 500; logged once per interval without a traceback
-        request_id = g.get("request_id", "-")
-        log_throttled(
-            log, logging.WARNING, "database-unavailable", "database unavailable: %s", first_line(exc)
-        )
-        message = f"the database is unavailable; retry later (request id {request_id})"
-        body = error_body(BackendUnavailable.code, message)
-        return _json_error(BackendUnavailable.status, body, BackendUnavailable.retry_after)
+        return _json_error(BackendUnavailable.status, outage_body(exc), BackendUnavailable.retry_after)
 
     for outage in DATABASE_OUTAGES:
         app.register_error_handler(outage, database_unavailable)
