@@ -3,12 +3,12 @@ page by page, and the erasure log.
 
 `DELETE /records/{id}` and `DELETE /entities/{entity}` answer `404` for anything the caller's
 workspace does not hold, exactly like an unknown id, and change nothing then. Every query
-parameter a route takes is declared with its operation below; any other is a `422`.
+parameter a route takes is declared with its operation below and checked before the route
+runs (`memseek.api.openapi.check_query`); any other is a `422`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 from uuid import UUID
 
@@ -18,6 +18,7 @@ from flask import jsonify
 from flask import request
 
 from memseek.api.common import json_body
+from memseek.api.common import query
 from memseek.api.common import runtime
 from memseek.api.common import scoped
 from memseek.api.common import workspace
@@ -25,9 +26,7 @@ from memseek.api.openapi import Operation
 from memseek.api.openapi import QueryParam
 from memseek.api.openapi import document
 from memseek.auth import PREFIX_CHARS
-from memseek.errors import Detail
 from memseek.errors import NotFound
-from memseek.errors import RequestInvalid
 from memseek.write import erasures
 from memseek.write.listing import RecordFilter
 from memseek.write.listing import list_records
@@ -36,7 +35,6 @@ from memseek.write.pages import DEFAULT_LIMIT
 from memseek.write.pages import MAX_LIMIT
 from memseek.write.pages import decode_cursor
 from memseek.write.pages import encode_cursor
-from memseek.write.pages import page_limit
 from memseek.write.store import record_json
 
 bp = Blueprint("lifecycle", __name__)
@@ -65,24 +63,6 @@ RECORDS_QUERY = (
 FORGET_QUERY = (_param("collection", "Only forget the entity's records in this collection."),)
 
 
-def declared_params(declared: Sequence[QueryParam]) -> dict[str, str]:
-    """The query string as single values; a parameter the operation does not declare, a repeated
-    one, or a value outside a declared `enum` is a `422` (all of them listed)."""
-    known = {q.name: dict(q.bounds).get("enum") for q in declared}
-    problems = [
-        Detail(("query", name), "unknown query parameter") for name in request.args if name not in known
-    ]
-    for name in request.args:
-        values, allowed = request.args.getlist(name), known.get(name)
-        if name in known and len(values) > 1:
-            problems.append(Detail(("query", name), "give this parameter once"))
-        elif allowed is not None and values[0] not in allowed:
-            problems.append(Detail(("query", name), f"expected one of: {', '.join(allowed)}"))
-    if problems:
-        raise RequestInvalid("invalid query parameters", problems)
-    return {name: request.args[name] for name in request.args}
-
-
 def _reason() -> str | None:
     return EraseIn.model_validate(json_body(required=False)).reason
 
@@ -102,7 +82,6 @@ def _uuid(raw: str, what: str) -> UUID:
 
 @bp.delete("/records/<raw_id>")
 def erase_record(raw_id: str) -> Response:
-    declared_params(())
     record_id, reason = _uuid(raw_id, "record"), _reason()
     with scoped() as conn:
         done = erasures.erase_record(conn, workspace(), record_id, reason, _requested_by())
@@ -113,8 +92,8 @@ def erase_record(raw_id: str) -> Response:
 
 @bp.delete("/entities/<path:entity>")
 def forget_entity(entity: str) -> tuple[Response, int]:
-    params, reason = declared_params(FORGET_QUERY), _reason()
-    done = erasures.forget(runtime(), workspace(), entity, params.get("collection"), reason, _requested_by())
+    collection, reason = query().get("collection"), _reason()
+    done = erasures.forget(runtime(), workspace(), entity, collection, reason, _requested_by())
     if done.done:
         return jsonify(done.to_json()), 200
     response = jsonify({"erasure_id": str(done.id), "state": done.state})
@@ -122,14 +101,14 @@ def forget_entity(entity: str) -> tuple[Response, int]:
     return response, 202
 
 
-def _page_after(params: dict[str, str], listing: dict[str, Any], kind: type[int] | type[str]) -> Any:
+def _page_after(params: dict[str, Any], listing: dict[str, Any], kind: type[int] | type[str]) -> Any:
     return decode_cursor(params["cursor"], listing, kind) if "cursor" in params else None
 
 
 @bp.get("/records")
 def records_page() -> Response:
-    params = declared_params(RECORDS_QUERY)
-    limit = page_limit(params.get("limit"))
+    params = query()
+    limit: int = params.get("limit", DEFAULT_LIMIT)
     which = RecordFilter(
         entity=params.get("entity"),
         collection=params.get("collection"),
@@ -151,8 +130,8 @@ ERASURES_LISTING = {"route": "erasures"}
 
 @bp.get("/erasures")
 def erasures_page() -> Response:
-    params = declared_params(PAGE_QUERY)
-    limit = page_limit(params.get("limit"))
+    params = query()
+    limit: int = params.get("limit", DEFAULT_LIMIT)
     after = _page_after(params, ERASURES_LISTING, str)
     with scoped() as conn:
         found = erasures.list_erasures(conn, workspace(), None if after is None else UUID(after), limit + 1)
@@ -162,7 +141,6 @@ def erasures_page() -> Response:
 
 @bp.get("/erasures/<erasure_id>")
 def get_erasure(erasure_id: str) -> Response:
-    declared_params(())
     found = _uuid(erasure_id, "erasure")
     with scoped() as conn:
         return jsonify(erasures.get_erasure(conn, workspace(), found).to_json())

@@ -17,7 +17,6 @@ import base64
 import binascii
 import hashlib
 import json
-import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -26,17 +25,6 @@ from memseek.errors import RequestInvalid
 
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 500
-_DIGITS = re.compile(r"[0-9]+")
-
-
-def page_limit(raw: str | None) -> int:
-    """The page size a `limit` query parameter asks for: 1 to `MAX_LIMIT`, default `DEFAULT_LIMIT`."""
-    if raw is None:
-        return DEFAULT_LIMIT
-    if _DIGITS.fullmatch(raw) is None or not 1 <= int(raw) <= MAX_LIMIT:
-        detail = Detail(("query", "limit"), f"expected an integer from 1 to {MAX_LIMIT}")
-        raise RequestInvalid("limit is out of range", [detail])
-    return int(raw)
 
 
 def _digest(listing: Mapping[str, Any]) -> str:
