@@ -122,6 +122,7 @@ def _before_request() -> None:
     operation = openapi.operation_for(request.method, request.url_rule.rule) if request.url_rule else None
     if operation is not None:
         g.query = openapi.check_query(operation, request.args.to_dict(flat=False), runtime())
+        openapi.check_path(request.view_args or {})
         if operation.body is not None:
             _check_media_type()
 

@@ -27,10 +27,12 @@ from memseek.api.openapi import QueryParam
 from memseek.api.openapi import document
 from memseek.auth import PREFIX_CHARS
 from memseek.errors import NotFound
+from memseek.storable import STORABLE
 from memseek.write import erasures
 from memseek.write.listing import RecordFilter
 from memseek.write.listing import list_records
 from memseek.write.models import EraseIn
+from memseek.write.pages import CURSOR_PATTERN
 from memseek.write.pages import DEFAULT_LIMIT
 from memseek.write.pages import MAX_LIMIT
 from memseek.write.pages import decode_cursor
@@ -48,19 +50,21 @@ def _param(name: str, description: str, kind: str = "string", **bounds: Any) -> 
 
 
 PAGE_QUERY = (
-    _param("cursor", "The next_cursor of the previous page, unchanged."),
+    _param("cursor", "The next_cursor of the previous page, unchanged.", pattern=CURSOR_PATTERN),
     _param("limit", "Page size.", "integer", minimum=1, maximum=MAX_LIMIT, default=DEFAULT_LIMIT),
 )
 RECORDS_QUERY = (
-    _param("entity", "Only records about this entity."),
-    _param("collection", "Only records of this collection."),
-    _param("type", "Only records of this type."),
+    _param("entity", "Only records about this entity.", pattern=STORABLE),
+    _param("collection", "Only records of this collection.", pattern=STORABLE),
+    _param("type", "Only records of this type.", pattern=STORABLE),
     _param("status", "Only active records or only drafts.", enum=list(STATUSES)),
-    _param("key", "Only records of this fact slot key."),
+    _param("key", "Only records of this fact slot key.", pattern=STORABLE),
     _param("order", "newest (default) or oldest first, by ingestion order.", enum=list(ORDERS)),
     *PAGE_QUERY,
 )
-FORGET_QUERY = (_param("collection", "Only forget the entity's records in this collection."),)
+FORGET_QUERY = (
+    _param("collection", "Only forget the entity's records in this collection.", pattern=STORABLE),
+)
 
 
 def _reason() -> str | None:

@@ -25,6 +25,8 @@ from memseek.errors import RequestInvalid
 
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 500
+CURSOR_PATTERN = "^[A-Za-z0-9_-]+$"
+"""The form of every cursor `encode_cursor` gives out (unpadded base64url), as documented."""
 
 
 def _digest(listing: Mapping[str, Any]) -> str:
