@@ -109,7 +109,15 @@ def build_parser() -> argparse.ArgumentParser:
     _common(qual)
 
     so = sub.add_parser("soak", help="minutes of mixed load, a flooding workspace and OpenAPI fuzzing")
-    so.add_argument("--minutes", type=float, default=10.0, help="length of the mixed load (default 10)")
+    so.add_argument(
+        "--minutes", type=float, default=10.0, help="length of the flooded mixed load (default 10)"
+    )
+    so.add_argument(
+        "--quiet-minutes",
+        type=float,
+        default=2.0,
+        help="the ordinary clients alone first, for their latency without the flood (default 2)",
+    )
     so.add_argument("--clients", type=int, default=8, help="ordinary clients (default 8)")
     so.add_argument(
         "--workspaces", type=int, default=4, help="workspaces the clients spread over (default 4)"
@@ -162,7 +170,13 @@ def _suite(
         return "latency", lambda: latency.run(lopts, service), latency.render
     if args.suite == "soak":
         sopts = soak.SoakOptions(
-            args.minutes, args.clients, args.workspaces, args.flood_clients, args.fuzz, seed=args.seed
+            args.minutes,
+            args.clients,
+            args.workspaces,
+            args.flood_clients,
+            args.fuzz,
+            seed=args.seed,
+            quiet_minutes=args.quiet_minutes,
         )
         return "soak", lambda: soak.run(sopts, service), soak.render
     qopts = quality.QualityOptions(args.dataset, args.queries, args.corpus)

@@ -1,17 +1,21 @@
 """`python -m bench soak`: minutes of mixed load from several workspaces plus a flooding one,
 and requests fuzzed from the served OpenAPI document, against `memseek serve` in its own process.
 
-Reports, per workspace, client-side p50/p95/p99 and answers by status; the service's resident
-memory over time; and the fuzzed requests by status, with every 5xx that is not a documented
-`503` (the database or a model unavailable, a search past SEARCH_TIMEOUT_MS) listed: the target
-is none. The flooding workspace sends slow waits for processing and searches from more clients
-than the server has threads, honouring `Retry-After` as a compliant client does.
+The ordinary clients run alone first (the quiet phase), then beside the flooding workspace and
+the fuzzed requests (the flooded phase). Reports, per workspace, client-side p50/p95/p99 and
+answers by status under the flood; each ordinary workspace's search p95 quiet and flooded (the
+target: at most 2x); `/health`'s latency, probed twice a second throughout (the target: under 1 s);
+the service's resident memory over time; and the fuzzed requests by status, with every 5xx that
+is not a documented `503` (the database or a model unavailable, a search past SEARCH_TIMEOUT_MS)
+listed: the target is none. The flooding workspace sends slow waits for processing and searches
+from more clients than the server has threads, honouring `Retry-After` as a compliant client does.
 """
 
 from __future__ import annotations
 
 import json
 import random
+import re
 import statistics
 import threading
 import time
@@ -35,15 +39,22 @@ DOCUMENTED_5XX = frozenset({"backend_unavailable", "search_timeout"})
 TEXTS = ("budget review", "renewal call", "onboarding notes", "pricing question", "support ticket")
 
 
+HEALTH_INTERVAL = 0.5
+"""Seconds between two `/health` probes."""
+
+
 @dataclass(frozen=True, slots=True)
 class SoakOptions:
     minutes: float = 10.0
+    """The flooded phase."""
     clients: int = 8
     workspaces: int = 4
     flood_clients: int = 10
     fuzz: int = 10_000
     fuzz_clients: int = 2
     seed: int = 7
+    quiet_minutes: float = 2.0
+    """The ordinary clients alone, before the flood: their search latency without it."""
 
 
 class Tally:
@@ -52,6 +63,8 @@ class Tally:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self.latency: defaultdict[str, list[float]] = defaultdict(list)
+        self.searches: defaultdict[str, list[float]] = defaultdict(list)
+        """The answered searches' latencies, per workspace."""
         self.statuses: defaultdict[str, Counter[str]] = defaultdict(Counter)
         self.unexpected: list[dict[str, Any]] = []
 
@@ -59,6 +72,8 @@ class Tally:
         code = response.body.get("error", {}).get("code") if isinstance(response.body, dict) else None
         with self._lock:
             self.latency[who].append(response.client_ms)
+            if "/search" in what and response.status == 200:
+                self.searches[who].append(response.client_ms)
             self.statuses[who][str(response.status)] += 1
             if response.status >= 500 and code not in DOCUMENTED_5XX:
                 self.unexpected.append(
@@ -79,8 +94,8 @@ def _mixed(client: Client, rng: random.Random, written: list[str]) -> tuple[Resp
     """One request of an ordinary client: mostly searches, some writes and reads."""
     roll = rng.random()
     if roll < 0.25:
-        body = {"records": [_record(rng, rng.choice(TEXTS)) for _ in range(rng.randint(1, 5))]}
-        response = client.post("/records", body)
+        records = [_record(rng, rng.choice(TEXTS)) for _ in range(rng.randint(1, 5))]
+        response = client.post("/records", {"records": records})
         if response.status == 201:
             written.extend(r["id"] for r in response.body["records"][:2])
         return response, "POST /records"
@@ -89,7 +104,7 @@ def _mixed(client: Client, rng: random.Random, written: list[str]) -> tuple[Resp
     if roll < 0.5:
         return client.get(f"/search?q={quote(rng.choice(TEXTS))}&k=10"), "GET /search"
     mode = rng.choice(("hybrid", "text", "recent", "vector"))
-    body = {"mode": mode, "k": 10, **({} if mode == "recent" else {"q": rng.choice(TEXTS)})}
+    body: dict[str, Any] = {"mode": mode, "k": 10, **({} if mode == "recent" else {"q": rng.choice(TEXTS)})}
     return client.post("/search", body), f"POST /search {mode}"
 
 
@@ -101,16 +116,25 @@ def _flood(client: Client, rng: random.Random, written: list[str]) -> tuple[Resp
     return client.post("/search", {"q": "flood", "mode": "hybrid"}), "POST /search hybrid"
 
 
+class Phases:
+    """The tally of the phase under way: the quiet one, then the flooded one."""
+
+    def __init__(self) -> None:
+        self.quiet, self.flooded = Tally(), Tally()
+        self.current = self.quiet
+
+
 def _loop(
     client: Client,
     who: str,
     send: Callable[..., tuple[Response, str]],
-    tally: Tally,
+    phases: Phases,
     stop: threading.Event,
     seed: int,
 ) -> None:
-    rng, written = random.Random(seed), []
+    rng, written = random.Random(seed), list[str]()
     while not stop.is_set():
+        tally = phases.current
         try:
             response, what = send(client, rng, written)
         except OSError as exc:  # a connection the server dropped counts as an error of its own
@@ -121,6 +145,19 @@ def _loop(
             stop.wait(1.0)
 
 
+def _health(client: Client, phases: Phases, stop: threading.Event) -> None:
+    """`GET /health` every `HEALTH_INTERVAL` seconds, tallied as the workspace `health`."""
+    while not stop.wait(HEALTH_INTERVAL):
+        _loop_once(client, phases.current)
+
+
+def _loop_once(client: Client, tally: Tally) -> None:
+    try:
+        tally.add("health", client.get("/health"), "GET /health")
+    except OSError as exc:
+        tally.add("health", Response(599, {"error": {"code": str(exc)}}, 0.0, {}), "GET /health")
+
+
 # --- fuzzing from the served OpenAPI document --------------------------------------------------
 
 
@@ -128,8 +165,8 @@ class Fuzzer:
     """Random requests from the document: valid-looking values from each schema, then often
     broken (unknown keys and parameters, wrong types, out-of-range numbers, junk bodies)."""
 
-    def __init__(self, document: dict[str, Any], views: list[str], rng: random.Random) -> None:
-        self.doc, self.views, self.rng = document, views, rng
+    def __init__(self, document: dict[str, Any], names: dict[str, list[str]], rng: random.Random) -> None:
+        self.doc, self.names, self.rng = document, names, rng
         self.operations = [
             (method.upper(), path, op)
             for path, methods in document["paths"].items()
@@ -139,16 +176,21 @@ class Fuzzer:
     def request(self) -> tuple[str, str, bytes | None, str]:
         """(method, path with query, body, content type)."""
         method, path, op = self.rng.choice(self.operations)
-        target = path.replace("{id}", self._id()).replace("{name}", self._view())
+        target = PATH_VARIABLE.sub(lambda match: quote(self._variable(path, match[1]), safe=""), path)
         query = self._query(op)
         body, content_type = self._body(op) if "requestBody" in op else (None, "application/json")
         return method, target + (f"?{query}" if query else ""), body, content_type
 
-    def _id(self) -> str:
-        return str(uuid.uuid4()) if self.rng.random() < 0.8 else self.rng.choice(["x", "0", "%00", "a" * 300])
-
-    def _view(self) -> str:
-        return self.rng.choice(self.views) if self.views and self.rng.random() < 0.8 else "no_such_view"
+    def _variable(self, path: str, name: str) -> str:
+        """A value of the path variable `name`: mostly a plausible one, sometimes junk."""
+        if self.rng.random() < 0.2:
+            return self.rng.choice(["x", "0", "\u0000", "a" * 300, "..", "Ω≈ç"])
+        if name in ("id", "erasure_id"):
+            return str(uuid.uuid4())
+        if name == "entity":
+            return f"e{self.rng.randrange(50)}"
+        known = self.names["writes" if path.startswith("/writes") else "views"]
+        return self.rng.choice(known) if known and name == "name" else "index.html"
 
     def _query(self, op: dict[str, Any]) -> str:
         parts = []
@@ -188,7 +230,8 @@ class Fuzzer:
         kind = self.rng.choice(kind) if isinstance(kind, list) else kind
         if depth > 6 or kind is None:
             return self._junk()
-        return SAMPLERS.get(kind, lambda f, s, d: None)(self, schema, depth)
+        sampler = SAMPLERS.get(kind)
+        return sampler(self, schema, depth) if sampler is not None else None
 
     def _object(self, schema: dict[str, Any], depth: int) -> dict[str, Any]:
         required = set(schema.get("required", []))
@@ -231,6 +274,7 @@ class Fuzzer:
         return self._junk()
 
 
+PATH_VARIABLE = re.compile(r"\{([^}]+)\}")
 SAMPLERS: dict[str, Callable[[Fuzzer, dict[str, Any], int], Any]] = {
     "object": Fuzzer._object,
     "array": Fuzzer._array,
@@ -272,27 +316,41 @@ def _workspaces(service: Service, count: int) -> dict[str, str]:
 def run(opts: SoakOptions, service_options: ServiceOptions) -> dict[str, Any]:
     with running_service(service_options) as service:
         keys = _workspaces(service, opts.workspaces)
-        tally, stop = Tally(), threading.Event()
+        phases, stop = Phases(), threading.Event()
         names = [name for name in keys if name not in ("flood", "fuzz")]
-        clients = [(names[i % len(names)], _mixed) for i in range(opts.clients)]
-        clients += [("flood", _flood)] * opts.flood_clients
-        threads = [
-            threading.Thread(
-                target=_loop, args=(Client(service.url, keys[who]), who, send, tally, stop, opts.seed + i)
-            )
-            for i, (who, send) in enumerate(clients)
+        ordinary = [(names[i % len(names)], _mixed) for i in range(opts.clients)]
+        flood = [("flood", _flood)] * opts.flood_clients
+
+        def clients(which: list[tuple[str, Any]], first: int) -> list[threading.Thread]:
+            return [
+                threading.Thread(
+                    target=_loop,
+                    args=(Client(service.url, keys[who]), who, send, phases, stop, opts.seed + first + i),
+                )
+                for i, (who, send) in enumerate(which)
+            ]
+
+        quiet = [
+            *clients(ordinary, 0),
+            threading.Thread(target=_health, args=(Client(service.url, ""), phases, stop)),
         ]
-        fuzz_threads, fuzz_started = _fuzzers(service, keys["fuzz"], opts, tally)
+        flooded = clients(flood, len(ordinary))
+        fuzz_threads, fuzz_started = _fuzzers(service, keys["fuzz"], opts, phases.flooded)
         started = time.monotonic()
-        for thread in threads + fuzz_threads:
+        for thread in quiet:
             thread.start()
-        rss = _sample_memory(service, started, opts.minutes * 60)
+        rss = _sample_memory(service, started, opts.quiet_minutes * 60)
+        phases.current = phases.flooded
+        fuzz_started[0] = time.monotonic()
+        for thread in flooded + fuzz_threads:
+            thread.start()
+        rss += _sample_memory(service, started, (opts.quiet_minutes + opts.minutes) * 60)
         stop.set()
-        for thread in threads + fuzz_threads:
+        for thread in quiet + flooded + fuzz_threads:
             thread.join(120)
         fuzz_seconds = time.monotonic() - fuzz_started[0]
         tracebacks = sum("Traceback" in line for line in service.log)
-    return _result(opts, tally, rss, fuzz_seconds, tracebacks)
+    return _result(opts, phases, rss, fuzz_seconds, tracebacks)
 
 
 def _fuzzers(
@@ -300,8 +358,11 @@ def _fuzzers(
 ) -> tuple[list[threading.Thread], list[float]]:
     client = Client(service.url, key)
     document = client.get("/openapi.json").body
-    views = [view["name"] for view in client.get("/views").body["views"]]
-    fuzzer, budget, lock = Fuzzer(document, views, random.Random(opts.seed)), [opts.fuzz], threading.Lock()
+    names = {
+        "views": [view["name"] for view in client.get("/views").body["views"]],
+        "writes": [write["name"] for write in client.get("/writes").body["writes"]],
+    }
+    fuzzer, budget, lock = Fuzzer(document, names, random.Random(opts.seed)), [opts.fuzz], threading.Lock()
     threads = [
         threading.Thread(target=_fuzz_loop, args=(Client(service.url, key), fuzzer, tally, budget, lock))
         for _ in range(opts.fuzz_clients)
@@ -309,12 +370,12 @@ def _fuzzers(
     return threads, [time.monotonic()]
 
 
-def _sample_memory(service: Service, started: float, seconds: float) -> list[tuple[float, float]]:
-    """(minutes since start, service RSS in MiB) every 10 s for `seconds`."""
+def _sample_memory(service: Service, started: float, until: float) -> list[tuple[float, float]]:
+    """(minutes since start, service RSS in MiB) every 10 s until `until` seconds after `started`."""
     samples = []
-    while (elapsed := time.monotonic() - started) < seconds:
+    while (elapsed := time.monotonic() - started) < until:
         samples.append((round(elapsed / 60, 2), round(service.rss_bytes() / 2**20, 1)))
-        time.sleep(min(10.0, max(0.0, seconds - elapsed)))
+        time.sleep(min(10.0, max(0.0, until - elapsed)))
     samples.append((round((time.monotonic() - started) / 60, 2), round(service.rss_bytes() / 2**20, 1)))
     return samples
 
@@ -327,8 +388,9 @@ def _percentiles(values: list[float]) -> dict[str, float]:
 
 
 def _result(
-    opts: SoakOptions, tally: Tally, rss: list[tuple[float, float]], fuzz_s: float, tb: int
+    opts: SoakOptions, phases: Phases, rss: list[tuple[float, float]], fuzz_s: float, tb: int
 ) -> dict[str, Any]:
+    tally, quiet = phases.flooded, phases.quiet
     workspaces = {
         who: {
             "requests": len(tally.latency[who]),
@@ -342,12 +404,33 @@ def _result(
     return {
         "options": asdict(opts),
         "workspaces": workspaces,
+        "search_p95_ms": _search_p95(quiet, tally),
+        "health_ms": {
+            "quiet": {
+                **_percentiles(quiet.latency["health"]),
+                "max": max(quiet.latency["health"], default=0.0),
+            },
+            "flooded": {
+                **_percentiles(tally.latency["health"]),
+                "max": max(tally.latency["health"], default=0.0),
+            },
+        },
         "rss_mib": rss,
         "fuzz": {"requests": sum(fuzz.values()), "seconds": round(fuzz_s, 1), "statuses": dict(fuzz)},
-        "unexpected_5xx": tally.unexpected[:50],
-        "unexpected_5xx_count": len(tally.unexpected),
+        "unexpected_5xx": (quiet.unexpected + tally.unexpected)[:50],
+        "unexpected_5xx_count": len(quiet.unexpected) + len(tally.unexpected),
         "service_log_tracebacks": tb,
     }
+
+
+def _search_p95(quiet: Tally, flooded: Tally) -> dict[str, dict[str, float]]:
+    """Each ordinary workspace's search p95, quiet and flooded, and their ratio (target: at most 2)."""
+    rows = {}
+    for who in sorted(quiet.searches):
+        before = _percentiles(quiet.searches[who])["p95"]
+        after = _percentiles(flooded.searches[who])["p95"]
+        rows[who] = {"quiet": before, "flooded": after, "ratio": round(after / before, 2) if before else 0.0}
+    return rows
 
 
 def render(result: dict[str, Any]) -> str:
@@ -359,6 +442,13 @@ def render(result: dict[str, Any]) -> str:
         statuses = ", ".join(f"{code}: {n}" for code, n in sorted(row["statuses"].items()))
         lines.append(
             f"| {who} | {row['requests']} | {row['p50']} | {row['p95']} | {row['p99']} | {statuses} |"
+        )
+    lines += ["", "| workspace | search p95 quiet ms | flooded ms | ratio |", "|---|---|---|---|"]
+    for who, row in result["search_p95_ms"].items():
+        lines.append(f"| {who} | {row['quiet']} | {row['flooded']} | {row['ratio']} |")
+    for phase, row in result["health_ms"].items():
+        lines.append(
+            f"\n/health {phase}: p50 {row['p50']} ms, p99 {row['p99']} ms, max {round(row['max'], 1)} ms"
         )
     rss = result["rss_mib"]
     lines.append(f"\nservice RSS (MiB): start {rss[0][1]}, max {max(m for _, m in rss)}, end {rss[-1][1]}")
