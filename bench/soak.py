@@ -383,7 +383,7 @@ def _sample_memory(service: Service, started: float, until: float) -> list[tuple
 def _percentiles(values: list[float]) -> dict[str, float]:
     if len(values) < 2:
         return {"p50": values[0] if values else 0.0, "p95": 0.0, "p99": 0.0}
-    cuts = statistics.quantiles(values, n=100)
+    cuts = statistics.quantiles(values, n=100, method="inclusive")  # never past the largest
     return {"p50": round(cuts[49], 1), "p95": round(cuts[94], 1), "p99": round(cuts[98], 1)}
 
 
@@ -446,9 +446,10 @@ def render(result: dict[str, Any]) -> str:
     lines += ["", "| workspace | search p95 quiet ms | flooded ms | ratio |", "|---|---|---|---|"]
     for who, row in result["search_p95_ms"].items():
         lines.append(f"| {who} | {row['quiet']} | {row['flooded']} | {row['ratio']} |")
+    lines.append("")
     for phase, row in result["health_ms"].items():
         lines.append(
-            f"\n/health {phase}: p50 {row['p50']} ms, p99 {row['p99']} ms, max {round(row['max'], 1)} ms"
+            f"/health {phase}: p50 {row['p50']} ms, p99 {row['p99']} ms, max {round(row['max'], 1)} ms"
         )
     rss = result["rss_mib"]
     lines.append(f"\nservice RSS (MiB): start {rss[0][1]}, max {max(m for _, m in rss)}, end {rss[-1][1]}")

@@ -258,3 +258,20 @@ def test_quality_suite(tmp_path: Path, dataset: str) -> None:
         )
     # the exact dense baseline and the service's vector mode see the same corpus and model
     assert result["systems"]["dense"]["metrics"]["all" if dataset == "scifact" else "1-4"]["recall@10"] > 0
+
+
+def test_soak_suite(tmp_path: Path) -> None:
+    """The soak at its smallest: both phases, the flood, the health probe and the fuzzer run, and
+    the report holds every figure docs/reliability.md quotes."""
+    result = run_suite(
+        tmp_path,
+        *("soak", "--minutes", "0.2", "--quiet-minutes", "0.15", "--clients", "2", "--workspaces", "2"),
+        *("--flood-clients", "3", "--fuzz", "150"),
+    )
+    assert set(result["workspaces"]) == {"default", "ws1", "flood", "health"}
+    assert set(result["search_p95_ms"]) == {"default", "ws1"}
+    assert all(row["quiet"] > 0 and row["flooded"] > 0 for row in result["search_p95_ms"].values())
+    assert result["health_ms"]["flooded"]["max"] > 0
+    assert result["fuzz"]["requests"] == 150
+    assert result["unexpected_5xx_count"] == 0, result["unexpected_5xx"]
+    assert len(result["rss_mib"]) >= 3
