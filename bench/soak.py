@@ -14,6 +14,8 @@ from more clients than the server has threads, honouring `Retry-After` as a comp
 from __future__ import annotations
 
 import json
+import multiprocessing
+import os
 import random
 import re
 import statistics
@@ -145,17 +147,19 @@ def _loop(
             stop.wait(1.0)
 
 
-def _health(client: Client, phases: Phases, stop: threading.Event) -> None:
-    """`GET /health` every `HEALTH_INTERVAL` seconds, tallied as the workspace `health`."""
+def _health_probe(url: str, stop: Any, out: Any) -> None:
+    """In a process of its own, so that the load generator's threads cannot delay it: `GET /health`
+    every `HEALTH_INTERVAL` seconds until `stop` is set, then (time.monotonic() at the start,
+    latency in ms, status) of each probe sent through `out`."""
+    client, samples = Client(url, ""), []
     while not stop.wait(HEALTH_INTERVAL):
-        _loop_once(client, phases.current)
-
-
-def _loop_once(client: Client, tally: Tally) -> None:
-    try:
-        tally.add("health", client.get("/health"), "GET /health")
-    except OSError as exc:
-        tally.add("health", Response(599, {"error": {"code": str(exc)}}, 0.0, {}), "GET /health")
+        started = time.monotonic()
+        try:
+            response = client.get("/health")
+            samples.append((started, response.client_ms, response.status))
+        except OSError:
+            samples.append((started, (time.monotonic() - started) * 1000, 599))
+    out.send(samples)
 
 
 # --- fuzzing from the served OpenAPI document --------------------------------------------------
@@ -330,12 +334,12 @@ def run(opts: SoakOptions, service_options: ServiceOptions) -> dict[str, Any]:
                 for i, (who, send) in enumerate(which)
             ]
 
-        quiet = [
-            *clients(ordinary, 0),
-            threading.Thread(target=_health, args=(Client(service.url, ""), phases, stop)),
-        ]
-        flooded = clients(flood, len(ordinary))
+        quiet, flooded = clients(ordinary, 0), clients(flood, len(ordinary))
         fuzz_threads, fuzz_started = _fuzzers(service, keys["fuzz"], opts, phases.flooded)
+        spawn = multiprocessing.get_context("spawn")
+        probe_stop, (samples_in, samples_out) = spawn.Event(), spawn.Pipe(duplex=False)
+        probe = spawn.Process(target=_health_probe, args=(service.url, probe_stop, samples_out))
+        probe.start()
         started = time.monotonic()
         for thread in quiet:
             thread.start()
@@ -346,11 +350,14 @@ def run(opts: SoakOptions, service_options: ServiceOptions) -> dict[str, Any]:
             thread.start()
         rss += _sample_memory(service, started, (opts.quiet_minutes + opts.minutes) * 60)
         stop.set()
+        probe_stop.set()
+        health = samples_in.recv()
+        probe.join(30)
         for thread in quiet + flooded + fuzz_threads:
             thread.join(120)
         fuzz_seconds = time.monotonic() - fuzz_started[0]
         tracebacks = sum("Traceback" in line for line in service.log)
-    return _result(opts, phases, rss, fuzz_seconds, tracebacks)
+    return _result(opts, phases, _health_rows(health, fuzz_started[0]), rss, fuzz_seconds, tracebacks)
 
 
 def _fuzzers(
@@ -370,14 +377,16 @@ def _fuzzers(
     return threads, [time.monotonic()]
 
 
-def _sample_memory(service: Service, started: float, until: float) -> list[tuple[float, float]]:
-    """(minutes since start, service RSS in MiB) every 10 s until `until` seconds after `started`."""
+def _sample_memory(service: Service, started: float, until: float) -> list[tuple[float, float, float]]:
+    """(minutes since start, service RSS in MiB, the machine's 1-minute load average) every 10 s
+    until `until` seconds after `started`: memory over time, and how busy the cores were."""
     samples = []
-    while (elapsed := time.monotonic() - started) < until:
-        samples.append((round(elapsed / 60, 2), round(service.rss_bytes() / 2**20, 1)))
-        time.sleep(min(10.0, max(0.0, until - elapsed)))
-    samples.append((round((time.monotonic() - started) / 60, 2), round(service.rss_bytes() / 2**20, 1)))
-    return samples
+    while True:
+        elapsed = time.monotonic() - started
+        samples.append((round(elapsed / 60, 2), round(service.rss_bytes() / 2**20, 1), os.getloadavg()[0]))
+        if elapsed >= until:
+            return samples
+        time.sleep(min(10.0, until - elapsed))
 
 
 def _percentiles(values: list[float]) -> dict[str, float]:
@@ -388,7 +397,12 @@ def _percentiles(values: list[float]) -> dict[str, float]:
 
 
 def _result(
-    opts: SoakOptions, phases: Phases, rss: list[tuple[float, float]], fuzz_s: float, tb: int
+    opts: SoakOptions,
+    phases: Phases,
+    health: dict[str, Any],
+    rss: list[tuple[float, float, float]],
+    fuzz_s: float,
+    tb: int,
 ) -> dict[str, Any]:
     tally, quiet = phases.flooded, phases.quiet
     workspaces = {
@@ -405,22 +419,30 @@ def _result(
         "options": asdict(opts),
         "workspaces": workspaces,
         "search_p95_ms": _search_p95(quiet, tally),
-        "health_ms": {
-            "quiet": {
-                **_percentiles(quiet.latency["health"]),
-                "max": max(quiet.latency["health"], default=0.0),
-            },
-            "flooded": {
-                **_percentiles(tally.latency["health"]),
-                "max": max(tally.latency["health"], default=0.0),
-            },
-        },
+        "health_ms": health,
         "rss_mib": rss,
         "fuzz": {"requests": sum(fuzz.values()), "seconds": round(fuzz_s, 1), "statuses": dict(fuzz)},
         "unexpected_5xx": (quiet.unexpected + tally.unexpected)[:50],
         "unexpected_5xx_count": len(quiet.unexpected) + len(tally.unexpected),
         "service_log_tracebacks": tb,
     }
+
+
+def _health_rows(samples: list[tuple[float, float, int]], flooded_at: float) -> dict[str, Any]:
+    """`/health` quiet and flooded: percentiles, the slowest answer, how many took over a second
+    (the target: none) and the answers by status."""
+    rows = {}
+    for phase, flooded in (("quiet", False), ("flooded", True)):
+        chosen = [(ms, status) for at, ms, status in samples if (at >= flooded_at) == flooded]
+        latencies = [ms for ms, _ in chosen]
+        rows[phase] = {
+            **_percentiles(latencies),
+            "max": round(max(latencies, default=0.0), 1),
+            "over_1s": sum(ms > 1000 for ms in latencies),
+            "probes": len(latencies),
+            "statuses": dict(Counter(str(status) for _, status in chosen)),
+        }
+    return rows
 
 
 def _search_p95(quiet: Tally, flooded: Tally) -> dict[str, dict[str, float]]:
@@ -449,11 +471,14 @@ def render(result: dict[str, Any]) -> str:
     lines.append("")
     for phase, row in result["health_ms"].items():
         lines.append(
-            f"/health {phase}: p50 {row['p50']} ms, p99 {row['p99']} ms, max {round(row['max'], 1)} ms"
+            f"/health {phase}: p50 {row['p50']} ms, p99 {row['p99']} ms, max {row['max']} ms, "
+            f"{row['over_1s']} of {row['probes']} over 1 s, statuses {row['statuses']}"
         )
     rss = result["rss_mib"]
-    lines.append(f"\nservice RSS (MiB): start {rss[0][1]}, max {max(m for _, m in rss)}, end {rss[-1][1]}")
-    lines.append("RSS by minute: " + ", ".join(f"{t:g}: {m}" for t, m in rss[:: max(1, len(rss) // 12)]))
+    lines.append(f"\nservice RSS (MiB): start {rss[0][1]}, max {max(m for _, m, _ in rss)}, end {rss[-1][1]}")
+    every = rss[:: max(1, len(rss) // 12)]
+    lines.append("RSS by minute: " + ", ".join(f"{t:g}: {m}" for t, m, _ in every))
+    lines.append("load average by minute: " + ", ".join(f"{t:g}: {load:.1f}" for t, _, load in every))
     fuzz = result["fuzz"]
     statuses = ", ".join(f"{code}: {n}" for code, n in sorted(fuzz["statuses"].items()))
     lines.append(f"fuzzed requests: {fuzz['requests']} in {fuzz['seconds']} s ({statuses})")
