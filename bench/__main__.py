@@ -169,15 +169,8 @@ def _suite(
         )
         return "latency", lambda: latency.run(lopts, service), latency.render
     if args.suite == "soak":
-        sopts = soak.SoakOptions(
-            args.minutes,
-            args.clients,
-            args.workspaces,
-            args.flood_clients,
-            args.fuzz,
-            seed=args.seed,
-            quiet_minutes=args.quiet_minutes,
-        )
+        named = ("minutes", "quiet_minutes", "clients", "workspaces", "flood_clients", "fuzz", "seed")
+        sopts = soak.SoakOptions(**{name: getattr(args, name) for name in named})
         return "soak", lambda: soak.run(sopts, service), soak.render
     qopts = quality.QualityOptions(args.dataset, args.queries, args.corpus)
     return f"quality-{args.dataset}", lambda: quality.run(qopts, service), quality.render
