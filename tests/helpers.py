@@ -93,9 +93,14 @@ def build_catalog(tmp_path: Path, files: Mapping[str, str]) -> Path:
 # --- runtimes and apps ----------------------------------------------------------------------------
 
 
+TEST_APP_THREADS = 64
+
+
 def app_for(runtime: Runtime) -> Flask:
-    """A testing app over `runtime` (its engine, catalog and models)."""
-    app = create_app(shared=runtime)
+    """A testing app over `runtime` (its engine, catalog and models). Its requests run on the
+    tests' own threads, as many as a test starts, so its admission is sized for more threads
+    than any test sends requests at once (the fairness tests serve an app of their own)."""
+    app = create_app(shared=runtime, threads=TEST_APP_THREADS)
     app.testing = True
     return app
 

@@ -2,9 +2,10 @@
 fixtures of every test that talks to the service as a client does (the SDK's, the adapters').
 
 The service is the production WSGI app (`create_app`) over the session runtime (the reference
-catalog, the packaged local embedding model), served by waitress in a thread on a port the OS
-chose, with the background worker `memseek serve` runs, so `wait=True` writes come back
-processed. No HTTP is mocked: clients talk to the service through sockets.
+catalog, the packaged local embedding model), served by `memseek serve`'s own server
+(`memseek.server.make_server`) in a thread on a port the OS chose, with the background worker
+`memseek serve` runs, so `wait=True` writes come back processed. No HTTP is mocked: clients
+talk to the service through sockets.
 
 A test package uses them by importing them into its `conftest.py`.
 """
@@ -14,32 +15,45 @@ from __future__ import annotations
 import threading
 from collections.abc import AsyncIterator
 from collections.abc import Iterator
+from contextlib import contextmanager
 
 import pytest
-from waitress.server import create_server
+from flask import Flask
 
 from memseek.app import create_app
 from memseek.client import AsyncMemseek
 from memseek.client import Memseek
 from memseek.runtime import Runtime
+from memseek.server import make_server
+from memseek.serving import bind
 from memseek.write.worker import BackgroundWorker
 from tests.conftest import Tenant
+
+
+@contextmanager
+def serving(app: Flask, threads: int = 8) -> Iterator[str]:
+    """`app` served on 127.0.0.1 by `memseek serve`'s server with `threads` request threads (the
+    app must be built for as many: `create_app(threads=…)`); yields its base URL."""
+    server = make_server(app, bind("127.0.0.1", 0), threads)
+    thread = threading.Thread(target=server.run, name="test-service", daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.effective_port}"
+    finally:
+        server.stop()
+        thread.join(10)
+        server.close()
 
 
 @pytest.fixture(scope="module")
 def service(runtime: Runtime) -> Iterator[str]:
     """The base URL of a running service (and its worker) for this module's tests."""
-    server = create_server(create_app(shared=runtime), host="127.0.0.1", port=0, threads=4)
-    thread = threading.Thread(target=server.run, name="test-service", daemon=True)
-    thread.start()
-    worker = BackgroundWorker(runtime).start()
-    try:
-        yield f"http://127.0.0.1:{server.effective_port}"
-    finally:
-        worker.stop()
-        server.close()
-        server.task_dispatcher.shutdown()
-        thread.join(10)
+    with serving(create_app(shared=runtime, threads=8)) as url:
+        worker = BackgroundWorker(runtime).start()
+        try:
+            yield url
+        finally:
+            worker.stop()
 
 
 @pytest.fixture

@@ -4,11 +4,13 @@ A WSGI server serves each request on one of a fixed number of threads, so a work
 them all (slow searches, long waits for processing) would stall every other workspace. Two
 bounds keep a share free for the others:
 
-* while another workspace is active (it sent a request within `ACTIVE_WINDOW` seconds), a
-  workspace holds at most `Shares.per_workspace` request threads at once (a quarter of them by
-  default); a request beyond that is answered `429 too_many_requests` with `Retry-After` at
-  once, before it does any work. A workspace alone on the service may use every thread, so a
-  single-workspace deployment is never refused for its own concurrency;
+* while another workspace is active (it has a request running, or began one within the last
+  `ACTIVE_WINDOW` seconds), a workspace holds at most `Shares.per_workspace` request threads at
+  once (a quarter of them by default); a request beyond that is answered `429
+  too_many_requests` with `Retry-After` at once, before it does any work. The window is short so
+  that only a workspace competing now limits another's concurrency; a workspace alone on the
+  service may use every thread, so a single-workspace deployment is never refused for its own
+  concurrency;
 * at most `Shares.waits_per_workspace` requests of a workspace, and `Shares.waits_total` in all,
   wait for processing (`POST /records?wait=true`) at once; a write beyond that is answered at
   once with its records' current states (`processing: pending`), as without `wait`.
@@ -28,7 +30,7 @@ from memseek.errors import TooManyRequests
 
 DEFAULT_THREADS = 8
 """`memseek serve --threads`' default; an app served otherwise assumes it."""
-ACTIVE_WINDOW = 10.0
+ACTIVE_WINDOW = 1.0
 """Seconds a workspace counts as active after its last request began."""
 
 

@@ -454,13 +454,15 @@ class SingleSearch(_Text, _Query, _Output):
 
 
 def _source_schema(schema: dict[str, Any]) -> None:
-    """A source's scope and its collections are required (`Source._rules`), as the document says."""
+    """A source's scope and its collections are required (`Source._rules`), as the document says.
+    The refinement names `collections` by pattern, not in `properties`: it adds no property to
+    `Scope`, whose own schema already refuses unknown keys."""
     schema["required"] = [*schema.get("required", []), "scope"]
     scope = schema["properties"]["scope"]
     schema["properties"]["scope"] = {
         **scope,
         "required": ["collections"],
-        "properties": {"collections": {"minItems": 1}},
+        "patternProperties": {"^collections$": {"minItems": 1}},
     }
 
 

@@ -31,6 +31,7 @@ from memseek.db import workspace_transaction
 from memseek.errors import Detail
 from memseek.errors import FormulaOverflow
 from memseek.errors import Loc
+from memseek.errors import MemseekError
 from memseek.errors import NotFound
 from memseek.errors import RankEvaluationFailed
 from memseek.errors import RequestInvalid
@@ -163,8 +164,8 @@ def _trimmed_seed(view: View, arguments: Any) -> Any:
 def _run_search_view(runtime: Runtime, workspace_id: UUID, view: View, values: dict[str, Any]) -> ViewResult:
     try:
         outcome = run_search(runtime, workspace_id, _view_search(runtime, view, values), view_label(view))
-    except FormulaOverflow:  # the view's formula, not the caller's: the operator's problem
-        raise RankEvaluationFailed(OVERFLOW_MESSAGE) from None
+    except FormulaOverflow as exc:
+        raise _overflow_blame(exc, view) from None
     except RequestInvalid as exc:
         raise _blame_parameters(exc, view) from None
     return ViewResult(wrap_search(outcome.body), outcome.hit_ids, outcome.timings)
@@ -194,6 +195,15 @@ def wrap_search(body: Mapping[str, Any]) -> dict[str, Any]:
     out.update({key: body[key] for key in SEARCH_TAIL_KEYS})
     out["backend"] = backend if isinstance(backend, list) else [backend]
     return out
+
+
+def _overflow_blame(exc: FormulaOverflow, view: View) -> MemseekError:
+    """An overflowing formula is the caller's 422 where a parameter the caller may set fills it
+    (a weight of 1e308), else the view's own: the operator's problem, `RankEvaluationFailed`."""
+    blamed = _blame_parameters(exc, view)
+    if any(detail.loc[0] == "parameters" for detail in blamed.details):
+        return blamed
+    return RankEvaluationFailed(OVERFLOW_MESSAGE)
 
 
 def _blame_parameters(exc: RequestInvalid, view: View) -> RequestInvalid:

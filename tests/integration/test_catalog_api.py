@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
+import yaml
 from sqlalchemy.engine import Engine
 
 from memseek.api.views import describe_view
@@ -23,6 +24,14 @@ from memseek.settings import Settings
 from tests.conftest import Client
 from tests.helpers import MINIMAL_CATALOG
 from tests.helpers import build_catalog
+
+REFERENCE = Path(__file__).resolve().parents[2] / "conf" / "reference"
+
+
+def reference_view(file: str, name: str) -> dict[str, object]:
+    """A view of the reference catalog as its YAML file defines it."""
+    views = yaml.safe_load((REFERENCE / "views" / file).read_text())["views"]
+    return next(view for view in views if view["name"] == name)
 
 
 def test_get_views_lists_every_version_as_the_spec_shows(client: Client, runtime: Runtime) -> None:
@@ -47,7 +56,7 @@ def test_get_views_lists_every_version_as_the_spec_shows(client: Client, runtime
         "hash": public_hash(runtime.catalog.view_hash(runtime.catalog.view("customer_context"))),
         "active": True,
         "kind": "search",
-        "description": None,
+        "description": reference_view("customers.yaml", "customer_context")["description"],
         "parameters": {
             "entity": {"type": "string", "required": True, "default": None},
             "task": {"type": "string", "required": True, "default": None},

@@ -80,7 +80,7 @@ def test_expired_records_are_erased_by_the_worker_and_logged_per_run(
     assert expiring["reason"] == "retention: occurred_at more than 30 days ago"
     cutoff = datetime.fromisoformat(expiring["retention"]["cutoff"])
     assert expiring["retention"]["field"] == "occurred_at" and abs(
-        cutoff - (NOW - timedelta(days=30))
+        cutoff - (datetime.now(UTC) - timedelta(days=30))
     ) < timedelta(minutes=5)
     assert by_collection["lc_written"]["counts"] == {"lc_written": 1}
     assert by_collection["lc_written"]["retention"]["field"] == "created_at"

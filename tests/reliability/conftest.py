@@ -5,31 +5,13 @@ thread, on a port the OS chose, over the session runtime or one of the test's.""
 from __future__ import annotations
 
 import socket
-import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
 
 import pytest
-from flask import Flask
 
 from memseek.app import create_app
 from memseek.runtime import Runtime
-from memseek.server import make_server
-from memseek.serving import bind
-
-
-@contextmanager
-def serving(app: Flask, threads: int = 8) -> Iterator[str]:
-    """`app` served on 127.0.0.1 by `memseek serve`'s server; yields its base URL."""
-    server = make_server(app, bind("127.0.0.1", 0), threads)
-    thread = threading.Thread(target=server.run, name="reliability-service", daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.effective_port}"
-    finally:
-        server.stop()
-        thread.join(10)
-        server.close()
+from tests.service import serving
 
 
 @pytest.fixture(scope="module")

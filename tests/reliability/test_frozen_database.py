@@ -33,7 +33,7 @@ from memseek.settings import Settings
 from tests.conftest import Tenant
 from tests.conftest import make_database
 from tests.conftest import make_tenant
-from tests.reliability.conftest import serving
+from tests.service import serving
 
 SEARCH_TIMEOUT_MS = 4000
 HEALTH_BOUND = 2.0

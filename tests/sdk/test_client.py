@@ -205,7 +205,7 @@ def test_views_list_publishes_every_version(m: Memseek) -> None:
     assert (graph.active, graph.kind) == (True, "graph") and set(graph.input_schema["properties"]) == {
         "seed", "predicates", "direction", "depth", "limit"
     }  # fmt: skip
-    assert views[("customer_context", 1)].description is None
+    assert (views[("customer_context", 1)].description or "").startswith("The 20 past events of one customer")
 
 
 def test_search_view(m: Memseek, customer: dict[str, str]) -> None:
