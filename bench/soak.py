@@ -330,6 +330,7 @@ def run(opts: SoakOptions, service_options: ServiceOptions) -> dict[str, Any]:
                 threading.Thread(
                     target=_loop,
                     args=(Client(service.url, keys[who]), who, send, phases, stop, opts.seed + first + i),
+                    daemon=True,  # an interrupted run (SIGTERM) ends without waiting for them
                 )
                 for i, (who, send) in enumerate(which)
             ]
@@ -338,7 +339,7 @@ def run(opts: SoakOptions, service_options: ServiceOptions) -> dict[str, Any]:
         fuzz_threads, fuzz_started = _fuzzers(service, keys["fuzz"], opts, phases.flooded)
         spawn = multiprocessing.get_context("spawn")
         probe_stop, (samples_in, samples_out) = spawn.Event(), spawn.Pipe(duplex=False)
-        probe = spawn.Process(target=_health_probe, args=(service.url, probe_stop, samples_out))
+        probe = spawn.Process(target=_health_probe, args=(service.url, probe_stop, samples_out), daemon=True)
         probe.start()
         started = time.monotonic()
         for thread in quiet:
@@ -371,7 +372,9 @@ def _fuzzers(
     }
     fuzzer, budget, lock = Fuzzer(document, names, random.Random(opts.seed)), [opts.fuzz], threading.Lock()
     threads = [
-        threading.Thread(target=_fuzz_loop, args=(Client(service.url, key), fuzzer, tally, budget, lock))
+        threading.Thread(
+            target=_fuzz_loop, args=(Client(service.url, key), fuzzer, tally, budget, lock), daemon=True
+        )
         for _ in range(opts.fuzz_clients)
     ]
     return threads, [time.monotonic()]
