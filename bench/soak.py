@@ -354,8 +354,10 @@ def run(opts: SoakOptions, service_options: ServiceOptions) -> dict[str, Any]:
         probe_stop.set()
         health = samples_in.recv()
         probe.join(30)
-        for thread in quiet + flooded + fuzz_threads:
+        for thread in quiet + flooded:
             thread.join(120)
+        for thread in fuzz_threads:  # the whole budget is sent, past the load if need be
+            thread.join()
         fuzz_seconds = time.monotonic() - fuzz_started[0]
         tracebacks = sum("Traceback" in line for line in service.log)
     return _result(opts, phases, _health_rows(health, fuzz_started[0]), rss, fuzz_seconds, tracebacks)
