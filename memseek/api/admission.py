@@ -5,9 +5,9 @@ them all (slow searches, long waits for processing) would stall every other work
 bounds keep a share free for the others:
 
 * while another workspace is active (it has a request running, or began one within the last
-  `ACTIVE_WINDOW` seconds), a workspace holds at most `Shares.per_workspace` request threads at
-  once (a quarter of them by default); a request beyond that is answered `429
-  too_many_requests` with `Retry-After` at once, before it does any work. The window is short so
+  `ACTIVE_WINDOW` — a quarter of a second), a workspace holds at most `Shares.per_workspace`
+  request threads at once (a quarter of them by default); a request beyond that is answered
+  `429 too_many_requests` with `Retry-After` at once, before it does any work. The window is short so
   that only a workspace competing now limits another's concurrency; a workspace alone on the
   service may use every thread, so a single-workspace deployment is never refused for its own
   concurrency;
@@ -30,8 +30,10 @@ from memseek.errors import TooManyRequests
 
 DEFAULT_THREADS = 8
 """`memseek serve --threads`' default; an app served otherwise assumes it."""
-ACTIVE_WINDOW = 1.0
-"""Seconds a workspace counts as active after its last request began."""
+ACTIVE_WINDOW = 0.25
+"""Seconds a workspace counts as active after its last request began: long enough to cover a
+client's turnaround between one answer and its next request, short enough that a workspace
+that has finished competing stops limiting the others at once."""
 
 
 @dataclass(frozen=True, slots=True)

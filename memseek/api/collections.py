@@ -82,6 +82,7 @@ def describe_collection(catalog: Catalog, collection: Collection, counts: Counts
             for name, s in collection.scores.items()
         },
         "enrichments": list(collection.enrichments),
+        "retention": None if collection.retention is None else collection.retention.model_dump(),
         "records": counts.to_json(),
     }
 

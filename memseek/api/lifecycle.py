@@ -9,7 +9,9 @@ runs (`memseek.api.openapi.check_query`); any other is a `422`.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
+from typing import TypeVar
 from uuid import UUID
 
 from flask import Blueprint
@@ -37,9 +39,12 @@ from memseek.write.pages import DEFAULT_LIMIT
 from memseek.write.pages import MAX_LIMIT
 from memseek.write.pages import decode_cursor
 from memseek.write.pages import encode_cursor
+from memseek.write.pages import id_position
+from memseek.write.pages import seq_position
 from memseek.write.store import record_json
 
 bp = Blueprint("lifecycle", __name__)
+T = TypeVar("T")
 
 STATUSES = ("active", "draft")
 ORDERS = ("newest", "oldest")
@@ -105,8 +110,8 @@ def forget_entity(entity: str) -> tuple[Response, int]:
     return response, 202
 
 
-def _page_after(params: dict[str, Any], listing: dict[str, Any], kind: type[int] | type[str]) -> Any:
-    return decode_cursor(params["cursor"], listing, kind) if "cursor" in params else None
+def _page_after(params: dict[str, Any], listing: dict[str, Any], read: Callable[[Any], T]) -> T | None:
+    return decode_cursor(params["cursor"], listing, read) if "cursor" in params else None
 
 
 @bp.get("/records")
@@ -121,7 +126,7 @@ def records_page() -> Response:
         key=params.get("key"),
         order="oldest" if params.get("order") == "oldest" else "newest",
     )
-    after = _page_after(params, which.listing(), int)
+    after = _page_after(params, which.listing(), seq_position)
     runtime().touches.settle(workspace())  # show the last_accessed an earlier search set
     with scoped() as conn:
         rows = list_records(conn, workspace(), which, after, limit + 1)
@@ -136,9 +141,9 @@ ERASURES_LISTING = {"route": "erasures"}
 def erasures_page() -> Response:
     params = query()
     limit: int = params.get("limit", DEFAULT_LIMIT)
-    after = _page_after(params, ERASURES_LISTING, str)
+    after = _page_after(params, ERASURES_LISTING, id_position)
     with scoped() as conn:
-        found = erasures.list_erasures(conn, workspace(), None if after is None else UUID(after), limit + 1)
+        found = erasures.list_erasures(conn, workspace(), after, limit + 1)
     more = encode_cursor(str(found[limit - 1].id), ERASURES_LISTING) if len(found) > limit else None
     return jsonify({"erasures": [erasure.to_json() for erasure in found[:limit]], "next_cursor": more})
 

@@ -163,11 +163,17 @@ def as_json(value: Any) -> Any:
 
 
 RETRY_STATUSES = frozenset({503})
+REFUSED_UNDONE = 429
+"""The service refused the request before doing any of it (a workspace over its share of the
+request threads): any call may be repeated after its `Retry-After`, a write too."""
 
 
 def retry_pause(config: Config, request: Request, attempt: int, outcome: Reply | Exception) -> float | None:
     """Seconds to wait before attempt `attempt + 1`, or None when `outcome` is final: a reply
-    that is not a 503, a call that may not be repeated, or no retries left."""
+    that is neither a 503 nor a 429, a call that may not be repeated (a 429 always may), or no
+    retries left."""
+    if isinstance(outcome, Reply) and outcome.status == REFUSED_UNDONE:
+        return config.pause(attempt, outcome) if attempt < config.retries else None
     retryable = isinstance(outcome, Exception) or outcome.status in RETRY_STATUSES
     if not (retryable and request.retry and attempt < config.retries):
         return None

@@ -9,6 +9,7 @@ is one page operation (`pages`) plus one `@paged` method, which follows the curs
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from collections.abc import Generator
 from collections.abc import Mapping
@@ -242,8 +243,11 @@ POLL_FIRST, POLL_MAX = 0.2, 2.0
 """Seconds between polls of a running erasure: doubling from the first, at most the second."""
 
 
-def forget(entity: str, collection: str | None, reason: str | None, wait: bool) -> Op[Erasure]:
-    """`DELETE /entities/{entity}`, then (`wait`) `GET /erasures/{id}` until it is done."""
+def forget(
+    entity: str, collection: str | None, reason: str | None, wait: bool, timeout: float | None
+) -> Op[Erasure]:
+    """`DELETE /entities/{entity}`, then (`wait`) `GET /erasures/{id}` until it is done, or until
+    the next poll would come after `timeout` seconds (then it is returned running)."""
     body = None if reason is None else {"reason": reason}
     params = _query({"collection": collection})
     reply = yield Request("DELETE", f"/entities/{_segment(entity)}", params, body)
@@ -251,8 +255,8 @@ def forget(entity: str, collection: str | None, reason: str | None, wait: bool) 
     if reply.status == 200:
         return Erasure.from_json(data)
     erasure = yield from get_erasure(data["erasure_id"])
-    pause = POLL_FIRST
-    while wait and not erasure.done:
+    pause, until = POLL_FIRST, None if timeout is None else time.monotonic() + timeout
+    while wait and not erasure.done and (until is None or time.monotonic() + pause <= until):
         erasure = yield from get_erasure(erasure.id, after=pause)
         pause = min(pause * 2, POLL_MAX)
     return erasure

@@ -257,17 +257,23 @@ class Entities(Surface[M]):
 
     @endpoint
     def forget(
-        self, entity: str, collection: str | None = None, reason: str | None = None, wait: bool = True
+        self,
+        entity: str,
+        collection: str | None = None,
+        reason: str | None = None,
+        wait: bool = True,
+        timeout: float | None = None,
     ) -> Op[Erasure]:
         """Erase every record about `entity` (`DELETE /entities/{entity}`), in `collection`
         only when given, and the links naming it. A large entity is erased by the service's
-        workers: `wait=True` polls its erasure until it is done, `wait=False` returns it running.
+        workers: `wait=True` polls its erasure until it is done (or for at most `timeout`
+        seconds, then returns it running), `wait=False` returns it running at once.
         `NotFound` when the workspace holds nothing about the entity.
 
         >>> m.entities.forget("contact.maria", reason="erasure request").erased
         12
         """
-        return _ops.forget(entity, collection, reason, wait)
+        return _ops.forget(entity, collection, reason, wait, timeout)
 
 
 class Erasures(Surface[M]):

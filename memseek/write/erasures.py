@@ -27,6 +27,7 @@ link records of every edges collection whose subject or object is it — the end
 
 from __future__ import annotations
 
+import logging
 from collections import Counter
 from collections.abc import Callable
 from collections.abc import Mapping
@@ -40,10 +41,12 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from memseek.catalog.catalog import Catalog
+from memseek.db import DATABASE_OUTAGES
 from memseek.db import scope_settings
 from memseek.db import set_local
 from memseek.db import workspace_transaction
 from memseek.errors import NotFound
+from memseek.logs import first_line
 from memseek.runtime import Runtime
 from memseek.schema import erasures
 from memseek.schema import field_text
@@ -62,6 +65,7 @@ batches); a larger one is erased by the workers, and its request answers `202` a
 
 e = erasures.c
 r = records.c
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -302,12 +306,22 @@ def forget(
     requested_by: str | None = None,
 ) -> Erasure:
     """`DELETE /entities/{entity}`: the erasure, done when the entity was small enough to finish
-    here (`SYNC_LIMIT`), else running for the workers."""
+    here (`SYNC_LIMIT`), else running for the workers. A small one that cannot finish in time
+    (the request's deadline passed while a batch waited for locks, or the database went away
+    after the erasure was logged) is returned running too: it is logged and the workers finish
+    it, so the caller follows it like a large one rather than getting an error for a job that
+    goes on."""
     with workspace_transaction(runtime.engine, workspace_id) as conn:
         erasure, small = begin_forget(
             conn, runtime.catalog, workspace_id, entity, collection, reason, requested_by
         )
-    return finish(runtime, workspace_id, erasure.id) if small else erasure
+    if not small:
+        return erasure
+    try:
+        return finish(runtime, workspace_id, erasure.id)
+    except DATABASE_OUTAGES as exc:
+        log.warning("erasure %s goes on in the background: %s", erasure.id, first_line(exc))
+        return erasure
 
 
 # --- workers --------------------------------------------------------------------------------------

@@ -14,14 +14,18 @@ they got it.
 from __future__ import annotations
 
 import base64
-import binascii
 import hashlib
 import json
+from collections.abc import Callable
 from collections.abc import Mapping
 from typing import Any
+from typing import TypeVar
+from uuid import UUID
 
 from memseek.errors import Detail
 from memseek.errors import RequestInvalid
+
+T = TypeVar("T")
 
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 500
@@ -40,20 +44,32 @@ def encode_cursor(after: int | str, listing: Mapping[str, Any]) -> str:
     return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
 
 
-def decode_cursor(raw: str, listing: Mapping[str, Any], kind: type[int] | type[str]) -> Any:
-    """The position a cursor of `listing` names (an `int` or `str`, as `kind` says); a `422`
-    when it is not one this listing gave out."""
+def decode_cursor(raw: str, listing: Mapping[str, Any], read: Callable[[Any], T]) -> T:
+    """The position a cursor of `listing` names, as `read` takes it (a ValueError when the
+    value is not a position of this listing); a `422` when it is not a cursor this listing gave
+    out, whatever is wrong with it (a made-up one may nest deeper than the JSON parser goes)."""
     try:
         data = json.loads(base64.urlsafe_b64decode(raw + "=" * (-len(raw) % 4)))
-    except (ValueError, binascii.Error):
-        data = None
-    valid = (
-        isinstance(data, dict)
-        and set(data) == {"after", "of"}
-        and type(data["after"]) is kind
-        and data["of"] == _digest(listing)
-    )
-    if not valid:
+        if not isinstance(data, dict) or set(data) != {"after", "of"} or data["of"] != _digest(listing):
+            raise ValueError("not this listing's")
+        return read(data["after"])
+    except (ValueError, RecursionError):  # binascii.Error and UnicodeDecodeError are ValueErrors
         detail = Detail(("query", "cursor"), "not a cursor of this listing; pass next_cursor back unchanged")
-        raise RequestInvalid("the cursor is invalid", [detail])
-    return data["after"]
+        raise RequestInvalid("the cursor is invalid", [detail]) from None
+
+
+MAX_SEQ = 2**63 - 1
+
+
+def seq_position(value: Any) -> int:
+    """A records listing's position: an ingestion position (`seq`, a bigint)."""
+    if type(value) is not int or not 0 <= value <= MAX_SEQ:
+        raise ValueError("not an ingestion position")
+    return value
+
+
+def id_position(value: Any) -> UUID:
+    """The erasure log's position: an erasure id."""
+    if not isinstance(value, str):
+        raise ValueError("not an id")
+    return UUID(value)

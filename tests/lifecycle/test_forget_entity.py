@@ -19,9 +19,11 @@ from memseek.search_state import LargeWorkspaces
 from memseek.write import erasures
 from tests.conftest import Client
 from tests.conftest import Tenant
+from tests.helpers import app_for
 from tests.helpers import error
 from tests.helpers import fetch
 from tests.helpers import ok
+from tests.helpers import with_settings
 from tests.helpers import written_ids
 from tests.integration.test_lanes import _in_parallel
 from tests.integration.test_lanes import _lane_invariant
@@ -29,6 +31,7 @@ from tests.lifecycle.support import count
 from tests.lifecycle.support import delete
 from tests.lifecycle.support import edge
 from tests.lifecycle.support import fact
+from tests.lifecycle.support import holding
 from tests.lifecycle.support import node
 from tests.lifecycle.support import note
 from tests.lifecycle.support import processed
@@ -271,3 +274,35 @@ def test_erasures_of_one_entity_leave_other_workspaces_alone(
     processed(lc_runtime)
     assert all(fetch(lc_other, record_id) for record_id in theirs)
     assert count(db, "records", workspace_id=lc.tenant.id) == 0
+
+
+def test_records_still_queued_leave_nothing_behind(lc: Client, db: Engine) -> None:
+    """Records not processed yet sit in the processing queue too (the `lc_` app runs no worker);
+    every table is searched for their ids, text and idempotency key (`support.holding`)."""
+    ids = written_ids(
+        lc, note("zed", "quokkazanzibar pending"), note("zed", "another", idempotency_key="zk-1")
+    )
+    needles = [*ids, "zk-1", "quokkazanzibar"]
+    assert holding(db, needles) == {"records": 2, "record_postings": 3, "processing_queue": 2}
+    assert ok(delete(lc, "/entities/zed"))["erased"] == 2
+    assert holding(db, needles) == {}
+
+
+def test_a_small_forget_out_of_time_goes_on_in_the_background(
+    lc: Client, lc_runtime: Runtime, db: Engine
+) -> None:
+    """The request's deadline passes while its batch waits for a worker holding a record: the
+    answer is the running erasure (`202`, its Location), not an error, and the workers finish it."""
+    hurried = Client(app_for(with_settings(lc_runtime, search_timeout_ms=3000)).test_client(), lc.tenant)
+    [held, *_] = written_ids(lc, *(note("ann", f"ann {n}") for n in range(3)))
+    with db.begin() as worker:
+        worker.execute(
+            sa.text("SELECT 1 FROM processing_queue WHERE record_id = :id FOR UPDATE"), {"id": held}
+        )
+        response = delete(hurried, "/entities/ann", {"reason": "slow"})
+    assert response.status_code == 202, response.get_json()
+    assert count(db, "records") == 3
+    location = response.headers["Location"]
+    assert ok(lc.get(location))["state"] == "running"
+    processed(lc_runtime)
+    assert ok(lc.get(location))["erased"] == 3 and count(db, "records") == 0

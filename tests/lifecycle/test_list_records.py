@@ -103,6 +103,10 @@ def test_an_entitys_listing_reads_an_index_of_it(lc: Client, db: Engine) -> None
     assert "records_entity" in json.dumps([tuple(row) for row in plan])
 
 
+def _b64(text: str) -> str:
+    return base64.urlsafe_b64encode(text.encode()).decode().rstrip("=")
+
+
 @pytest.mark.parametrize(
     ("query", "loc"),
     [
@@ -116,6 +120,8 @@ def test_an_entitys_listing_reads_an_index_of_it(lc: Client, db: Engine) -> None
         pytest.param("entity=a&entity=b", ["query", "entity"], id="repeated"),
         pytest.param("cursor=abc", ["query", "cursor"], id="cursor-garbage"),
         pytest.param("cursor=", ["query", "cursor"], id="cursor-empty"),
+        pytest.param("cursor=" + _b64("[" * 100_000), ["query", "cursor"], id="cursor-nested-deeply"),
+        pytest.param("entity=a%00b", ["query", "entity"], id="entity-with-nul"),
     ],
 )
 def test_invalid_query_parameters_are_422(lc: Client, query: str, loc: list[str]) -> None:
@@ -131,7 +137,7 @@ def test_limit_500_is_allowed_and_50_is_the_default(lc: Client) -> None:
 def _forged(cursor: str, change: Any) -> str:
     data = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
     change(data)
-    return base64.urlsafe_b64encode(json.dumps(data).encode()).decode().rstrip("=")
+    return _b64(json.dumps(data))
 
 
 @pytest.mark.parametrize(
@@ -142,6 +148,10 @@ def _forged(cursor: str, change: Any) -> str:
         pytest.param(lambda c: _forged(c, lambda d: d.update(of="0" * 16)), id="other-digest"),
         pytest.param(lambda c: _forged(c, lambda d: d.update(extra=1)), id="extra-key"),
         pytest.param(lambda c: _forged(c, lambda d: d.pop("of")), id="no-digest"),
+        pytest.param(lambda c: _forged(c, lambda d: d.update(after=-1)), id="negative-position"),
+        pytest.param(lambda c: _forged(c, lambda d: d.update(after=2**70)), id="position-past-bigint"),
+        pytest.param(lambda c: _forged(c, lambda d: d.update(after=True)), id="position-a-boolean"),
+        pytest.param(lambda c: _forged(c, lambda d: d.update(after=[1])), id="position-a-list"),
     ],
 )
 def test_a_tampered_cursor_is_422(lc: Client, tamper: Any) -> None:
@@ -179,3 +189,21 @@ def test_the_erasure_log_pages_newest_first(lc: Client, lc_other: Client) -> Non
     error(lc.get("/erasures?entity=e1"), 422)
     error(lc_other.get(f"/erasures/{logged[0]}"), 404, "not_found")
     error(lc.get("/erasures/not-a-uuid"), 404, "not_found")
+
+
+@pytest.mark.parametrize(
+    "position",
+    [
+        pytest.param("not-an-id", id="text"),
+        pytest.param(7, id="number"),
+        pytest.param(None, id="null"),
+    ],
+)
+def test_an_erasure_cursor_naming_no_erasure_is_422(lc: Client, position: Any) -> None:
+    for n in range(2):
+        [record_id] = written_ids(lc, note("ann", f"n{n}"))
+        ok(delete(lc, f"/records/{record_id}"))
+    cursor = ok(lc.get("/erasures?limit=1"))["next_cursor"]
+    assert len(ok(lc.get(f"/erasures?limit=1&cursor={cursor}"))["erasures"]) == 1
+    forged = _forged(cursor, lambda d: d.update(after=position))
+    error(lc.get(f"/erasures?limit=1&cursor={forged}"), 422, "invalid_request")

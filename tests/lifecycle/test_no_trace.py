@@ -77,7 +77,11 @@ def searches() -> list[dict[str, Any]]:
     found += [
         {"mode": "structured", "scope": {"collections": ["calendar_events"]}, "order_by": order, **base}
     ]
-    return found + [{**spec, "scope": {**spec.get("scope", {}), "entities": [ZED]}} for spec in found]
+    found += [{**spec, "scope": {**spec.get("scope", {}), "entities": [ZED]}} for spec in found]
+    scope = {"collections": ["memories", "customer_events"]}
+    sources = [{"name": mode, "mode": mode, "scope": scope, "k": 50} for mode in ("text", "vector")]
+    combined = {"q": MARKER, "sources": sources, "fuse": {"kind": "rrf"}, **base}
+    return [*found, combined]
 
 
 VIEWS: list[tuple[str, dict[str, Any]]] = [

@@ -117,6 +117,13 @@ def test_the_background_worker_sweeps_when_it_starts(lc: Client, lc_runtime: Run
     assert texts(db, lc.tenant.id) == []
 
 
+def test_collections_show_what_each_version_declares(lc: Client) -> None:
+    declared = {c["name"]: c["retention"] for c in ok(lc.get("/collections"))["collections"]}
+    assert declared["lc_expiring"] == {"field": "occurred_at", "days": 30}
+    assert declared["lc_written"] == {"field": "created_at", "days": 2}
+    assert declared["lc_notes"] is None
+
+
 def test_the_active_versions_rule_applies(tmp_path: Path) -> None:
     root = build_catalog(
         tmp_path,

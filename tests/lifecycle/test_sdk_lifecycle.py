@@ -8,6 +8,7 @@ import inspect
 import time
 
 import pytest
+import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
 from memseek.client import AsyncMemseek
@@ -90,6 +91,23 @@ def test_forget_without_waiting_returns_it_running(m: Memseek, background: None)
     assert m.erasures.get(running.id).erased == 5
 
 
+def test_forget_stops_waiting_after_its_timeout(m: Memseek, background: None, db: Engine) -> None:
+    """The worker's batch waits for a record another transaction holds: the call returns the
+    erasure running once `timeout` has passed, and the erasure finishes when the lock goes."""
+    written = m.records.write([event(f"n{n}") for n in range(5)], wait=True)
+    with db.begin() as holder:
+        holder.execute(sa.text("SELECT 1 FROM records WHERE id = :r FOR UPDATE"), {"r": written[0].id})
+        began = time.monotonic()
+        running = m.entities.forget(MARIA, timeout=1.0)
+        assert (running.state, running.done) == ("running", False)
+        assert time.monotonic() - began < 10
+    for _ in range(300):
+        if m.erasures.get(running.id).done:
+            break
+        time.sleep(0.05)
+    assert m.erasures.get(running.id).erased == 5
+
+
 def test_a_small_forget_finishes_in_its_request(m: Memseek) -> None:
     m.records.write([event("one"), event("two", BOB)])
     done = m.entities.forget(MARIA, collection="customer_events")
@@ -135,5 +153,6 @@ def test_both_clients_have_the_same_lifecycle_surface() -> None:
         "collection",
         "reason",
         "wait",
+        "timeout",
     ]
     sync.close()

@@ -16,21 +16,31 @@ from http.server import ThreadingHTTPServer
 from urllib.parse import urlsplit
 
 UNAVAILABLE = {"error": {"code": "backend_unavailable", "message": "restarting", "details": []}}
+TOO_MANY = {"error": {"code": "too_many_requests", "message": "over the workspace's share", "details": []}}
+REFUSALS = {503: UNAVAILABLE, 429: TOO_MANY}
+"""The bodies of the statuses a `FlakyProxy` fails with, as the service words them."""
 
 
 class FlakyProxy(ThreadingHTTPServer):
-    """Counts every request (`seen`: method and path); the first `failures` get a 503."""
+    """Counts every request (`seen`: method and path); the first `failures` get `status` (a 503,
+    or a 429: refused before reaching the service)."""
 
     daemon_threads = True
 
     def __init__(
-        self, upstream: str, failures: int, lose_replies: bool = False, retry_after: str = ""
+        self,
+        upstream: str,
+        failures: int,
+        lose_replies: bool = False,
+        retry_after: str = "",
+        status: int = 503,
     ) -> None:
         super().__init__(("127.0.0.1", 0), _Handler)
         self.upstream = urlsplit(upstream)
         self.failures = failures
         self.lose_replies = lose_replies
         self.retry_after = retry_after
+        self.status = status
         self.seen: list[tuple[str, str]] = []
         self.lock = threading.Lock()
 
@@ -60,7 +70,8 @@ class _Handler(BaseHTTPRequestHandler):
         if not fails or self.server.lose_replies:
             status, content_type, content = self._forward(body)
         if fails:
-            status, content_type, content = 503, "application/json", json.dumps(UNAVAILABLE).encode()
+            status = self.server.status
+            content_type, content = "application/json", json.dumps(REFUSALS[status]).encode()
         self._answer(status, content_type, content, self.server.retry_after if fails else "")
 
     def _forward(self, body: bytes) -> tuple[int, str, bytes]:
@@ -89,11 +100,11 @@ class _Handler(BaseHTTPRequestHandler):
 
 @contextmanager
 def flaky(
-    upstream: str, failures: int, lose_replies: bool = False, retry_after: str = ""
+    upstream: str, failures: int, lose_replies: bool = False, retry_after: str = "", status: int = 503
 ) -> Iterator[FlakyProxy]:
-    """A running `FlakyProxy` in front of `upstream` (a base URL); its 503s carry `retry_after`
-    as `Retry-After` when given."""
-    proxy = FlakyProxy(upstream, failures, lose_replies, retry_after)
+    """A running `FlakyProxy` in front of `upstream` (a base URL); its refusals (`status`) carry
+    `retry_after` as `Retry-After` when given."""
+    proxy = FlakyProxy(upstream, failures, lose_replies, retry_after, status)
     thread = threading.Thread(target=proxy.serve_forever, name="flaky-proxy", daemon=True)
     thread.start()
     try:

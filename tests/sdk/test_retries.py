@@ -14,6 +14,7 @@ from waitress.server import create_server
 
 from memseek.app import create_app
 from memseek.client import Memseek
+from memseek.client import MemseekError
 from memseek.client import Unavailable
 from memseek.runtime import Runtime
 from tests.conftest import Tenant
@@ -89,6 +90,26 @@ def test_a_write_with_every_key_is_retried_and_written_once(service: str, tenant
         written = client.records.write(records, wait=True)
     assert len(proxy.seen) == 3
     assert sorted(m.search(mode="recent").ids) == sorted(w.id for w in written)
+
+
+def test_any_call_is_retried_through_429s_and_done_once(service: str, tenant: Tenant, m: Memseek) -> None:
+    """A 429 is refused before anything is done: a write without keys and a retraction are
+    attempted again too."""
+    with flaky(service, failures=2, status=429, retry_after="0") as proxy, fast(proxy.url, tenant) as client:
+        [written] = client.records.write(event("Maria paid."), wait=True)
+        client.records.retract(written.id, "duplicate")
+    assert proxy.seen == [("POST", "/records?wait=true")] * 3 + [("POST", f"/records/{written.id}/retract")]
+    assert m.search(mode="recent").ids == [] and m.records.get(written.id).retracted_at is not None
+
+
+def test_429s_past_the_retries_are_raised(service: str, tenant: Tenant) -> None:
+    with (
+        flaky(service, failures=5, status=429, retry_after="0") as proxy,
+        fast(proxy.url, tenant, retries=1) as client,
+        pytest.raises(MemseekError) as caught,
+    ):
+        client.records.write(event("Maria paid."))
+    assert (caught.value.status, caught.value.code) == (429, "too_many_requests") and len(proxy.seen) == 2
 
 
 def test_a_lifecycle_change_is_not_retried(service: str, tenant: Tenant, m: Memseek) -> None:
