@@ -40,8 +40,9 @@ def serving(app: Flask, threads: int = 8) -> Iterator[str]:
     try:
         yield f"http://127.0.0.1:{server.effective_port}"
     finally:
-        server.close()
+        server.stop()
         thread.join(10)
+        server.close()
 
 
 @pytest.fixture(scope="module")
