@@ -5,7 +5,7 @@ them all (slow searches, long waits for processing) would stall every other work
 bounds keep a share free for the others:
 
 * while another workspace is active (it has a request running, or began one within the last
-  `ACTIVE_WINDOW`, a quarter of a second), a workspace holds at most `Shares.per_workspace`
+  `ACTIVE_WINDOW`, two seconds), a workspace holds at most `Shares.per_workspace`
   request threads at once (a quarter of them by default); a request beyond that is answered
   `429 too_many_requests` with `Retry-After` at once, before it does any work. The window is short so
   that only a workspace competing now limits another's concurrency; a workspace alone on the
@@ -30,11 +30,11 @@ from memseek.errors import TooManyRequests
 
 DEFAULT_THREADS = 8
 """`memseek serve --threads`' default; an app served otherwise assumes it."""
-ACTIVE_WINDOW = 0.25
+ACTIVE_WINDOW = 2.0
 """Seconds a workspace counts as active after its last request began: long enough to cover a
-client's turnaround between one answer and its next request, short enough that a workspace
-that has finished competing stops limiting the others at once (a burst of one workspace right
-after another's last request is not refused)."""
+client's pauses between requests (a flood that starts while its victim pauses is held to its
+share from its first request), short enough that a workspace that has finished competing soon
+stops limiting the others."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -80,7 +80,7 @@ class Flood:
     def __enter__(self) -> Flood:
         for thread in self.threads:
             thread.start()
-        time.sleep(0.1)  # the waits in flight while the victim, just active, still counts as competing
+        time.sleep(1.0)  # every wait in flight
         return self
 
     def __exit__(self, *exc: object) -> None:
