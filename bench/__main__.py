@@ -110,7 +110,15 @@ def build_parser() -> argparse.ArgumentParser:
     _common(qual)
 
     so = sub.add_parser("soak", help="minutes of mixed load, a flooding workspace and OpenAPI fuzzing")
-    so.add_argument("--minutes", type=float, default=10.0, help="length of the mixed load (default 10)")
+    so.add_argument(
+        "--minutes", type=float, default=10.0, help="length of the flooded mixed load (default 10)"
+    )
+    so.add_argument(
+        "--quiet-minutes",
+        type=float,
+        default=2.0,
+        help="the ordinary clients alone first, for their latency without the flood (default 2)",
+    )
     so.add_argument("--clients", type=int, default=8, help="ordinary clients (default 8)")
     so.add_argument(
         "--workspaces", type=int, default=4, help="workspaces the clients spread over (default 4)"
@@ -172,9 +180,8 @@ def _suite(
         )
         return "latency", lambda: latency.run(lopts, service), latency.render
     if args.suite == "soak":
-        sopts = soak.SoakOptions(
-            args.minutes, args.clients, args.workspaces, args.flood_clients, args.fuzz, seed=args.seed
-        )
+        named = ("minutes", "quiet_minutes", "clients", "workspaces", "flood_clients", "fuzz", "seed")
+        sopts = soak.SoakOptions(**{name: getattr(args, name) for name in named})
         return "soak", lambda: soak.run(sopts, service), soak.render
     if args.suite == "vector":
         vopts = vector_latency.VectorOptions(args.queries, args.warmup, args.k, args.corpus)

@@ -35,6 +35,7 @@ from memseek.api.admission import DEFAULT_THREADS
 from memseek.api.admission import Admission
 from memseek.api.admission import Shares
 from memseek.api.common import admission
+from memseek.api.common import outage_body
 from memseek.api.common import runtime
 from memseek.api.health import HealthProbe
 from memseek.auth import authenticate
@@ -51,7 +52,6 @@ from memseek.errors import PayloadTooLarge
 from memseek.errors import UnsupportedMediaType
 from memseek.errors import details_from_pydantic
 from memseek.errors import error_body
-from memseek.logs import first_line
 from memseek.logs import log_throttled
 from memseek.runtime import Runtime
 from memseek.settings import Settings
@@ -123,6 +123,7 @@ def _before_request() -> None:
     operation = openapi.operation_for(request.method, request.url_rule.rule) if request.url_rule else None
     if operation is not None:
         g.query = openapi.check_query(operation, request.args.to_dict(flat=False), runtime())
+        openapi.check_path(request.view_args or {})
         if operation.body is not None:
             _check_media_type()
 
@@ -197,15 +198,7 @@ def _register_error_handlers(app: Flask) -> None:
         return response
 
     def database_unavailable(exc: Exception) -> Response:
-        # unreachable, frozen or dropped server, exhausted pool: an expected outage, retryable,
-        # never a 500; logged once per interval without a traceback
-        request_id = _request_id()
-        log_throttled(
-            log, logging.WARNING, "database-unavailable", "database unavailable: %s", first_line(exc)
-        )
-        message = f"the database is unavailable; retry later (request id {request_id})"
-        body = error_body(BackendUnavailable.code, message)
-        return _json_error(BackendUnavailable.status, body, BackendUnavailable.retry_after)
+        return _json_error(BackendUnavailable.status, outage_body(exc), BackendUnavailable.retry_after)
 
     for outage in DATABASE_OUTAGES:
         app.register_error_handler(outage, database_unavailable)

@@ -24,6 +24,7 @@ from waitress.channel import HTTPChannel
 from waitress.server import TcpWSGIServer
 from waitress.task import ErrorTask
 from waitress.task import ThreadedTaskDispatcher
+from waitress.wasyncore import close_all
 
 from memseek.errors import error_body
 from memseek.logs import ThrottleFilter
@@ -91,6 +92,13 @@ class MemseekServer(TcpWSGIServer):  # type: ignore[misc]
         super().close()
         self.task_dispatcher.shutdown()
         self.health_dispatcher.shutdown()
+
+    def stop(self) -> None:
+        """End `run()` from another thread. The loop's own thread closes the listener, every
+        connection and the trigger, so `run()` returns; closing them from another thread would
+        pull a descriptor from under the loop's `select` (EBADF), and the trigger alone would
+        keep the loop running. `close()` once `run()` has returned."""
+        self.trigger.pull_trigger(lambda: close_all(self._map))
 
 
 _QUEUE_DEPTH = ThrottleFilter()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -9,15 +10,22 @@ from uuid import UUID
 
 from flask import current_app
 from flask import g
+from flask import has_app_context
 from flask import request
 from sqlalchemy.engine import Connection
 
 from memseek.api.admission import Admission
 from memseek.db import workspace_transaction
+from memseek.errors import BackendUnavailable
 from memseek.errors import Detail
 from memseek.errors import RequestInvalid
+from memseek.errors import error_body
 from memseek.jsontext import parse_json
+from memseek.logs import first_line
+from memseek.logs import log_throttled
 from memseek.runtime import Runtime
+
+log = logging.getLogger("memseek")
 
 
 def runtime() -> Runtime:
@@ -59,3 +67,13 @@ def json_body(*, required: bool = True) -> Any:
         raise RequestInvalid("the body is not valid JSON", [Detail(("body",), str(exc))]) from None
     except RecursionError:
         raise RequestInvalid("the body is nested too deeply", [Detail(("body",), "too deep")]) from None
+
+
+def outage_body(exc: BaseException) -> dict[str, Any]:
+    """The `503 backend_unavailable` body of a database outage (unreachable, frozen or dropped
+    server, exhausted pool), logged once per interval without a traceback: an expected,
+    retryable condition, never a 500. The same for a route and for an MCP tool call."""
+    log_throttled(log, logging.WARNING, "database-unavailable", "database unavailable: %s", first_line(exc))
+    request_id = g.get("request_id", "-") if has_app_context() else "-"  # stdio MCP has no request
+    message = f"the database is unavailable; retry later (request id {request_id})"
+    return error_body(BackendUnavailable.code, message)

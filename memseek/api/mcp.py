@@ -42,6 +42,7 @@ from flask import request
 from pydantic import RootModel
 
 import memseek
+from memseek.api.common import outage_body
 from memseek.api.common import runtime
 from memseek.api.common import workspace
 from memseek.api.openapi import Operation
@@ -51,6 +52,7 @@ from memseek.catalog.catalog import Contract
 from memseek.catalog.graph_contract import published_input_schema
 from memseek.catalog.models import WriteContract
 from memseek.catalog.parameters import input_schema
+from memseek.db import DATABASE_OUTAGES
 from memseek.errors import MemseekError
 from memseek.errors import error_body
 from memseek.runtime import Runtime
@@ -127,6 +129,8 @@ def _guarded(
         return call(rt, workspace_id, name, arguments)
     except MemseekError as exc:
         return _error_result(error_body(exc.code, exc.message, exc.details))
+    except DATABASE_OUTAGES as exc:  # as a route answers it: 503 backend_unavailable, no traceback
+        return _error_result(outage_body(exc))
     except Exception:  # like the app's last-resort handler: log everything, tell the agent nothing internal
         log.exception("MCP call of tool %s failed", name)
         return _error_result(

@@ -25,6 +25,7 @@ import memseek
 from memseek.errors import Detail
 from memseek.errors import RequestInvalid
 from memseek.runtime import Runtime
+from memseek.storable import STORABLE
 
 bp = Blueprint("openapi", __name__)
 
@@ -150,6 +151,21 @@ def check_query(op: Operation, args: Mapping[str, list[str]], rt: Runtime | None
     return values
 
 
+def check_path(variables: Mapping[str, Any]) -> None:
+    """A matched route's variables checked against their documented schemas (`PATH_SCHEMAS`): a
+    `422` at `["path", name]` for a value the document declares invalid (an entity no record could
+    be about, such as one holding a NUL character). A well-formed id that names nothing is the
+    route's own `404`."""
+    problems = []
+    for raw_name, value in variables.items():
+        name = ROUTE_VARIABLES.get(raw_name, raw_name)
+        schema = _frozen(PATH_SCHEMAS.get(name, {"type": "string"}))
+        if (error := next(iter(_validator(schema).iter_errors(value)), None)) is not None:
+            problems.append(Detail(("path", name), error.message))
+    if problems:
+        raise RequestInvalid("the path is invalid", problems)
+
+
 def _unknown(op: Operation) -> str:
     names = ", ".join(param.name for param in op.query)
     return f"unknown query parameter; this route takes {names or 'none'}"
@@ -185,7 +201,7 @@ PATH_VARIABLE = re.compile(r"\{([^}]+)\}")
 PATH_SCHEMAS = {
     "id": {"type": "string", "format": "uuid", "description": "A record id."},
     "name": {"type": "string", "description": "A view or write contract name."},
-    "entity": {"type": "string", "description": "An entity (what records are about)."},
+    "entity": {"type": "string", "pattern": STORABLE, "description": "An entity (what records are about)."},
     "erasure_id": {"type": "string", "format": "uuid", "description": "An erasure id."},
 }
 

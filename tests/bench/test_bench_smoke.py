@@ -274,3 +274,20 @@ def test_vector_suite(tmp_path: Path) -> None:
         assert own["http"]["n"] == 4 and own["client"]["p50"] > own["total"]["p50"]
         assert set(found["ratios"]) >= {"embed ÷ raw model", "search ÷ bare", "HTTP overhead, ms"}
         assert ("memseek_vector ÷ chroma" in found["ratios"]) == ("chroma" in found["systems"])
+
+
+def test_soak_suite(tmp_path: Path) -> None:
+    """The soak at its smallest: both phases, the flood, the health probe and the fuzzer run, and
+    the report holds every figure docs/reliability.md quotes."""
+    result = run_suite(
+        tmp_path,
+        *("soak", "--minutes", "0.2", "--quiet-minutes", "0.15", "--clients", "2", "--workspaces", "2"),
+        *("--flood-clients", "3", "--fuzz", "150"),
+    )
+    assert set(result["workspaces"]) == {"default", "ws1", "flood"}
+    assert set(result["search_p95_ms"]) == {"default", "ws1"}
+    assert all(row["quiet"] > 0 and row["flooded"] > 0 for row in result["search_p95_ms"].values())
+    assert all(row["probes"] > 0 and row["max"] > 0 for row in result["health_ms"].values())
+    assert result["fuzz"]["requests"] == 150
+    assert result["unexpected_5xx_count"] == 0, result["unexpected_5xx"]
+    assert len(result["rss_mib"]) >= 3

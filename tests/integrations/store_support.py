@@ -65,7 +65,7 @@ def make_store(
         def make(**options: Any) -> MemseekStore:
             if loop is None:
                 return stack.enter_context(MemseekStore(url=service, api_key=tenant.key, **options))
-            client = AsyncMemseek(service, tenant.key, retries=0)
+            client = AsyncMemseek(service, tenant.key, retries=3)  # a 429'd burst is repeated (`am`)
             stack.callback(lambda: asyncio.run_coroutine_threadsafe(client.close(), loop).result(10))
             return Driven(MemseekStore(client, **options), loop)  # type: ignore[return-value]
 

@@ -1,6 +1,7 @@
 """Issue 45: parsers stop at their limits before descending. A tree nested up to 10,000 levels in
 any place a request can nest one (rank, boost, sources[].rank, where, a view's parameters, record
-content, a retraction's reason) is always a 422 in the one error shape, with the limit's message
+content, a retraction's reason, a write contract's parameters, an explained search; and any body at
+all, on every route that takes one) is always a 422 in the one error shape, with the limit's message
 and a `loc` — never a 500 — and costs at most one short log line."""
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from hypothesis import given
 from hypothesis import settings
 from hypothesis import strategies as st
 
+from memseek.api.openapi import OPERATIONS
 from tests.conftest import Client
 from tests.helpers import error
 
@@ -29,6 +31,7 @@ SHAPES: dict[str, tuple[str, str]] = {
 }
 """One level of each kind of nesting: (text before the child, text after it)."""
 LEAF = '["score", "importance"]'
+NO_ID = "00000000-0000-0000-0000-000000000000"
 
 
 def nested(shape: str, depth: int) -> str:
@@ -65,6 +68,11 @@ PLACES: dict[str, tuple[str, Callable[[str], str]]] = {
         "/records/00000000-0000-0000-0000-000000000000/retract",
         lambda tree: '{"reason": ' + tree + "}",
     ),
+    "explain-rank": ("/search/explain", lambda tree: '{"q": "x", "mode": "text", "rank": ' + tree + "}"),
+    "write-parameter": (
+        "/writes/remember",
+        lambda tree: '{"parameters": {"entity": "e", "text": "t", "tags": ' + tree + "}}",
+    ),
 }
 """Where a request can nest a tree: (route, the body around the tree)."""
 
@@ -84,7 +92,7 @@ ANY_REFUSAL = ("must", "expected", "Input should", "unknown", "not")
 
 
 def _limit_or_type_refusal(place: str, shape: str, messages: list[str]) -> bool:
-    rank_place = place in ("rank", "boost", "source-rank") and shape not in ("list", "object")
+    rank_place = place in ("rank", "boost", "source-rank", "explain-rank") and shape not in ("list", "object")
     wanted = LIMIT_MESSAGES if rank_place or place == "content" else LIMIT_MESSAGES + ANY_REFUSAL
     return any(text in message for message in messages for text in wanted)
 
@@ -102,6 +110,8 @@ def _limit_or_type_refusal(place: str, shape: str, messages: list[str]) -> bool:
 @example(place="content", shape="object", depth=130)
 @example(place="content", shape="list", depth=999)
 @example(place="where", shape="object", depth=5_000)
+@example(place="explain-rank", shape="sum", depth=10_000)
+@example(place="write-parameter", shape="list", depth=10_000)
 def test_a_deep_tree_is_a_422_with_the_limit_and_a_loc(
     client: Client, caplog: pytest.LogCaptureFixture, place: str, shape: str, depth: int
 ) -> None:
@@ -156,3 +166,28 @@ def test_parse_rank_never_recurses_past_its_limit(depth: int) -> None:
     with pytest.raises(RequestInvalid) as caught:
         parse_rank(any_tree(depth))
     assert [d.msg for d in caught.value.details] == ["at most 5 levels of nesting"]
+
+
+def _body_operations() -> list[Any]:
+    return [pytest.param(op.method, op.path, id=f"{op.method} {op.path}") for op in OPERATIONS if op.body]
+
+
+@pytest.mark.parametrize(("method", "path"), _body_operations())
+def test_a_body_nested_10000_levels_is_refused_on_every_route(
+    client: Client, caplog: pytest.LogCaptureFixture, method: str, path: str
+) -> None:
+    """Whatever a route reads from its body, the JSON parser stops first: `422` at `body` in the
+    one shape (`/mcp`: the MCP SDK's JSON-RPC parse error, as for any body it cannot read)."""
+    name = "remember" if path.startswith("/writes") else "customer_context"
+    target = path.replace("{id}", NO_ID).replace("{entity}", "e").replace("{name}", name)
+    headers = {**client.tenant.headers, "Content-Type": "application/json"}
+    if path == "/mcp":
+        headers["Accept"] = "application/json, text/event-stream"
+    caplog.clear()
+    with caplog.at_level(logging.INFO):
+        response = client.raw.open(target, method=method, data=nested("list", 10_000), headers=headers)
+    if path == "/mcp":
+        assert response.status_code == 400 and response.get_json()["error"]["code"] == -32700
+    else:
+        assert error(response, 422, "invalid_request")["details"] == [{"loc": ["body"], "msg": "too deep"}]
+    _at_most_one_short_line(caplog.records)

@@ -8,6 +8,7 @@ keepalives do not apply), served by `memseek serve`'s own server in a thread."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import tempfile
@@ -17,15 +18,19 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import closing
 from contextlib import contextmanager
 from contextlib import suppress
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
+import sqlalchemy as sa
 
 from memseek.app import create_app
 from memseek.boot import build_runtime
+from memseek.runtime import Runtime
 from memseek.settings import Settings
+from tests.conftest import Tenant
 from tests.conftest import make_database
 from tests.conftest import make_tenant
 from tests.service import serving
@@ -171,3 +176,30 @@ def test_the_deadline_ends_a_wait_on_a_frozen_server_over_its_unix_socket(
         with pytest.raises(psycopg.OperationalError):
             DeadlineConnection.connect(conninfo, connect_timeout=2)
         assert time.monotonic() - started < 3.0
+
+
+def test_an_mcp_tool_call_runs_under_its_requests_deadline(runtime: Runtime, tenant: Tenant) -> None:
+    """`/mcp` hands the call to the MCP SDK's event loop and a worker thread of its own: the
+    request's deadline goes with it. A write the database makes wait (the records table locked
+    by another session) ends by that deadline, as a tool error the agent can read."""
+    quick = replace(runtime, settings=replace(runtime.settings, search_timeout_ms=SEARCH_TIMEOUT_MS))
+    call = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": "remember", "arguments": {"entity": "e", "text": "a locked-out note"}},
+    }
+    headers = {"Authorization": f"Bearer {tenant.key}", "Accept": "application/json, text/event-stream"}
+    with (
+        serving(create_app(shared=quick)) as url,
+        httpx.Client(base_url=url, headers=headers, timeout=30) as http,
+    ):
+        assert http.post("/mcp", json={**call, "method": "tools/list", "params": {}}).status_code == 200
+        with runtime.engine.connect() as locker:
+            locker.execute(sa.text("LOCK TABLE records IN ACCESS EXCLUSIVE MODE"))
+            took, response = timed(lambda: http.post("/mcp", json=call))
+            locker.rollback()
+    result = response.json()["result"]
+    assert result["isError"], result
+    assert json.loads(result["content"][0]["text"])["error"]["code"] == "backend_unavailable"
+    assert took <= REQUEST_BOUND + SLACK, took

@@ -5,19 +5,26 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Iterator
 from dataclasses import replace
+from typing import Any
 
+import anyio
 import pytest
+from mcp import Client as McpClient
 
+from memseek.api.mcp import build_server
 from memseek.db import create_db_engine
 from memseek.logs import Throttle
 from memseek.logs import ThrottleFilter
 from memseek.runtime import Runtime
+from memseek.search_state import SearchState
 from memseek.write.worker import BackgroundWorker
 from tests.conftest import Client
 from tests.conftest import Tenant
 from tests.conftest import client_for
 from tests.helpers import error
+from tests.mcp.support import tool_error
 
 UNREACHABLE = "postgresql+psycopg://memseek@127.0.0.1:1/nowhere"
 """Nothing listens on port 1: every connection attempt is refused at once."""
@@ -45,9 +52,15 @@ def test_the_filter_lets_one_queue_depth_warning_through_per_interval() -> None:
 
 
 @pytest.fixture
-def unreachable(runtime: Runtime) -> Runtime:
-    """The session runtime with an engine whose database refuses every connection."""
-    return replace(runtime, engine=create_db_engine(runtime.settings, UNREACHABLE))
+def unreachable(runtime: Runtime) -> Iterator[Runtime]:
+    """The session runtime with an engine whose database refuses every connection (its searches'
+    too: they run on the search state's engine)."""
+    engine = create_db_engine(runtime.settings, UNREACHABLE)
+    search = SearchState(engine, runtime.search.pgvector)
+    try:
+        yield replace(runtime, engine=engine, search=search)
+    finally:
+        search.close()
 
 
 def test_a_database_outage_is_503_and_one_line_without_traceback(
@@ -76,3 +89,23 @@ def test_a_worker_facing_an_outage_logs_no_traceback(
     logged = [r for r in caplog.records if r.levelno >= logging.WARNING]
     assert all(r.exc_info is None for r in logged), [r.getMessage() for r in logged]
     assert len(logged) <= 2, [r.getMessage() for r in logged]  # LISTEN, and the batches
+
+
+def test_an_mcp_tool_call_facing_an_outage_is_backend_unavailable_without_traceback(
+    unreachable: Runtime, tenant: Tenant, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A tool call reaches the database on its own (stdio has no request before it; over HTTP the
+    database may stop between authentication and the call): the agent reads the route's 503 body
+    in an `isError` result, and the operator one line without a traceback."""
+    client = McpClient(build_server(unreachable, lambda _ctx: tenant.id))
+
+    async def calls() -> list[Any]:
+        async with client:
+            arguments = {"entity": "e", "task": "t"}
+            return [await client.call_tool("customer_context", arguments) for _ in range(5)]
+
+    with caplog.at_level(logging.INFO):
+        results = anyio.run(calls)
+    assert [tool_error(result)["code"] for result in results] == ["backend_unavailable"] * 5
+    logged = [r for r in caplog.records if r.levelno >= logging.WARNING]
+    assert len(logged) <= 1 and all(r.exc_info is None for r in logged), [r.getMessage() for r in logged]
