@@ -66,55 +66,41 @@ CREATE POLICY text_lexemes_workspace ON text_lexemes TO memseek_scoped
   USING (workspace_id = nullif(current_setting('memseek.workspace_id', true), '')::uuid)
   WITH CHECK (workspace_id = nullif(current_setting('memseek.workspace_id', true), '')::uuid);
 
--- Inserted rows count +1: one delta row per workspace and per (workspace, lexeme) of the statement.
-CREATE OR REPLACE FUNCTION memseek_text_stats_inserted() RETURNS trigger
-LANGUAGE plpgsql AS $$
+-- The deltas of documents given as arrays, one element per record: `sign` (+1 or -1) per
+-- workspace and per (workspace, lexeme). The triggers read their rows into arrays first and call
+-- this, so that it runs on a Citus cluster too: there a trigger's INSERT into another distributed
+-- table is a distributed statement of its own, which cannot read the trigger's transition table,
+-- and an INSERT of computed rows without ON CONFLICT reaches the shard as a COPY, which
+-- row-level security refuses to the scoped role (sql/citus_postings.sql); and Citus plans no
+-- statement of an SQL function with parameters, so this is PL/pgSQL. The tables have no unique
+-- index, so ON CONFLICT DO NOTHING never skips a row.
+CREATE OR REPLACE FUNCTION memseek_text_stats_add(sign integer, workspaces uuid[], lengths integer[], docs tsvector[])
+RETURNS void LANGUAGE plpgsql AS $$
 BEGIN
   INSERT INTO text_corpus (workspace_id, records, length)
-  SELECT workspace_id, count(*), sum(tsv_length) FROM changed_rows
-  WHERE retracted_at IS NULL GROUP BY workspace_id;
+  SELECT u.workspace_id, sign * count(*), sign * sum(u.length)
+  FROM unnest(workspaces, lengths) u(workspace_id, length) GROUP BY 1
+  ON CONFLICT DO NOTHING;
   INSERT INTO text_lexemes (workspace_id, lexeme, records)
-  SELECT c.workspace_id, l.lexeme, count(*)
-  FROM changed_rows c CROSS JOIN LATERAL unnest(tsvector_to_array(c.tsv)) l(lexeme)
-  WHERE c.retracted_at IS NULL GROUP BY 1, 2;
-  RETURN NULL;
+  SELECT u.workspace_id, l.lexeme, sign * count(*)
+  FROM unnest(workspaces, docs) u(workspace_id, doc) CROSS JOIN LATERAL unnest(tsvector_to_array(u.doc)) l(lexeme)
+  GROUP BY 1, 2
+  ON CONFLICT DO NOTHING;
 END $$;
 
--- Deleters and compaction of a workspace's counts take this lock, in workspace order, for the
--- rest of their transaction: each folds rows the other would fold, and in opposite orders they
--- could deadlock. Writers never take it.
-CREATE OR REPLACE FUNCTION memseek_text_stats_lock(ws uuid) RETURNS void
-LANGUAGE sql AS $$
-  SELECT pg_advisory_xact_lock(hashtextextended('memseek text stats ' || ws::text, 0))
-$$;
-
--- Deleted rows (erasure, retention, any DELETE) count -1, and every lexeme they held is folded
--- at once into one row, or none when no record holds it any more: an erased record's words
--- leave no trace in the counts (docs/lifecycle.md). Rows of a writer not yet committed are not
--- folded and stay, so no count is lost.
-CREATE OR REPLACE FUNCTION memseek_text_stats_deleted() RETURNS trigger
+-- Inserted rows count +1, deleted rows (erasure, retention, any DELETE) -1: one delta row per
+-- workspace and per (workspace, lexeme) of the statement. A deleted record's lexemes are then
+-- folded by its deleter (`memseek.write.text_stats.fold`), so that its words leave no trace.
+CREATE OR REPLACE FUNCTION memseek_text_stats_changed() RETURNS trigger
 LANGUAGE plpgsql AS $$
+DECLARE
+  workspaces uuid[];
+  lengths integer[];
+  docs tsvector[];
 BEGIN
-  PERFORM memseek_text_stats_lock(w.workspace_id)
-  FROM (SELECT DISTINCT workspace_id FROM changed_rows ORDER BY 1) w;
-  INSERT INTO text_corpus (workspace_id, records, length)
-  SELECT workspace_id, -count(*), -sum(tsv_length) FROM changed_rows
-  WHERE retracted_at IS NULL GROUP BY workspace_id;
-  WITH erased AS (
-    SELECT c.workspace_id, l.lexeme, count(*) FILTER (WHERE c.retracted_at IS NULL) AS n
-    FROM changed_rows c CROSS JOIN LATERAL unnest(tsvector_to_array(c.tsv)) l(lexeme)
-    GROUP BY 1, 2
-  ), gone AS (
-    DELETE FROM text_lexemes t USING erased e
-    WHERE t.workspace_id = e.workspace_id AND t.lexeme = e.lexeme
-    RETURNING t.workspace_id, t.lexeme, t.records
-  ), folded AS (
-    SELECT workspace_id, lexeme, sum(records) AS records FROM gone GROUP BY 1, 2
-  )
-  INSERT INTO text_lexemes (workspace_id, lexeme, records)
-  SELECT e.workspace_id, e.lexeme, coalesce(f.records, 0) - e.n
-  FROM erased e LEFT JOIN folded f USING (workspace_id, lexeme)
-  WHERE coalesce(f.records, 0) - e.n <> 0;
+  SELECT array_agg(c.workspace_id), array_agg(c.tsv_length), array_agg(c.tsv) INTO workspaces, lengths, docs
+  FROM changed_rows c WHERE c.retracted_at IS NULL;
+  PERFORM memseek_text_stats_add(CASE TG_OP WHEN 'DELETE' THEN -1 ELSE 1 END, workspaces, lengths, docs);
   RETURN NULL;
 END $$;
 
@@ -122,23 +108,19 @@ END $$;
 CREATE OR REPLACE FUNCTION memseek_text_stats_update() RETURNS trigger
 LANGUAGE plpgsql AS $$
 BEGIN
-  INSERT INTO text_corpus (workspace_id, records, length)
-  SELECT NEW.workspace_id, sum(v.n), sum(v.n * v.len)
-  FROM (VALUES (-1, OLD.tsv_length, OLD.retracted_at IS NULL), (1, NEW.tsv_length, NEW.retracted_at IS NULL)) v(n, len, counted)
-  WHERE v.counted HAVING sum(v.n) <> 0 OR sum(v.n * v.len) <> 0;
-  INSERT INTO text_lexemes (workspace_id, lexeme, records)
-  SELECT NEW.workspace_id, d.lexeme, sum(d.n)
-  FROM (SELECT -1 AS n, l AS lexeme FROM unnest(tsvector_to_array(OLD.tsv)) l WHERE OLD.retracted_at IS NULL
-        UNION ALL
-        SELECT 1, l FROM unnest(tsvector_to_array(NEW.tsv)) l WHERE NEW.retracted_at IS NULL) d
-  GROUP BY d.lexeme HAVING sum(d.n) <> 0;
+  IF OLD.retracted_at IS NULL THEN
+    PERFORM memseek_text_stats_add(-1, ARRAY[OLD.workspace_id], ARRAY[OLD.tsv_length], ARRAY[OLD.tsv]);
+  END IF;
+  IF NEW.retracted_at IS NULL THEN
+    PERFORM memseek_text_stats_add(1, ARRAY[NEW.workspace_id], ARRAY[NEW.tsv_length], ARRAY[NEW.tsv]);
+  END IF;
   RETURN NULL;
 END $$;
 
 CREATE TRIGGER records_text_stats_insert AFTER INSERT ON records
-  REFERENCING NEW TABLE AS changed_rows FOR EACH STATEMENT EXECUTE FUNCTION memseek_text_stats_inserted();
+  REFERENCING NEW TABLE AS changed_rows FOR EACH STATEMENT EXECUTE FUNCTION memseek_text_stats_changed();
 CREATE TRIGGER records_text_stats_delete AFTER DELETE ON records
-  REFERENCING OLD TABLE AS changed_rows FOR EACH STATEMENT EXECUTE FUNCTION memseek_text_stats_deleted();
+  REFERENCING OLD TABLE AS changed_rows FOR EACH STATEMENT EXECUTE FUNCTION memseek_text_stats_changed();
 CREATE TRIGGER records_text_stats_update AFTER UPDATE OF tsv, tsv_length, retracted_at ON records
   FOR EACH ROW WHEN (
     OLD.tsv IS DISTINCT FROM NEW.tsv OR OLD.tsv_length IS DISTINCT FROM NEW.tsv_length

@@ -29,8 +29,8 @@ def downgrade() -> None:
     op.execute("DROP TRIGGER records_text_stats_delete ON records")
     op.execute("DROP TRIGGER records_text_stats_update ON records")
     op.execute(
-        "DROP FUNCTION memseek_text_stats_inserted(), memseek_text_stats_deleted(), "
-        "memseek_text_stats_update(), memseek_text_stats_lock(uuid)"
+        "DROP FUNCTION memseek_text_stats_changed(), memseek_text_stats_update(), "
+        "memseek_text_stats_add(integer, uuid[], integer[], tsvector[])"
     )
     op.execute("DROP TABLE text_corpus, text_lexemes")
     op.execute("ALTER TABLE records DROP COLUMN tsv_repeats, DROP COLUMN tsv_length")

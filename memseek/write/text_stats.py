@@ -1,21 +1,28 @@
-"""The workspaces' BM25 statistics (sql/0014_bm25.sql): compacting their append-only deltas.
+"""The workspaces' BM25 statistics (sql/0014_bm25.sql): folding their append-only deltas.
 
 Triggers on `records` append one `text_corpus` row per write statement and workspace, and one
-`text_lexemes` row per lexeme it wrote; a search sums a workspace's rows. Nothing is updated in
-place, so concurrent writers of one workspace never wait for each other's counts; the rows a
-search sums grow with the writes since the last compaction, which folds them into one row each.
+`text_lexemes` row per lexeme it wrote (−1 for a deletion); a search sums a workspace's rows.
+Nothing is updated in place, so concurrent writers of one workspace never wait for each other's
+counts. Folding replaces a workspace's rows by their sum: compaction folds every repeated row so
+that the rows a search sums stay few, and a deletion (`write.erase.erase_records`) folds the
+deleted records' lexemes at once, so that a lexeme no record holds any more leaves no row.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
 from uuid import UUID
 
 import sqlalchemy as sa
+from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.engine import Connection
 from sqlalchemy.engine import Engine
 
+from memseek import citus
 from memseek.schema import text_corpus
 from memseek.schema import text_lexemes
+from memseek.write import lanes
 
 DUE = "/* memseek worker due */"
 """The label of `compact_due`'s look-up across workspaces, as the worker's other look-ups of due work."""
@@ -31,31 +38,49 @@ C = text_corpus.c
 L = text_lexemes.c
 
 
+def lock(conn: Connection, workspace_id: UUID) -> None:
+    """Take the workspace's fold lock for the rest of the transaction. Two folds of the same rows
+    would each delete rows the other deletes, in an order of their own, and could deadlock;
+    writers never take it (they only append)."""
+    conn.execute(sa.select(sa.func.pg_advisory_xact_lock(lanes.lock_key(workspace_id, "text stats"))))
+
+
+def fold(conn: Connection, workspace_id: UUID, lexemes: Sequence[str]) -> None:
+    """Fold the workspace's rows of `lexemes` into one row each, none for a lexeme no record holds."""
+    if lexemes:
+        held = sa.cast(sa.bindparam("lexemes", sorted(set(lexemes))), ARRAY(sa.Text))
+        _fold_lexemes(conn, workspace_id, L.lexeme == sa.any_(held))
+
+
 def compact(conn: Connection, workspace_id: UUID) -> None:
     """Fold the workspace's deltas into one row for its totals and one per lexeme (none for a
     lexeme no record holds any more).
 
     Each fold is one statement deleting rows and inserting their sum: a writer's rows committed
-    meanwhile are not among those deleted and stay, so no count is lost or doubled. The
-    workspace's fold lock (`memseek_text_stats_lock`, which erasures take too) keeps two folds
-    of the same rows from deadlocking."""
+    meanwhile are not among those deleted and stay, so no count is lost or doubled."""
+    lock(conn, workspace_id)
     ws = sa.literal(workspace_id, C.workspace_id.type)
-    conn.execute(sa.select(sa.func.memseek_text_stats_lock(ws)))
     gone = sa.delete(text_corpus).where(C.workspace_id == ws).returning(C.records, C.length).cte("gone")
     folded = sa.select(ws, sa.func.sum(gone.c.records), sa.func.sum(gone.c.length)).having(
         sa.func.count() > 0
     )
-    conn.execute(text_corpus.insert().from_select(["workspace_id", "records", "length"], folded))
+    conn.execute(
+        citus.returning_rows(text_corpus.insert().from_select(["workspace_id", "records", "length"], folded))
+    )
     repeated = sa.select(L.lexeme).where(L.workspace_id == ws).group_by(L.lexeme).having(sa.func.count() > 1)
+    _fold_lexemes(conn, workspace_id, L.lexeme.in_(repeated.scalar_subquery()))
+
+
+def _fold_lexemes(conn: Connection, workspace_id: UUID, which: sa.ColumnElement[bool]) -> None:
+    lock(conn, workspace_id)
+    ws = sa.literal(workspace_id, L.workspace_id.type)
     gone = (
-        sa.delete(text_lexemes)
-        .where(L.workspace_id == ws, L.lexeme.in_(repeated.scalar_subquery()))
-        .returning(L.lexeme, L.records)
-        .cte("gone")
+        sa.delete(text_lexemes).where(L.workspace_id == ws, which).returning(L.lexeme, L.records).cte("gone")
     )
     total = sa.func.sum(gone.c.records)
-    folded = sa.select(ws, gone.c.lexeme, total).group_by(gone.c.lexeme).having(total != 0)
-    conn.execute(text_lexemes.insert().from_select(["workspace_id", "lexeme", "records"], folded))
+    folded: Any = sa.select(ws, gone.c.lexeme, total).group_by(gone.c.lexeme).having(total != 0)
+    insert = text_lexemes.insert().from_select(["workspace_id", "lexeme", "records"], folded)
+    conn.execute(citus.returning_rows(insert))
 
 
 def compact_due(engine: Engine) -> int:
