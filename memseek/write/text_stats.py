@@ -11,11 +11,9 @@ deleted records' lexemes at once, so that a lexeme no record holds any more leav
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 from uuid import UUID
 
 import sqlalchemy as sa
-from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.engine import Connection
 from sqlalchemy.engine import Engine
 
@@ -23,6 +21,8 @@ from memseek import citus
 from memseek.schema import text_corpus
 from memseek.schema import text_lexemes
 from memseek.write import lanes
+from memseek.write import store
+from memseek.write.store import array
 
 DUE = "/* memseek worker due */"
 """The label of `compact_due`'s look-up across workspaces, as the worker's other look-ups of due work."""
@@ -48,39 +48,53 @@ def lock(conn: Connection, workspace_id: UUID) -> None:
 def fold(conn: Connection, workspace_id: UUID, lexemes: Sequence[str]) -> None:
     """Fold the workspace's rows of `lexemes` into one row each, none for a lexeme no record holds."""
     if lexemes:
-        held = sa.cast(sa.bindparam("lexemes", sorted(set(lexemes))), ARRAY(sa.Text))
-        _fold_lexemes(conn, workspace_id, L.lexeme == sa.any_(held))
+        _fold_lexemes(conn, workspace_id, L.lexeme == sa.any_(array(sorted(set(lexemes)), sa.Text)))
 
 
 def compact(conn: Connection, workspace_id: UUID) -> None:
     """Fold the workspace's deltas into one row for its totals and one per lexeme (none for a
-    lexeme no record holds any more).
-
-    Each fold is one statement deleting rows and inserting their sum: a writer's rows committed
-    meanwhile are not among those deleted and stay, so no count is lost or doubled."""
+    lexeme no record holds any more)."""
     lock(conn, workspace_id)
-    ws = sa.literal(workspace_id, C.workspace_id.type)
-    gone = sa.delete(text_corpus).where(C.workspace_id == ws).returning(C.records, C.length).cte("gone")
-    folded = sa.select(ws, sa.func.sum(gone.c.records), sa.func.sum(gone.c.length)).having(
-        sa.func.count() > 0
+    gone = sa.delete(text_corpus).where(C.workspace_id == workspace_id).returning(C.records, C.length).cte()
+    totals = sa.select(sa.func.sum(gone.c.records), sa.func.sum(gone.c.length)).having(sa.func.count() > 0)
+    for records, length in conn.execute(totals):
+        conn.execute(text_corpus.insert().values(workspace_id=workspace_id, records=records, length=length))
+    repeated = (
+        sa.select(L.lexeme)
+        .where(L.workspace_id == workspace_id)
+        .group_by(L.lexeme)
+        .having(sa.func.count() > 1)
     )
-    conn.execute(
-        citus.returning_rows(text_corpus.insert().from_select(["workspace_id", "records", "length"], folded))
-    )
-    repeated = sa.select(L.lexeme).where(L.workspace_id == ws).group_by(L.lexeme).having(sa.func.count() > 1)
     _fold_lexemes(conn, workspace_id, L.lexeme.in_(repeated.scalar_subquery()))
 
 
 def _fold_lexemes(conn: Connection, workspace_id: UUID, which: sa.ColumnElement[bool]) -> None:
+    """Replace the workspace's rows `which` selects by their sum per lexeme.
+
+    The rows are deleted and summed by one statement (a routed SELECT over a deleting CTE), and
+    the sums inserted from arrays: rows a writer commits meanwhile are not among those deleted
+    and stay, so no count is lost or doubled. Two statements rather than one INSERT over the
+    deleting CTE, which Citus cannot plan with its values as parameters."""
     lock(conn, workspace_id)
-    ws = sa.literal(workspace_id, L.workspace_id.type)
     gone = (
-        sa.delete(text_lexemes).where(L.workspace_id == ws, which).returning(L.lexeme, L.records).cte("gone")
+        sa.delete(text_lexemes)
+        .where(L.workspace_id == workspace_id, which)
+        .returning(L.lexeme, L.records)
+        .cte("gone")
     )
     total = sa.func.sum(gone.c.records)
-    folded: Any = sa.select(ws, gone.c.lexeme, total).group_by(gone.c.lexeme).having(total != 0)
-    insert = text_lexemes.insert().from_select(["workspace_id", "lexeme", "records"], folded)
-    conn.execute(citus.returning_rows(insert))
+    folded = conn.execute(sa.select(gone.c.lexeme, total).group_by(gone.c.lexeme).having(total != 0)).all()
+    if folded:
+        src = store.unnest(
+            {
+                "lexeme": ([row[0] for row in folded], sa.Text),
+                "records": ([row[1] for row in folded], sa.BigInteger),
+            },
+            "folded",
+        )
+        rows = sa.select(sa.literal(workspace_id, store.UUID_T), src.c.lexeme, src.c.records)
+        insert = text_lexemes.insert().from_select(["workspace_id", "lexeme", "records"], rows)
+        conn.execute(citus.returning_rows(insert))
 
 
 def compact_due(engine: Engine) -> int:
