@@ -26,19 +26,30 @@ $$;
 
 -- Records already written: re-parsed in the configuration that reproduces their stored tsv
 -- (english first, then any other); a record none reproduces counts as stored (no repeats).
-ALTER TABLE records ADD COLUMN tsv_repeats tsvector, ADD COLUMN tsv_length integer;
+-- One function a row calls, so that on a Citus cluster each shard runs the UPDATE whole; it is
+-- IMMUTABLE as to_tsvector(regconfig, text) is (Citus pushes only immutable functions in FROM
+-- down to the shards), and dropped once it has run.
+CREATE FUNCTION memseek_stored_terms(body text, stored tsvector, OUT repeats tsvector, OUT length integer)
+LANGUAGE plpgsql IMMUTABLE AS $$
+DECLARE
+  config regconfig;
+  parsed record;
+BEGIN
+  FOR config IN SELECT 'english'::regconfig UNION ALL SELECT oid::regconfig FROM pg_ts_config WHERE cfgname <> 'english' LOOP
+    SELECT * INTO parsed FROM memseek_text_terms(to_tsvector(config, body));
+    IF parsed.tsv = stored THEN
+      repeats := parsed.repeats;
+      length := parsed.length;
+      RETURN;
+    END IF;
+  END LOOP;
+  repeats := '';
+  length := (SELECT coalesce(sum(greatest(cardinality(u.positions), 1)), 0) FROM unnest(stored) u);
+END $$;
 
-UPDATE records r SET (tsv_repeats, tsv_length) = (
-  SELECT t.repeats, t.length FROM memseek_text_terms(to_tsvector('english'::regconfig, r.text)) t WHERE t.tsv = r.tsv
-);
-UPDATE records r SET (tsv_repeats, tsv_length) = (
-  SELECT t.repeats, t.length
-  FROM pg_ts_config c, LATERAL memseek_text_terms(to_tsvector(c.oid::regconfig, r.text)) t
-  WHERE t.tsv = r.tsv LIMIT 1
-) WHERE tsv_length IS NULL;
-UPDATE records r SET tsv_repeats = '', tsv_length = (
-  SELECT coalesce(sum(greatest(cardinality(u.positions), 1)), 0) FROM unnest(r.tsv) u
-) WHERE tsv_length IS NULL;
+ALTER TABLE records ADD COLUMN tsv_repeats tsvector, ADD COLUMN tsv_length integer;
+UPDATE records SET (tsv_repeats, tsv_length) = (SELECT t.repeats, t.length FROM memseek_stored_terms(text, tsv) t);
+DROP FUNCTION memseek_stored_terms(text, tsvector);
 
 ALTER TABLE records ALTER COLUMN tsv_repeats SET NOT NULL, ALTER COLUMN tsv_length SET NOT NULL;
 

@@ -12,7 +12,9 @@ Create Date: 2026-12-05
 """
 
 from alembic import op
+from memseek import citus
 from memseek.migrate import sql_script
+from memseek.migrate import statements
 
 revision = "0014"
 down_revision = "0013"
@@ -21,10 +23,13 @@ depends_on = None
 
 
 def upgrade() -> None:
-    op.execute(sql_script("0014_bm25.sql"))
+    citus.for_migration(op.get_bind())
+    for statement in statements(sql_script("0014_bm25.sql")):
+        op.execute(statement)
 
 
 def downgrade() -> None:
+    citus.for_migration(op.get_bind())
     op.execute("DROP TRIGGER records_text_stats_insert ON records")
     op.execute("DROP TRIGGER records_text_stats_delete ON records")
     op.execute("DROP TRIGGER records_text_stats_update ON records")

@@ -55,7 +55,12 @@ def compact(conn: Connection, workspace_id: UUID) -> None:
     """Fold the workspace's deltas into one row for its totals and one per lexeme (none for a
     lexeme no record holds any more)."""
     lock(conn, workspace_id)
-    gone = sa.delete(text_corpus).where(C.workspace_id == workspace_id).returning(C.records, C.length).cte()
+    gone = (
+        sa.delete(text_corpus)
+        .where(C.workspace_id == workspace_id)
+        .returning(C.records, C.length)
+        .cte("gone")
+    )
     totals = sa.select(sa.func.sum(gone.c.records), sa.func.sum(gone.c.length)).having(sa.func.count() > 0)
     for records, length in conn.execute(totals):
         conn.execute(text_corpus.insert().values(workspace_id=workspace_id, records=records, length=length))
