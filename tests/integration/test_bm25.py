@@ -89,10 +89,11 @@ RECOUNT = sa.text("""
 """)
 
 
-def assert_counts_exact(db: Engine, workspace_id: UUID, orphans: bool = False) -> None:
+def assert_counts_exact(db: Engine, workspace_id: UUID, orphans: bool = False) -> tuple[Any, ...]:
     """The workspace's summed statistics equal a recount of its records that are not retracted,
     and (unless `orphans`) no lexeme row is left for a lexeme no record of the workspace holds:
-    only a text rewritten in place leaves rows that sum to 0 until the next compaction."""
+    only a text rewritten in place leaves rows that sum to 0 until the next compaction. Returns
+    them (records, length, each lexeme's count)."""
     with db.connect() as conn:
         records_n, length, counted_n, counted_length, lexemes, recounted, left = conn.execute(
             RECOUNT, {"ws": workspace_id}
@@ -100,6 +101,7 @@ def assert_counts_exact(db: Engine, workspace_id: UUID, orphans: bool = False) -
     assert (records_n, length) == (counted_n, counted_length)
     assert lexemes == recounted
     assert orphans or left == []
+    return records_n, length, lexemes
 
 
 def bm25_values(
