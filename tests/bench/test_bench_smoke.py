@@ -247,7 +247,10 @@ def evaluation_data(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytes
 @pytest.mark.parametrize("dataset", ["scifact", "locomo"])
 def test_quality_suite(tmp_path: Path, dataset: str) -> None:
     result = run_suite(tmp_path, "quality", dataset, "--queries", "8", "--corpus", "20")
-    assert set(result["systems"]) == {"vector", "text", "hybrid", "hybrid_weighted", "fused", "bm25", "dense"}
+    assert set(result["systems"]) == {
+        *("vector", "text", "text_bm25", "hybrid", "hybrid_weighted", "blended", "fused"),
+        *("bm25", "dense", "bm25+dense"),
+    }
     for name, system in result["systems"].items():
         assert "metrics" in system, f"{name}: {system.get('missing')}"
         assert all(
