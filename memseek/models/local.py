@@ -57,9 +57,22 @@ class _Loaded:
 
 
 QUERY_THREADS = min(4, os.cpu_count() or 1)
-"""Intra-op threads for one text (a search's query): a short input is a few small matrix
-products per layer, fast enough that its run ends before a second request would want the
-cores, so it takes the machine's cores (up to 4) where a batch takes `threads`."""
+"""Intra-op threads for one text (a search's query) while cores are idle: a short input is a
+few small matrix products per layer, fast enough that its run ends before a second request
+would want the cores, so it takes the machine's cores (up to 4) where a batch takes `threads`."""
+CORES = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+"""The cores this process may run on."""
+
+
+def cores_busy() -> bool:
+    """Whether the cores this process may run on are all taken: the 1-minute load average is at
+    least their number. A query then runs on one thread: a pool's workers would wait to be
+    scheduled at every operator of the run, and the calling thread waits for them
+    (docs/models.md, "Threads")."""
+    try:
+        return os.getloadavg()[0] >= CORES
+    except OSError:  # no load average on this platform: the cores count as idle
+        return False
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,7 +150,8 @@ class LocalEmbedder:
 
     A batch runs on `threads` intra-op threads without spinning (the worker's throughput beside
     PostgreSQL); a single text (a search's query) runs on a session of its own with
-    `query_threads` that spin only within the run (its latency)."""
+    `query_threads` that spin only within the run (its latency), or on one thread while the
+    cores are busy (`cores_busy`)."""
 
     model_id = MODEL_ID
     dimensions = LOCAL_DIMENSIONS
@@ -149,16 +163,22 @@ class LocalEmbedder:
 
     def load(self) -> None:
         """Verify and load the model now instead of on the first `embed` (e.g. at startup)."""
-        _load(self._batch)
-        _load(self._query)
+        for options in {self._batch, self._pool, _Options(1)}:
+            _load(options)
 
     @property
     def _batch(self) -> _Options:
         return _Options(self.threads)
 
     @property
-    def _query(self) -> _Options:
+    def _pool(self) -> _Options:
+        """A query's session while the cores are idle."""
         return _Options(self.query_threads, spinning=self.query_threads > 1)
+
+    @property
+    def _query(self) -> _Options:
+        """The session the next query runs on: one thread while the cores are busy."""
+        return _Options(1) if self.query_threads > 1 and cores_busy() else self._pool
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         """One vector per text, in input order."""

