@@ -97,7 +97,7 @@ def test_a_query_runs_on_one_thread_while_the_cores_are_busy(
 ) -> None:
     """A load average at or past the cores runs a query on one thread; the vector is the same."""
     monkeypatch.setattr(local, "CORES", 2)
-    monkeypatch.setattr(local.os, "getloadavg", lambda: (load, load, load))
+    monkeypatch.setattr("os.getloadavg", lambda: (load, load, load))
     embedder = LocalEmbedder(threads=1, query_threads=2)
     assert embedder._query == local._Options(threads, spinning=threads > 1)
     [alone] = embedder.embed([CAT])
