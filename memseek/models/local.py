@@ -56,10 +56,12 @@ class _Loaded:
     session: onnxruntime.InferenceSession
 
 
-QUERY_THREADS = min(4, os.cpu_count() or 1)
-"""Intra-op threads for one text (a search's query) while cores are idle: a short input is a
-few small matrix products per layer, fast enough that its run ends before a second request
-would want the cores, so it takes the machine's cores (up to 4) where a batch takes `threads`."""
+QUERY_THREADS = 0
+"""Intra-op threads for one text (a search's query) while cores are idle, 0 for onnxruntime's
+own choice: a thread per physical core, each pinned to its core. A short input is a few small
+matrix products per layer, fast enough that its run ends before a second request would want
+the cores, so it takes them where a batch takes `threads`; the pinned pool measured faster than
+the same number of threads unpinned (docs/models.md, "Threads")."""
 CORES = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 """The cores this process may run on."""
 
@@ -117,12 +119,11 @@ def _open_session(options: _Options) -> onnxruntime.InferenceSession:
     session.intra_op_num_threads = options.threads
     session.inter_op_num_threads = 1
     session.execution_mode = onnxruntime.ExecutionMode.ORT_SEQUENTIAL
-    # Workers spinning between runs would burn the cores PostgreSQL shares with us while the
-    # model is idle. A query session spins only within a run (between one operator's parallel
-    # section and the next, where waking sleeping threads would cost more than the work) and
-    # stops the moment the run returns.
+    # A batch session's workers never spin: they would burn the cores PostgreSQL shares with
+    # the worker. A query pool spins as onnxruntime's default does, within a run and briefly
+    # after it: it runs only while the cores are idle (`cores_busy`), and waking sleeping
+    # workers at every operator (a forced stop after each run) cost a third more per query.
     session.add_session_config_entry("session.intra_op.allow_spinning", "1" if options.spinning else "0")
-    session.add_session_config_entry("session.force_spinning_stop", "1")
     return onnxruntime.InferenceSession(str(path), session, providers=["CPUExecutionProvider"])
 
 
@@ -150,8 +151,8 @@ class LocalEmbedder:
 
     A batch runs on `threads` intra-op threads without spinning (the worker's throughput beside
     PostgreSQL); a single text (a search's query) runs on a session of its own with
-    `query_threads` that spin only within the run (its latency), or on one thread while the
-    cores are busy (`cores_busy`)."""
+    `query_threads` that spin (its latency), or on one thread while the cores are busy
+    (`cores_busy`)."""
 
     model_id = MODEL_ID
     dimensions = LOCAL_DIMENSIONS
@@ -159,7 +160,7 @@ class LocalEmbedder:
     def __init__(self, *, batch_size: int = 64, threads: int = 1, query_threads: int | None = None) -> None:
         self.batch_size = batch_size
         self.threads = threads
-        self.query_threads = query_threads or QUERY_THREADS
+        self.query_threads = QUERY_THREADS if query_threads is None else query_threads
 
     def load(self) -> None:
         """Verify and load the model now instead of on the first `embed` (e.g. at startup)."""
@@ -173,12 +174,12 @@ class LocalEmbedder:
     @property
     def _pool(self) -> _Options:
         """A query's session while the cores are idle."""
-        return _Options(self.query_threads, spinning=self.query_threads > 1)
+        return _Options(self.query_threads, spinning=self.query_threads != 1)
 
     @property
     def _query(self) -> _Options:
         """The session the next query runs on: one thread while the cores are busy."""
-        return _Options(1) if self.query_threads > 1 and cores_busy() else self._pool
+        return _Options(1) if self.query_threads != 1 and cores_busy() else self._pool
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         """One vector per text, in input order."""
