@@ -56,14 +56,15 @@ class _Loaded:
     session: onnxruntime.InferenceSession
 
 
-QUERY_THREADS = 0
+CORES = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+"""The cores this process may run on."""
+QUERY_THREADS = 0 if CORES <= 4 else 4
 """Intra-op threads for one text (a search's query) while cores are idle, 0 for onnxruntime's
 own choice: a thread per physical core, each pinned to its core. A short input is a few small
 matrix products per layer, fast enough that its run ends before a second request would want
 the cores, so it takes them where a batch takes `threads`; the pinned pool measured faster than
-the same number of threads unpinned (docs/models.md, "Threads")."""
-CORES = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-"""The cores this process may run on."""
+the same number of threads unpinned (docs/models.md, "Threads"). Beyond 4 cores, 4 threads: a
+query's operators are too small to split further."""
 
 
 def cores_busy() -> bool:
