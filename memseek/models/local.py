@@ -122,8 +122,9 @@ def _open_session(options: _Options) -> onnxruntime.InferenceSession:
     session.execution_mode = onnxruntime.ExecutionMode.ORT_SEQUENTIAL
     # A batch session's workers never spin: they would burn the cores PostgreSQL shares with
     # the worker. A query pool spins as onnxruntime's default does, within a run and briefly
-    # after it: it runs only while the cores are idle (`cores_busy`), and waking sleeping
-    # workers at every operator (a forced stop after each run) cost a third more per query.
+    # after it: it runs only while the cores are idle (`cores_busy`), where waking sleeping
+    # workers for a run's operators (a forced stop after each run) costs more than the spinning
+    # (docs/models.md, "Threads").
     session.add_session_config_entry("session.intra_op.allow_spinning", "1" if options.spinning else "0")
     return onnxruntime.InferenceSession(str(path), session, providers=["CPUExecutionProvider"])
 
