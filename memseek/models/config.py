@@ -79,8 +79,8 @@ class ModelDecl(BaseModel):
         None,
         ge=1,
         le=64,
-        description="ONNX intra-op threads for one text, a search's query (local provider; "
-        "default: the machine's cores, at most 4).",
+        description="ONNX intra-op threads for one text, a search's query, while the cores are idle "
+        "(local provider; default: onnxruntime's own pool, a thread per physical core, up to 4).",
     )
 
     @model_validator(mode="before")
