@@ -15,7 +15,9 @@ The same client (one keep-alive connection, `bench.client`) asks, in rotating or
 
 Reported: each one's client wait (p50 / p95), and the HTTP overhead — the client's wait less the
 server's own figure (`total` for the search, `app` for the cheap route) — with its ratio to the
-bare route's whole wait, and the overhead target (issue 47: at most 1 ms p50).
+bare route's whole wait, and the overhead target (issue 47: at most 1 ms p50); and two parts of
+it, the key's look-up (`auth`) and what lies outside the app (client − `app`: the client, the
+sockets, waitress).
 """
 
 from __future__ import annotations
@@ -162,6 +164,8 @@ def summarise(answers: dict[str, list[Response]]) -> dict[str, Any]:
         out[name]["own"] = percentiles([r.timing[metric] for r in answers[name]])
         out[name]["overhead"] = overhead
         out[name]["overhead ÷ bare"] = {p: overhead[p] / bare[p] for p in ("p50", "p95")}
+        out[name]["auth"] = percentiles([r.timing["auth"] for r in answers[name]])
+        out[name]["transport"] = percentiles([r.client_ms - r.timing["app"] for r in answers[name]])
     out["health"]["client ÷ bare"] = {p: out["health"]["client"][p] / bare[p] for p in ("p50", "p95")}
     return out
 
@@ -195,12 +199,20 @@ def render(result: dict[str, Any]) -> str:
             _cell(found[name], "client"),
             _cell(found[name], "own"),
             _cell(found[name], "overhead"),
-            _cell(found[name], "overhead ÷ bare")
-            if name in OWN_TIME
-            else _cell(found[name], "client ÷ bare"),
+            _cell(found[name], "overhead ÷ bare" if name in OWN_TIME else "client ÷ bare"),
+            _cell(found[name], "auth"),
+            _cell(found[name], "transport"),
         ]
         for name in ROUTES
     ]
-    headers = ["route", "client p50 / p95 ms", "server p50 / p95", "overhead p50 / p95", "÷ bare wait"]
+    headers = [
+        "route",
+        "client p50 / p95 ms",
+        "server p50 / p95",
+        "overhead p50 / p95",
+        "÷ bare wait",
+        "of which auth",
+        "client − app",
+    ]
     target = f"target: overhead at most {result['target_ms']:.1f} ms p50"
     return table(headers, rows, digits=2) + "\n" + target

@@ -135,10 +135,13 @@ def _before_request() -> None:
 
 
 def _timed(response: Response) -> Response:
-    """`Server-Timing` gains `app`: the milliseconds from the app's first look at the request to
-    its response, so that a client can tell the service's work from the HTTP exchange's."""
+    """`Server-Timing` gains `auth` (the key's look-up) and `app` (the milliseconds from the app's
+    first look at the request to its response), so that a client can tell the service's work
+    from the HTTP exchange's."""
     if "started" in g:
         app = f"app;dur={(time.perf_counter() - g.started) * 1000:.2f}"
+        if "auth_ms" in g:
+            app = f"auth;dur={g.auth_ms:.2f}, {app}"
         timing = response.headers.get("Server-Timing")
         response.headers["Server-Timing"] = f"{timing}, {app}" if timing else app
     return response
@@ -147,9 +150,11 @@ def _timed(response: Response) -> Response:
 def _authenticate() -> None:
     # One statement, so no transaction around it: BEGIN and ROLLBACK would double its round trips;
     # and no liveness ping before it: the look-up itself shows the connection lives.
+    started = time.perf_counter()
     header = request.headers.get("Authorization")
     conn, g.workspace_id = checked_by_use(runtime().engine, partial(authenticate, header=header))
     hold_for_request(conn)  # the request's first workspace transaction runs on it
+    g.auth_ms = (time.perf_counter() - started) * 1000
 
 
 def _check_media_type() -> None:

@@ -61,7 +61,27 @@ WAITRESS_CODES = {
 """The error codes of the statuses waitress answers itself."""
 
 
-class JsonTask(Task):  # type: ignore[misc]
+class OneWrite(Task):  # type: ignore[misc]
+    """A task whose response headers go out with the first part of its body, in one send: the
+    client then reads the whole of a small answer at once, instead of the headers first and the
+    body after another wake-up of both ends."""
+
+    def write(self, data: bytes) -> None:
+        if self.wrote_header or not data:  # type: ignore[has-type]
+            super().write(data)
+            return
+        header = self.build_response_header()
+        self.wrote_header = True
+        room = None if self.content_length is None else self.content_length - self.content_bytes_written
+        if self.chunked_response or not self.has_body or room is None or len(data) > room:
+            self.channel.write_soon(header)
+            super().write(data)
+            return
+        self.content_bytes_written += len(data)
+        self.channel.write_soon(header + data)
+
+
+class JsonTask(OneWrite):
     """An answer the I/O loop writes itself: a status and a JSON body."""
 
     complete = True
@@ -105,7 +125,7 @@ class RefusedTask(JsonTask):
         self.answer("429 Too Many Requests", error_body(refused.code, refused.message), retry)
 
 
-class AppTask(WSGITask):  # type: ignore[misc]
+class AppTask(OneWrite, WSGITask):  # type: ignore[misc]
     """A request the app answers on a request thread, where it may not wait for processing."""
 
     wait_lane = False
@@ -244,5 +264,7 @@ def make_server(app: Any, sock: socket.socket, threads: int) -> MemseekServer:
     """The server for `app` (built by `memseek.app.create_app` for as many `threads`) on the bound
     socket `sock` (`memseek.serving.bind`), not yet running; `run()` serves until interrupted,
     `close()` stops it."""
-    adj = Adjustments(threads=threads, ident="memseek")
+    # No proxy-header rewriting: the app reads no X-Forwarded-* header, so waitress's middleware
+    # that strips them would only cost every request its time.
+    adj = Adjustments(threads=threads, ident="memseek", clear_untrusted_proxy_headers=False)
     return MemseekServer(app, sock, adj, app.extensions["memseek_admission"].shares)
