@@ -67,7 +67,8 @@ class OneWrite(Task):  # type: ignore[misc]
     body after another wake-up of both ends."""
 
     def write(self, data: bytes) -> None:
-        if self.wrote_header or not data:  # type: ignore[has-type]
+        # a file the app sends (`wsgi.file_wrapper`) is handed to waitress as it is
+        if self.wrote_header or not data or not isinstance(data, bytes):  # type: ignore[has-type]
             super().write(data)
             return
         header = self.build_response_header()
@@ -215,8 +216,9 @@ class MemseekServer(TcpWSGIServer):  # type: ignore[misc]
         return self.requests
 
     def _key(self, request: Any) -> Hashable:
-        """The queue of `request`: its API key's (`memseek.api.admission`)."""
-        key: Hashable = request.headers.get("AUTHORIZATION")
+        """The queue of `request`: its API key's (`memseek.api.admission`); one for all requests
+        without a key."""
+        key: Hashable = request.headers.get("AUTHORIZATION", "")
         return key
 
     def answer_now(self, channel: HTTPChannel, kind: type[Task] | None = None) -> None:

@@ -52,6 +52,11 @@ and a flood must not take every thread in that gap. It only holds a flood to its
 long; nothing is ever refused for it."""
 
 
+_NOTHING = object()
+"""`FairDispatcher._eligible`'s answer when no key may run a task (any key, None included, may
+name a queue)."""
+
+
 class Task(Protocol):
     """Work a dispatcher runs on one of its threads (a waitress channel with a request)."""
 
@@ -117,10 +122,10 @@ class FairDispatcher:
                     self._forget(key)
         return expired
 
-    def load(self, key: Hashable | None = None) -> int:
-        """Tasks running or queued: `key`'s, or in all (None)."""
+    def load(self, key: Hashable = _NOTHING) -> int:
+        """Tasks running or queued: `key`'s, or in all (no key given)."""
         with self._lock:
-            if key is not None:
+            if key is not _NOTHING:
                 return self._running[key] + len(self._queues.get(key, ()))
             return self._running.total() + sum(map(len, self._queues.values()))
 
@@ -143,7 +148,8 @@ class FairDispatcher:
                     self._running[key] -= 1
                     if self._running[key] <= 0:
                         del self._running[key]
-                    self._ended[key] = time.monotonic()
+                    if self.bounds.share is not None:  # only a share reads it (`_competing`)
+                        self._ended[key] = time.monotonic()
                     if self._turns:  # a key held back by its share may go now
                         self._ready.notify()
 
@@ -152,7 +158,7 @@ class FairDispatcher:
         with self._lock:
             while not self._stopping:
                 key = self._eligible()
-                if key is not None:
+                if key is not _NOTHING:
                     task = self._pop(key)
                     if self._turns:  # another key may be eligible for another idle thread
                         self._ready.notify()
@@ -167,15 +173,15 @@ class FairDispatcher:
             return None
         return max(0.0, min(self._ended.values()) + LINGER - time.monotonic()) + 0.01
 
-    def _eligible(self) -> Hashable | None:
+    def _eligible(self) -> Hashable:
         """The first key in turn with a task queued that may run one more: under its share
-        while another key competes (`_competing`), else alone."""
+        while another key competes (`_competing`), else alone (`_NOTHING`: none may)."""
         share = self.bounds.share
         competing = self._competing() if share is not None else set()
         for key in self._turns:
             if share is None or self._running[key] < share or competing <= {key}:
                 return key
-        return None
+        return _NOTHING
 
     def _competing(self) -> set[Hashable]:
         """The keys with a task running or queued, or whose last ended within `LINGER`."""

@@ -67,6 +67,17 @@ def test_keys_take_turns_whatever_their_queue_lengths(release: threading.Event) 
     dispatch.shutdown()
 
 
+def test_any_key_names_a_queue_none_included(release: threading.Event) -> None:
+    log: list[str] = []
+    dispatch = dispatcher(2)
+    for key in (None, ""):
+        task = Held(repr(key), log, release)
+        dispatch.submit(key, task)
+        assert task.started.wait(5)
+    assert dispatch.load(None) == dispatch.load("") == 1 and dispatch.load() == 2
+    dispatch.shutdown(timeout=0)
+
+
 def test_a_key_alone_runs_on_every_thread_and_a_competing_one_within_its_share(
     release: threading.Event,
 ) -> None:
