@@ -18,6 +18,7 @@ What waitress does around the app is changed through the classes it builds its s
 
 from __future__ import annotations
 
+import gc
 import json
 import logging
 import socket
@@ -238,6 +239,13 @@ class MemseekServer(TcpWSGIServer):  # type: ignore[misc]
                 self._loop_answers.popleft().service()
         finally:
             self._answering = None
+
+    def run(self) -> None:
+        """Serve until interrupted. What start-up built (modules, the catalog, the app) is
+        frozen out of the cyclic garbage collector first: a full collection would otherwise walk
+        all of it again, holding every thread, the I/O loop's included, for as long."""
+        gc.freeze()
+        super().run()
 
     def readable(self) -> bool:
         """Also, from the I/O loop: refuse the queued requests that waited past their bound."""

@@ -78,7 +78,7 @@ class Settings:
     run_worker: bool = True
     workspace_max_requests: int | None = None
     """Requests one workspace runs at once while another has requests (its others wait in its
-    queue); default: a quarter of the threads. Alone, a workspace may use every thread."""
+    queue); default: an eighth of the threads. Alone, a workspace may use every thread."""
     workspace_max_queued: int | None = None
     """Requests one workspace may have waiting for a thread (one more is `429`); default: 8 per thread."""
     max_queue_wait_ms: int = 10_000

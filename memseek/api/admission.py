@@ -8,12 +8,13 @@ lets each free thread take the next request round-robin across the workspaces th
 waiting (`FairDispatcher`):
 
 * a workspace alone on the service may run a request on every thread;
-* while another workspace has a request running or queued, a workspace starts no more than its
-  share (`Bounds.share`, `WORKSPACE_MAX_REQUESTS`, a quarter of the threads by default): its
-  other requests wait in its queue, so the other workspace's request is the next one a thread
-  takes and runs beside only a share of the flood, however long the flood's queue. Whether
-  another workspace competes is read from the queues and threads at each dispatch, never
-  guessed from a time window;
+* while another workspace competes (it has a request running or queued, or its last one ended
+  within `LINGER`), a workspace starts no more than its share (`Bounds.share`,
+  `WORKSPACE_MAX_REQUESTS`, an eighth of the threads by default): its other requests wait in
+  its queue, so the other workspace's request is the next one a thread takes, however long the
+  flood's queue, and runs beside only a share of the flood. The share is small by default
+  because what that request then waits for is the CPU the flood's running requests use, not a
+  thread. Nothing is ever refused for competing;
 * each workspace's queue is bounded (`Bounds.queued`) and so is the time a request may wait in
   it (`Bounds.max_wait`): past either bound the request is answered `429 too_many_requests`
   with `Retry-After`, before it does any work, so the service's memory and a client's wait are
@@ -221,7 +222,7 @@ class Shares:
         cls, threads: int, share: int | None = None, queued: int | None = None, max_wait: float = 10.0
     ) -> Shares:
         """The shares of a server with `threads` request threads: a workspace runs `share`
-        requests at once (default a quarter of the threads) while another has requests, and has
+        requests at once (default an eighth of the threads) while another has requests, and has
         `queued` (default eight per thread) waiting for a thread, each for at most `max_wait`
         seconds; an eighth of the threads' number wait for processing per workspace, and half
         of it in all (at least one each)."""
