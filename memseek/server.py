@@ -50,6 +50,8 @@ log = logging.getLogger("memseek.server")
 HEALTH = ("GET", "/health")
 WAIT_VALUES = frozenset({"true", "1"})
 """`?wait=` values that make a write wait for processing (`memseek.api.records.WAIT_PATTERN`)."""
+LINGER_CLOSE = 2.0
+"""Seconds a closing connection keeps reading what the client still sends (`MemseekChannel`)."""
 SWEEP_EVERY = 0.1
 """Seconds between two looks for queued requests that waited past their bound."""
 WAITRESS_CODES = {
@@ -165,10 +167,46 @@ def _asks_to_wait(request: Any) -> bool:
 
 
 class MemseekChannel(HTTPChannel):  # type: ignore[misc]
-    """A connection whose requests are answered by `task_for`, refused ones by `JsonErrorTask`."""
+    """A connection whose requests are answered by `task_for`, refused ones by `JsonErrorTask`,
+    and which closes lingering (`handle_close`)."""
 
     task_class = staticmethod(task_for)
     error_task_class = JsonErrorTask
+    closing_until: float | None = None
+    """While the connection lingers: when it closes whatever the client still sends."""
+
+    def handle_close(self) -> None:
+        """Close after the answer's last byte, lingering: the sending side is shut first and
+        what the client still sends (the rest of a request refused before it was all read) is
+        read and dropped until it closes its side or `LINGER_CLOSE` passes. Closing at once with
+        unread input would reset the connection and could destroy the answer before the client
+        read it."""
+        if self.closing_until is not None or not self.connected:
+            super().handle_close()
+            return
+        try:
+            self.socket.shutdown(socket.SHUT_WR)
+        except OSError:
+            super().handle_close()
+            return
+        self.closing_until = time.monotonic() + LINGER_CLOSE
+
+    def readable(self) -> bool:
+        if self.closing_until is None:
+            return bool(super().readable())
+        if time.monotonic() > self.closing_until:
+            super().handle_close()
+            return False
+        return True
+
+    def writable(self) -> bool:
+        return self.closing_until is None and bool(super().writable())
+
+    def handle_read(self) -> None:
+        if self.closing_until is None:
+            super().handle_read()
+        else:  # dropped; the client's end of input closes the connection (`recv`)
+            self.recv(self.adj.recv_bytes)
 
 
 class MemseekServer(TcpWSGIServer):  # type: ignore[misc]
