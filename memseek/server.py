@@ -224,6 +224,7 @@ class MemseekServer(TcpWSGIServer):  # type: ignore[misc]
         self._loop_answers: deque[HTTPChannel] = deque()
         self._answering: int | None = None  # the I/O loop's thread id while it answers
         self._swept = 0.0
+        self._interrupted = False
         self._health_stop = app.extensions["memseek_health"].keep_fresh()
         # the socket is bound already (`memseek.serving.bind`), as waitress takes `sockets=[…]`
         sockinfo = (sock.family, sock.type, sock.proto, sock.getsockname())
@@ -275,6 +276,10 @@ class MemseekServer(TcpWSGIServer):  # type: ignore[misc]
         try:
             while self._loop_answers:
                 self._loop_answers.popleft().service()
+        except KeyboardInterrupt:
+            # waitress's trigger would swallow it (it logs whatever a thunk raises): raised
+            # again by the loop's next look at the server (`readable`), so Ctrl-C still stops it
+            self._interrupted = True
         finally:
             self._answering = None
 
@@ -287,6 +292,8 @@ class MemseekServer(TcpWSGIServer):  # type: ignore[misc]
 
     def readable(self) -> bool:
         """Also, from the I/O loop: refuse the queued requests that waited past their bound."""
+        if self._interrupted:
+            raise KeyboardInterrupt
         now = time.monotonic()
         if now - self._swept >= SWEEP_EVERY:
             self._swept = now
