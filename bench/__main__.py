@@ -1,4 +1,4 @@
-"""`python -m bench ingest|latency|quality|soak|vector`: run one suite, print its tables, write its JSON."""
+"""`python -m bench http|ingest|latency|quality|soak|vector`: run one suite, print its tables and JSON."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import RESULTS_DIR
+from bench import http_overhead
 from bench import ingest
 from bench import latency
 from bench import quality
@@ -137,6 +138,14 @@ def build_parser() -> argparse.ArgumentParser:
     vec.add_argument("--k", type=_ints, default=(10, 100), help="result counts, e.g. 10,100 (the default)")
     vec.add_argument("--corpus", type=int, help="only the first N documents (default: all 5,183)")
     _common(vec)
+
+    web = sub.add_parser(
+        "http", help="HTTP overhead of Memseek's routes beside a bare waitress + Flask route"
+    )
+    web.add_argument("--requests", type=int, default=2000, help="timed requests per route (default 2,000)")
+    web.add_argument("--warmup", type=int, default=200, help="untimed requests per route first (default 200)")
+    web.add_argument("--docs", type=int, default=2000, help="records searched (default 2,000)")
+    _common(web)
     return parser
 
 
@@ -183,6 +192,9 @@ def _suite(
         named = ("minutes", "quiet_minutes", "clients", "workspaces", "flood_clients", "fuzz", "seed")
         sopts = soak.SoakOptions(**{name: getattr(args, name) for name in named})
         return "soak", lambda: soak.run(sopts, service), soak.render
+    if args.suite == "http":
+        hopts = http_overhead.HttpOptions(args.requests, args.warmup, args.docs)
+        return "http", lambda: http_overhead.run(hopts, service), http_overhead.render
     if args.suite == "vector":
         vopts = vector_latency.VectorOptions(args.queries, args.warmup, args.k, args.corpus)
         return "vector", lambda: vector_latency.run(vopts, service), vector_latency.render

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import re
+import time
 import uuid
 from functools import partial
 from typing import Any
@@ -34,7 +35,6 @@ from memseek.api import writes
 from memseek.api.admission import DEFAULT_THREADS
 from memseek.api.admission import Admission
 from memseek.api.admission import Shares
-from memseek.api.common import admission
 from memseek.api.common import outage_body
 from memseek.api.common import runtime
 from memseek.api.health import HealthProbe
@@ -85,15 +85,22 @@ def create_app(
 ) -> Flask:
     """Build the WSGI app. Pass `shared` to reuse a runtime (tests, `memseek serve`); its builder
     closes it. An app that builds its own runtime leaves it open for the life of the process.
-    `threads` is the WSGI server's request threads, which the workspaces share (`Admission`)."""
+    `threads` is the WSGI server's request threads, which the workspaces share (`Shares`)."""
     rt = shared or build_runtime(settings or Settings.from_env())
     app = Flask("memseek", static_folder=None)  # every route is an API route
     app.config["MAX_CONTENT_LENGTH"] = rt.settings.max_request_bytes
     app.json.sort_keys = False  # type: ignore[attr-defined]
     app.extensions["memseek"] = rt
-    app.extensions["memseek_admission"] = Admission(Shares.of(threads, rt.settings.workspace_max_requests))
+    shares = Shares.of(
+        threads,
+        share=rt.settings.workspace_max_requests,
+        queued=rt.settings.workspace_max_queued,
+        max_wait=rt.settings.max_queue_wait_ms / 1000,
+    )
+    app.extensions["memseek_admission"] = Admission(shares)
     app.extensions["memseek_health"] = HealthProbe(rt.engine)
     app.before_request(_before_request)
+    app.after_request(_timed)
     app.teardown_request(_end_request)
     _register_error_handlers(app)
     for blueprint in BLUEPRINTS:
@@ -109,8 +116,9 @@ def _route_label() -> str:
 
 
 def _before_request() -> None:
-    """Every request, before its route: its deadline, authentication and its
-    workspace's share of the threads, then the checks its declared operation implies."""
+    """Every request, before its route: its deadline and authentication, then the checks its
+    declared operation implies."""
+    g.started = time.perf_counter()
     STATEMENT_LABEL.set(_route_label())
     g.deadline = deadline.start(runtime().settings.search_timeout_ms / 1000)
     limit = runtime().settings.max_request_bytes
@@ -118,8 +126,6 @@ def _before_request() -> None:
         raise PayloadTooLarge(f"request body is larger than {limit} bytes")
     if request.endpoint not in PUBLIC_ENDPOINTS:
         _authenticate()
-        admission().enter(g.workspace_id)
-        g.admitted = g.workspace_id
     operation = openapi.operation_for(request.method, request.url_rule.rule) if request.url_rule else None
     if operation is not None:
         g.query = openapi.check_query(operation, request.args.to_dict(flat=False), runtime())
@@ -128,12 +134,27 @@ def _before_request() -> None:
             _check_media_type()
 
 
+def _timed(response: Response) -> Response:
+    """`Server-Timing` gains `auth` (the key's look-up) and `app` (the milliseconds from the app's
+    first look at the request to its response), so that a client can tell the service's work
+    from the HTTP exchange's."""
+    if "started" in g:
+        app = f"app;dur={(time.perf_counter() - g.started) * 1000:.2f}"
+        if "auth_ms" in g:
+            app = f"auth;dur={g.auth_ms:.2f}, {app}"
+        timing = response.headers.get("Server-Timing")
+        response.headers["Server-Timing"] = f"{timing}, {app}" if timing else app
+    return response
+
+
 def _authenticate() -> None:
     # One statement, so no transaction around it: BEGIN and ROLLBACK would double its round trips;
     # and no liveness ping before it: the look-up itself shows the connection lives.
+    started = time.perf_counter()
     header = request.headers.get("Authorization")
     conn, g.workspace_id = checked_by_use(runtime().engine, partial(authenticate, header=header))
     hold_for_request(conn)  # the request's first workspace transaction runs on it
+    g.auth_ms = (time.perf_counter() - started) * 1000
 
 
 def _check_media_type() -> None:
@@ -153,8 +174,6 @@ def _check_media_type() -> None:
 
 def _end_request(exc: BaseException | None) -> None:
     release_held()
-    if (workspace := g.pop("admitted", None)) is not None:
-        admission().leave(workspace)
     if (token := g.pop("deadline", None)) is not None:
         deadline.end(token)
 

@@ -77,7 +77,12 @@ class Settings:
     db_pool_size: int = 8
     run_worker: bool = True
     workspace_max_requests: int | None = None
-    """Request threads one workspace may hold at once while others are active; default: a quarter."""
+    """Requests one workspace runs at once while another has requests (its others wait in its
+    queue); default: an eighth of the threads. Alone, a workspace may use every thread."""
+    workspace_max_queued: int | None = None
+    """Requests one workspace may have waiting for a thread (one more is `429`); default: 8 per thread."""
+    max_queue_wait_ms: int = 10_000
+    """Milliseconds a request may wait for a thread (past it: `429`)."""
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:

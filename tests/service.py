@@ -67,9 +67,8 @@ def m(service: str, tenant: Tenant, runtime: Runtime) -> Iterator[Memseek]:
 
 @pytest.fixture
 async def am(service: str, tenant: Tenant, runtime: Runtime) -> AsyncIterator[AsyncMemseek]:
-    """The async client of the same service and workspace. Its gathered calls are a burst the
-    service may refuse with 429 while the previous test's workspace still counts as active
-    (docs/reliability.md): it repeats them after `Retry-After`, as any SDK client does."""
+    """The async client of the same service and workspace, retrying a `429` after `Retry-After`
+    as any SDK client does (a workspace's queue is bounded: docs/reliability.md)."""
     async with AsyncMemseek(service, tenant.key, retries=3) as client:
         yield client
     runtime.touches.flush(timeout=30)

@@ -3,8 +3,11 @@
 It answers within `ANSWER_WITHIN` seconds whatever the database does: the probe runs on its own
 connection (never waiting for the pool behind slow requests), in a thread of its own, and its
 result is reused for `FRESH_FOR` seconds, so a flood of health checks costs one probe a second.
-A probe that has not answered in time (a frozen or partitioned database) reads as unreachable;
-`memseek serve` also gives `/health` threads of its own (`memseek.server`).
+A probe that has not answered in time (a frozen or partitioned database) reads as unreachable.
+
+`memseek serve` answers `GET /health` without a request thread (`memseek.server`): from the
+connection's own I/O loop, with `answer(wait=False)`, while a thread of the server's keeps the
+probe's result fresh (`HealthProbe.keep_fresh`), so the answer waits for nothing at all.
 """
 
 from __future__ import annotations
@@ -15,13 +18,13 @@ from typing import Any
 
 import psycopg
 from flask import Blueprint
+from flask import Flask
 from flask import Response
 from flask import current_app
 from flask import jsonify
 from sqlalchemy.engine import Engine
 
 from memseek import deadline
-from memseek.api.common import runtime
 from memseek.db import direct_connection
 
 bp = Blueprint("health", __name__)
@@ -32,6 +35,10 @@ FRESH_FOR = 1.0
 """Seconds a probe's result answers later health requests."""
 PROBE_SECONDS = 1.5
 """The probe's own deadline: past it, its connection is closed and the next probe opens another."""
+REFRESH_EVERY = 0.2
+"""Seconds between two probes of `keep_fresh`: well under `FRESH_FOR`, so its result never goes
+stale while the database answers, and a database that stops answering reads as unreachable
+within `REFRESH_EVERY + ANSWER_WITHIN` (the first probe it leaves unanswered is then late)."""
 
 
 class HealthProbe:
@@ -44,20 +51,51 @@ class HealthProbe:
         self._result: tuple[float, bool] | None = None
         self._running: tuple[float, threading.Event] | None = None
 
-    def database_ok(self) -> bool:
-        """Whether the database answered a probe (a cached one, or one started now) in time."""
+    def database_ok(self, wait: bool = True) -> bool:
+        """Whether the database answered a probe (a cached one, or one started now) in time.
+        Without `wait`, a probe still running and not yet late leaves the last result standing."""
         with self._lock:
             now = time.monotonic()
             if self._result is not None and now - self._result[0] < FRESH_FOR:
                 return self._result[1]
-            if self._running is None:
-                self._running = (now, threading.Event())
-                threading.Thread(target=self._probe, args=(self._running[1],), daemon=True).start()
-            started, done = self._running
+            started, done = self._start(now)
+            if not wait and now - started < ANSWER_WITHIN:
+                return self._result is not None and self._result[1]
         # a probe already late (a frozen database) is not waited for again
-        done.wait(max(0.0, started + ANSWER_WITHIN - time.monotonic()))
+        done.wait(max(0.0, started + ANSWER_WITHIN - time.monotonic()) if wait else 0.0)
         with self._lock:
             return done.is_set() and self._result is not None and self._result[1]
+
+    def _start(self, now: float) -> tuple[float, threading.Event]:
+        """The probe running (one started now in a thread if none is); the caller holds the lock."""
+        running, mine = self._claim(now)
+        if mine:
+            threading.Thread(target=self._probe, args=(running[1],), daemon=True).start()
+        return running
+
+    def _claim(self, now: float) -> tuple[tuple[float, threading.Event], bool]:
+        """The probe running, and whether it is one claimed now, which the caller must run
+        (`_probe`); the caller holds the lock."""
+        if self._running is not None:
+            return self._running, False
+        self._running = (now, threading.Event())
+        return self._running, True
+
+    def keep_fresh(self) -> threading.Event:
+        """Probe every `REFRESH_EVERY` seconds in a thread of its own until the returned event is
+        set: a caller that cannot wait (`database_ok(wait=False)`) then reads a fresh result."""
+        stop = threading.Event()
+        self.database_ok()  # the first result before any answer reads it
+
+        def refresh() -> None:
+            while not stop.wait(REFRESH_EVERY):
+                with self._lock:
+                    (_, done), mine = self._claim(time.monotonic())
+                if mine:
+                    self._probe(done)
+
+        threading.Thread(target=refresh, name="memseek-health", daemon=True).start()
+        return stop
 
     def _probe(self, done: threading.Event) -> None:
         ok = self._ping()
@@ -79,14 +117,20 @@ class HealthProbe:
             return False
 
 
-@bp.get("/health")
-def health() -> tuple[Response, int]:
-    probe: HealthProbe = current_app.extensions["memseek_health"]
-    database = "ok" if probe.database_ok() else "unreachable"
+def answer(app: Flask, wait: bool = True) -> tuple[int, dict[str, str]]:
+    """`GET /health`'s status and body for `app` (`wait`: as `HealthProbe.database_ok`)."""
+    probe: HealthProbe = app.extensions["memseek_health"]
+    database = "ok" if probe.database_ok(wait) else "unreachable"
     status = 200 if database == "ok" else 503
     body = {
         "status": "ok" if status == 200 else "degraded",
         "database": database,
-        "catalog_hash": runtime().catalog.hash,
+        "catalog_hash": app.extensions["memseek"].catalog.hash,
     }
+    return status, body
+
+
+@bp.get("/health")
+def health() -> tuple[Response, int]:
+    status, body = answer(current_app._get_current_object())  # type: ignore[attr-defined]
     return jsonify(body), status

@@ -15,8 +15,10 @@ from uuid import UUID
 from flask import Blueprint
 from flask import Response
 from flask import jsonify
+from flask import request
 
 from memseek import deadline
+from memseek.api.admission import WAIT_LANE
 from memseek.api.common import admission
 from memseek.api.common import json_body
 from memseek.api.common import query
@@ -103,9 +105,9 @@ def waits(written: Written) -> bool:
 
 def settled(written: list[Written], timeout: float | None) -> list[Written]:
     """`written` as `?wait=` asks: their states after waiting up to `timeout` seconds (None: as
-    written). A bounded number of requests wait at once (`admission`); past it a write answers
-    at once with its records' current states."""
-    if timeout is None or not any(map(waits, written)):
+    written). A bounded number of requests wait at once (`admission`), and under `memseek serve`
+    only on its wait threads; past it a write answers at once with its records' current states."""
+    if timeout is None or not any(map(waits, written)) or request.environ.get(WAIT_LANE) is False:
         return written
     with admission().wait_slot(workspace()) as granted:
         return wait_for(written, timeout) if granted else written

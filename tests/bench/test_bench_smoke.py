@@ -296,3 +296,14 @@ def test_soak_suite(tmp_path: Path) -> None:
     assert result["fuzz"]["requests"] == 150
     assert result["unexpected_5xx_count"] == 0, result["unexpected_5xx"]
     assert len(result["rss_mib"]) >= 3
+
+
+def test_http_suite(tmp_path: Path) -> None:
+    """Every route answers every request; the overhead and its parts are reported per route."""
+    result = run_suite(tmp_path, "http", "--docs", "20", "--requests", "5", "--warmup", "1")
+    found = result["results"]
+    assert set(found) == {"bare", "health", "cheap", "search"}
+    assert all(stats["client"]["n"] == 5 for stats in found.values())
+    for route in ("cheap", "search"):
+        assert set(found[route]) >= {"own", "overhead", "overhead ÷ bare", "auth", "transport"}
+        assert found[route]["client"]["p50"] > found[route]["own"]["p50"] > 0

@@ -86,6 +86,8 @@ def test_single_search_shape(api: Client, db: Engine, tenant: Tenant) -> None:
         "embed",
         "search",
         "total",
+        "auth",
+        "app",
     }
     body = response.get_json()
     # a one-record pool normalizes to 0; what remains is the decay of last_accessed (months ago)
