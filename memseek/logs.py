@@ -56,18 +56,3 @@ def first_line(exc: BaseException) -> str:
     what a throttled line says of an outage."""
     text = str(getattr(exc, "orig", None) or exc).strip()
     return (text.splitlines() or [type(exc).__name__])[0][:300]
-
-
-class ThrottleFilter(logging.Filter):
-    """A filter letting through one record per message template per interval (for loggers of
-    libraries that log per request, such as waitress's queue-depth warnings)."""
-
-    def __init__(self, interval: float = INTERVAL) -> None:
-        super().__init__()
-        self._throttle = Throttle(interval)
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        held = self._throttle.admit(f"{record.name}:{record.msg}")
-        if held:
-            record.msg = f"{record.msg} (and {held} more since the last report)"
-        return held is not None

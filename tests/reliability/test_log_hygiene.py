@@ -16,7 +16,6 @@ from mcp import Client as McpClient
 from memseek.api.mcp import build_server
 from memseek.db import create_db_engine
 from memseek.logs import Throttle
-from memseek.logs import ThrottleFilter
 from memseek.runtime import Runtime
 from memseek.search_state import SearchState
 from memseek.write.worker import BackgroundWorker
@@ -37,18 +36,6 @@ def test_a_throttle_admits_one_line_per_interval_and_counts_the_rest() -> None:
     assert throttle.admit("other") == 0  # conditions are throttled apart
     throttle._last["db"] -= 61.0  # the interval passed
     assert throttle.admit("db") == 99
-
-
-def test_the_filter_lets_one_queue_depth_warning_through_per_interval() -> None:
-    records = [
-        logging.LogRecord(
-            "waitress.queue", logging.WARNING, __file__, 1, "Task queue depth is %d", (n,), None
-        )
-        for n in range(50)
-    ]
-    throttle = ThrottleFilter()
-    kept = [record for record in records if throttle.filter(record)]
-    assert len(kept) == 1
 
 
 @pytest.fixture
