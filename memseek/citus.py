@@ -14,6 +14,7 @@ behave exactly as before.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from collections.abc import Mapping
 from typing import Any
 from weakref import WeakKeyDictionary
@@ -102,17 +103,30 @@ def set_local_statements(settings: Mapping[str, str]) -> list[str]:
 
 
 def claim_in_one_workspace(
-    conn: Connection, claim: sa.Select[Any], oldest: sa.Select[Any], *workspace: sa.ColumnElement[Any]
+    conn: Connection,
+    claim: sa.Select[Any],
+    oldest: sa.Select[Any],
+    *workspace: sa.ColumnElement[Any],
+    enter: Callable[[Any], None] | None = None,
 ) -> sa.Select[Any] | None:
     """`claim`, a SELECT … FOR UPDATE SKIP LOCKED across workspaces (a job queue's), as it can run
     here: unchanged on plain PostgreSQL; on Citus, which locks rows only in a statement routed to
     one shard, confined to the workspace `oldest` (the same rows, unlocked, their workspace id)
     reads first, by `workspace_id = :ws` on each of the `workspace` columns. None when `oldest`
-    finds none."""
+    finds none.
+
+    `enter`, called on Citus with that workspace's id before the claim is returned, switches a
+    transaction that goes on confined to it (role and row-level security) before it locks
+    anything: Citus reaches a worker over one connection per role, so rows the login role's
+    connection locked would block the scoped role's statements of the same transaction."""
     if not enabled(conn):
         return claim
     found = conn.execute(oldest).scalar()
-    return None if found is None else claim.where(*(column == found for column in workspace))
+    if found is None:
+        return None
+    if enter is not None:
+        enter(found)
+    return claim.where(*(column == found for column in workspace))
 
 
 def returning_rows(statement: sa.Insert) -> sa.Insert:

@@ -19,14 +19,17 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import psycopg
 import pytest
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
 from memseek import citus
 from memseek import db
+from memseek import driver
 from memseek import migrate
 from memseek.boot import build_runtime
+from memseek.search.graph import graph_transaction
 from memseek.settings import Settings
 from tests.citus import routes
 from tests.citus_cluster import Cluster
@@ -182,6 +185,70 @@ def test_row_level_security_holds_on_the_workers(layout: tuple[Engine, list[str]
         seen = conn.execute(sa.text("SELECT workspace_id FROM record_touches")).scalars().all()
         assert conn.execute(sa.text("SELECT current_user")).scalar_one() == citus.SCOPED_ROLE
     assert seen == [a.id]
+
+
+# --- graph reads -----------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def written(cluster: Cluster) -> Iterator[tuple[Engine, list[Client]]]:
+    """A database with a note written in each of two workspaces: the engine and their clients."""
+    url = cluster.create_database("memseek_graph_reads")
+    settings = Settings(
+        database_url=url, memseek_catalog=MINIMAL_CATALOG, run_worker=False, touch_on_read=False
+    )
+    with migrated_engine(settings) as engine:
+        runtime = build_runtime(settings, engine=engine)
+        clients = [client_for(runtime, make_tenant(engine, f"graph-{i}")) for i in range(2)]
+        for client in clients:
+            note = {"collection": "plain", "entity": "e", "type": "note", "text": "a note"}
+            assert client.post("/records", json={"records": [note]}).status_code == 201
+        yield engine, clients
+        runtime.close()
+
+
+WORKER_USER = sa.text("SELECT current_user, count(*) FROM records WHERE workspace_id = :ws")
+"""Routed to the workspace's worker whole: its `current_user` is the worker's."""
+
+
+def test_graph_reads_reach_the_worker_as_the_owner_other_requests_as_the_scoped_role(
+    written: tuple[Engine, list[Client]],
+) -> None:
+    engine, (client, _) = written
+    ws = client.tenant.id
+    with db.workspace_transaction(engine, ws) as conn:
+        scoped = conn.execute(WORKER_USER, {"ws": ws}).one()
+    with graph_transaction(engine, ws) as conn:
+        owner = conn.execute(WORKER_USER, {"ws": ws}).one()
+    assert scoped == (citus.SCOPED_ROLE, 1)
+    assert owner == (engine.url.username, 1)
+
+
+def test_graph_records_confine_a_graph_read_to_its_workspace(written: tuple[Engine, list[Client]]) -> None:
+    """Without row-level security on the worker, the view's own filter (the workspace setting,
+    sent along) still hides the other workspace's rows from a statement that names none."""
+    engine, clients = written
+    for client in clients:
+        with graph_transaction(engine, client.tenant.id) as conn:
+            seen = conn.execute(sa.text("SELECT workspace_id FROM graph_records")).scalars().all()
+        assert seen == [client.tenant.id]
+
+
+ONE = sa.select(sa.literal(1).label("one"))
+
+
+def test_settings_sent_with_a_statement_raise_no_warning(written: tuple[Engine, list[Client]]) -> None:
+    engine, (client, _) = written
+    notices: list[psycopg.errors.Diagnostic] = []
+    with db.scoped_connection(engine) as conn:
+        raw = driver.psycopg_connection(conn)
+        raw.add_notice_handler(notices.append)
+        try:
+            rows = db.run_statement(conn, ONE, workspace_id=client.tenant.id)
+        finally:
+            raw.remove_notice_handler(notices.append)
+    assert rows == [{"one": 1}]
+    assert notices == []
 
 
 # --- a rebalance under load -----------------------------------------------------------------------
