@@ -46,10 +46,14 @@ class BM25:
         # rank-bm25 divides by the corpus size; an empty document list would divide by zero.
         self.index = BM25Okapi([list(t) or [""] for t in tokens], k1=1.2, b=0.75) if doc_ids else None
 
-    def search(self, query_tokens: Sequence[str], k: int) -> list[str]:
+    def scores(self, query_tokens: Sequence[str]) -> np.ndarray:
+        """Every document's score, in `doc_ids` order (0 for one holding no query token)."""
         if self.index is None or not query_tokens:
-            return []
-        scores = self.index.get_scores(list(query_tokens))
+            return np.zeros(len(self.doc_ids))
+        return np.asarray(self.index.get_scores(list(query_tokens)), dtype=float)
+
+    def search(self, query_tokens: Sequence[str], k: int) -> list[str]:
+        scores = self.scores(query_tokens)
         top = np.argsort(-scores, kind="stable")[:k]
         return [self.doc_ids[i] for i in top if scores[i] > 0]
 
@@ -61,9 +65,32 @@ class Dense:
         self.doc_ids = list(doc_ids)
         self.matrix = vectors
 
+    def scores(self, query_vector: np.ndarray) -> np.ndarray:
+        """Every document's cosine similarity, in `doc_ids` order."""
+        return self.matrix @ query_vector if self.doc_ids else np.zeros(0)
+
     def search(self, query_vector: np.ndarray, k: int) -> list[str]:
-        if not self.doc_ids:
-            return []
-        scores = self.matrix @ query_vector
+        scores = self.scores(query_vector)
         top = np.argsort(-scores, kind="stable")[:k]
         return [self.doc_ids[i] for i in top]
+
+
+MINMAX_POOL = 200
+"""Documents each side of `minmax_sum` proposes: the service's default candidate count."""
+
+
+def minmax_sum(bm25: BM25, dense: Dense, tokens: Sequence[str], vector: np.ndarray, k: int) -> list[str]:
+    """The min–max sum of BM25 and dense, the usual convex fusion at equal weights: each side's
+    `MINMAX_POOL` best documents pooled, each score min–max normalised over the pool (a document
+    without a query token scores BM25 0), the two added, best first."""
+    lexical, semantic = bm25.scores(tokens), dense.scores(vector)
+    matching = np.argsort(-lexical, kind="stable")[:MINMAX_POOL]
+    pool = np.union1d(matching[lexical[matching] > 0], np.argsort(-semantic, kind="stable")[:MINMAX_POOL])
+    total = _minmax(lexical[pool]) + _minmax(semantic[pool])
+    order = np.argsort(-total, kind="stable")[:k]
+    return [bm25.doc_ids[pool[i]] for i in order]
+
+
+def _minmax(values: np.ndarray) -> np.ndarray:
+    spread = values.max() - values.min() if len(values) else 0.0
+    return (values - values.min()) / spread if spread > 0 else np.zeros(len(values))

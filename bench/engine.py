@@ -122,10 +122,18 @@ def read_into_cache(conn: psycopg.Connection) -> int:
 
 # --- writes ------------------------------------------------------------------------------------
 
-BARE_COLUMNS = tuple(
-    c for c in INSERT_COLUMNS if c not in {"run_id", "tsv", "idempotency_key", "payload_hash", "link_node_id"}
-)
-"""The service's insert columns a plain pgvector application has too (`tsv` the server computes)."""
+SERVICE_ONLY = {
+    "run_id",
+    "tsv",
+    "tsv_repeats",
+    "tsv_length",
+    "idempotency_key",
+    "payload_hash",
+    "link_node_id",
+}
+BARE_COLUMNS = tuple(c for c in INSERT_COLUMNS if c not in SERVICE_ONLY)
+"""The service's insert columns a plain pgvector application has too (`tsv` the server computes;
+BM25's repeated positions and lengths are the service's own)."""
 
 
 def _micros(value: str) -> int:
@@ -204,6 +212,8 @@ class BarePath:
         table = sql.Identifier(self.table)
         conn.execute(sql.SQL("DROP TABLE IF EXISTS {}").format(table))
         conn.execute(sql.SQL("CREATE TABLE {} (LIKE records INCLUDING ALL)").format(table))
+        # BM25's repeated positions and lengths (sql/0014_bm25.sql) are the service's own.
+        conn.execute(sql.SQL("ALTER TABLE {} DROP COLUMN tsv_repeats, DROP COLUMN tsv_length").format(table))
         _set_storage(conn, table, _records_storage(conn))
         if not self.hnsw:
             names = conn.execute(

@@ -49,6 +49,7 @@ from memseek.search.graph import WalkSpec
 from memseek.search.graph import find_orphans
 from memseek.search.graph import walk_paths
 from memseek.settings import Settings
+from memseek.write.store import text_columns
 
 GRAPH = GraphBlock(edges="bench_links", subject="src", object="dst", predicate="rel")
 NODES = GraphBlock(edges="bench_links", subject="src", object="dst", predicate="rel", nodes="bench_nodes")
@@ -112,7 +113,7 @@ def insert_rows(conn: Connection, workspace_id: uuid.UUID, values: dict[str, Any
         "status": sa.literal("active"), "depth": sa.literal(0), "is_current": sa.true(),
         "derived_from": sa.literal([], records.c.derived_from.type), "occurred_at": sa.func.now(),
         "created_at": sa.func.now(), "last_accessed": sa.func.now(), "processing": sa.literal("ready"),
-        "tsv": sa.func.to_tsvector("english", values["text"]), **values,
+        **text_columns("english", values["text"]), **values,
     }  # fmt: skip
     select = sa.select(*[value.label(name) for name, value in columns.items()])
     conn.execute(records.insert().from_select(list(columns), select))

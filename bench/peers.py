@@ -6,7 +6,10 @@ between them and Memseek over HTTP is what the service costs its caller.
 
 * Bare pgvector: `ORDER BY embedding <=> q LIMIT k` on the service's own database, with
   `hnsw.ef_search` = max(40, k) — pgvector's default, or as wide as k, the least that returns k
-  rows (a narrower search returns fewer).
+  rows (a narrower search returns fewer). Beside it the same statement at the spec's candidate
+  count n (`LIMIT n`, with the `hnsw.ef_search` and iterative scan the service sets for n): what
+  proposing a vector search's candidates costs the bare engine, the floor of the service's
+  search stage.
 * Chroma: an in-memory collection (`chromadb.EphemeralClient`, cosine space, Chroma's default
   HNSW parameters) of the same vectors; only present when `chromadb` is installed.
 * The raw model: the same ONNX file and tokenizer the service loads, one text per call:
@@ -31,6 +34,18 @@ BARE_TOP_K = "SELECT id FROM records ORDER BY embedding <=> %(vec)s LIMIT %(k)s"
 def bare_ef_search(k: int) -> int:
     """The `hnsw.ef_search` the bare statement runs with at `k`."""
     return max(40, k)
+
+
+def spec_candidates(k: int) -> int:
+    """The spec's default candidate count at `k`: min(1000, max(100, 10·k))."""
+    return min(1000, max(100, 10 * k))
+
+
+def candidate_settings(k: int) -> tuple[str, str]:
+    """(`hnsw.ef_search`, `hnsw.iterative_scan`) as the service sets them for `k`'s candidates."""
+    from memseek.search.execute import ef_search
+
+    return ef_search(spec_candidates(k)), "relaxed_order"
 
 
 def bare_top_k(conn: psycopg.Connection, vector: np.ndarray, k: int) -> list[Any]:

@@ -2,9 +2,11 @@
 
 The dataset's documents are written through `POST /records` with vectors from the local model
 (the same model the service embeds queries with), then every query is asked through
-`POST /search` in each mode, plus a fused view (`POST /views/{name}/query`: vector + text
-merged with RRF). Baselines run in-process on the same texts: BM25 (rank-bm25 over
-PostgreSQL's English lexemes) and exact dense retrieval with the same model. Metrics come from
+`POST /search` in each mode, text mode ranked by `[bm25]` (`text_bm25`), and two views
+(`POST /views/{name}/query`): vector + text merged with RRF (`fused`), and hybrid ranked by the
+blended formula of docs/catalog.md (`blended`). Baselines run in-process on the same texts: BM25
+(rank-bm25 over PostgreSQL's English lexemes), exact dense retrieval with the same model, and
+their min–max sum (`bm25+dense`). Metrics come from
 pytrec_eval. `TOUCH_ON_READ` is off so earlier queries cannot change later rankings through
 `last_accessed`.
 
@@ -20,10 +22,13 @@ from dataclasses import replace
 from typing import Any
 
 import numpy as np
+import yaml
 
+from bench import CATALOG_DIR
 from bench.baselines import BM25
 from bench.baselines import Dense
 from bench.baselines import english_tokens
+from bench.baselines import minmax_sum
 from bench.client import RouteMissing
 from bench.client import check
 from bench.datasets import Dataset
@@ -45,7 +50,7 @@ from bench.service import ServiceOptions
 from bench.service import running_service
 from bench.vectors import VectorCache
 
-SERVICE_MODES = ("vector", "text", "hybrid", "hybrid_weighted", "fused")
+SERVICE_MODES = ("vector", "text", "text_bm25", "hybrid", "hybrid_weighted", "blended", "fused")
 
 
 WEIGHTED_RANK: list[Any] = [
@@ -69,6 +74,16 @@ METRICS = {
 DEPTH = {"scifact": 100, "locomo": 20}
 FUSED_VIEW = {"scifact": "documents_fused", "locomo": "conversation_fused"}
 """Views in bench/catalog: vector + text merged with RRF, each source and the result cut to DEPTH."""
+BLENDED_VIEW = {"scifact": "documents_blended", "locomo": "conversation_blended"}
+"""Views in bench/catalog: a hybrid search ranked by docs/catalog.md's blended formula of `bm25`
+and `similarity` (`blended`)."""
+
+
+def blended_rank() -> Any:
+    """The blended formula as the bench catalog's `documents_blended` view states it (the latency
+    suite sends it as a request's `rank`), so that both suites measure one formula."""
+    views = yaml.safe_load((CATALOG_DIR / "views" / "bench.yaml").read_text(encoding="utf-8"))["views"]
+    return next(view["query"]["rank"] for view in views if view["name"] == BLENDED_VIEW["scifact"])
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,11 +115,15 @@ def service_call(mode: str, data: Dataset, query: Query) -> tuple[str, dict[str,
     if mode == "hybrid_weighted":
         path, body = service_call("hybrid", data, query)
         return path, body | {"rank": WEIGHTED_RANK}
-    if mode != "fused":
+    if mode == "text_bm25":
+        path, body = service_call("text", data, query)
+        return path, body | {"rank": ["bm25"]}
+    if mode not in ("fused", "blended"):
         return "/search", {"q": query.text, "mode": mode, "k": DEPTH[data.name], "scope": _scope(data, query)}
+    view = (FUSED_VIEW if mode == "fused" else BLENDED_VIEW)[data.name]
     if query.entity is None:
-        return f"/views/{FUSED_VIEW[data.name]}/query", {"q": query.text}
-    return f"/views/{FUSED_VIEW[data.name]}/query", {"q": query.text, "conversation": query.entity}
+        return f"/views/{view}/query", {"q": query.text}
+    return f"/views/{view}/query", {"q": query.text, "conversation": query.entity}
 
 
 def ask_service(service: Service, data: Dataset, doc_of: dict[str, str], mode: str) -> dict[str, Any]:
@@ -135,7 +154,8 @@ def run_baselines(
     doc_vectors: np.ndarray,
     query_vectors: np.ndarray,
 ) -> dict[str, dict[str, list[str]]]:
-    """BM25 and exact dense retrieval, each searching only the query's entity (as the service does)."""
+    """BM25, exact dense retrieval and their min–max sum, each searching only the query's entity
+    (as the service does)."""
     bm25: dict[str, BM25] = {}
     dense: dict[str, Dense] = {}
     for entity, rows in _groups(data.docs).items():
@@ -143,11 +163,12 @@ def run_baselines(
         bm25[entity] = BM25(ids, [doc_tokens[i] for i in rows])
         dense[entity] = Dense(ids, doc_vectors[rows])
     depth = DEPTH[data.name]
-    out: dict[str, dict[str, list[str]]] = {"bm25": {}, "dense": {}}
+    out: dict[str, dict[str, list[str]]] = {"bm25": {}, "dense": {}, "bm25+dense": {}}
     for query, tokens, vector in zip(data.queries, query_tokens, query_vectors, strict=True):
         entity = query.entity or data.docs[0].entity
         out["bm25"][query.query_id] = bm25[entity].search(tokens, depth)
         out["dense"][query.query_id] = dense[entity].search(vector, depth)
+        out["bm25+dense"][query.query_id] = minmax_sum(bm25[entity], dense[entity], tokens, vector, depth)
     return out
 
 

@@ -6,7 +6,8 @@ from query to query (whichever runs first finds none of its pages in the CPU's c
 bias the ratios), each k with query texts of its own (the service caches query
 vectors by text):
 
-* bare pgvector, Chroma and the raw model in-process (`bench.peers`);
+* bare pgvector (top k, and at the spec's candidate count), Chroma and the raw model
+  in-process (`bench.peers`);
 * Memseek over HTTP with the caller's own vector (`vector` + `embedding_model`);
 * Memseek over HTTP with the query text (the service embeds it).
 
@@ -40,7 +41,9 @@ from bench.peers import ChromaPeer
 from bench.peers import RawModel
 from bench.peers import bare_ef_search
 from bench.peers import bare_top_k
+from bench.peers import candidate_settings
 from bench.peers import chroma_available
+from bench.peers import spec_candidates
 from bench.quality import subset
 from bench.report import database_versions
 from bench.report import options_dict
@@ -63,6 +66,7 @@ TARGETS = {
     "memseek_text ÷ (raw model + 2 × bare)": 1.0,
     "embed ÷ raw model": 1.2,
     "search ÷ bare": 1.5,
+    "search ÷ bare at the candidate count": 1.5,
     "HTTP overhead, ms": 1.0,
 }
 
@@ -88,6 +92,8 @@ class Peers:
 
     service: Service
     conn: psycopg.Connection
+    candidates_conn: psycopg.Connection
+    """The bare statement at the candidate count runs here, with the service's settings for it."""
     models: dict[str, RawModel]
     chroma: ChromaPeer | None
 
@@ -97,6 +103,7 @@ class Peers:
         search = {"mode": "vector", "k": k, "scope": {"collections": [COLLECTION]}}
         calls: dict[str, Callable[[], Any]] = {
             "bare": lambda: bare_top_k(self.conn, probe.vector, k),
+            "bare_candidates": lambda: bare_top_k(self.candidates_conn, probe.vector, spec_candidates(k)),
             "memseek_vector": lambda: self.service.client.post(
                 "/search", {**search, "vector": vector, "embedding_model": MODEL_ID}
             ),
@@ -125,6 +132,10 @@ def _timed(call: Callable[[], Any]) -> tuple[float, Any]:
 def measure_k(peers: Peers, probes: list[Probe], k: int, warmup: int) -> dict[str, Any]:
     """Every probe asked of every system at `k`, the order rotating; the first `warmup` untimed."""
     peers.conn.execute("SELECT set_config('hnsw.ef_search', %s, false)", (str(bare_ef_search(k)),))
+    peers.candidates_conn.execute(
+        "SELECT set_config('hnsw.ef_search', %s, false), set_config('hnsw.iterative_scan', %s, false)",
+        candidate_settings(k),
+    )
     times: dict[str, list[float]] = {}
     responses: dict[str, list[Response]] = {name: [] for name in SERVICE}
     for index, probe in enumerate(probes):
@@ -173,6 +184,12 @@ def ratios(systems: dict[str, Any], service: dict[str, Any]) -> dict[str, dict[s
         },
         "embed ÷ raw model": {p: text["embed"][p] / raw[p] for p in ("p50", "p95")},
         "search ÷ bare": {p: own["search"][p] / bare[p] for p in ("p50", "p95")},
+        "search ÷ bare at the candidate count": {
+            p: own["search"][p] / systems["bare_candidates"][p] for p in ("p50", "p95")
+        },
+        "bare at the candidate count ÷ bare": {
+            p: systems["bare_candidates"][p] / bare[p] for p in ("p50", "p95")
+        },
         "total − embed ÷ bare": {p: own["total_minus_embed"][p] / bare[p] for p in ("p50", "p95")},
         "HTTP overhead, ms": {p: own["http"][p] for p in ("p50", "p95")},
         "HTTP overhead with text, ms": {p: text["http"][p] for p in ("p50", "p95")},
@@ -214,8 +231,9 @@ def run(options: VectorOptions, service_options: ServiceOptions) -> dict[str, An
         with service.connect() as conn:
             read_into_cache(conn)
             versions = database_versions(conn)
-        with raw_connection(libpq_url(service.database_url)) as conn:
-            peers = Peers(service, conn, models, chroma)
+        url = libpq_url(service.database_url)
+        with raw_connection(url) as conn, raw_connection(url) as candidates_conn:
+            peers = Peers(service, conn, candidates_conn, models, chroma)
             results = [measure_k(peers, probes[k], k, options.warmup) for k in options.ks]
     return {
         "options": options_dict(options),

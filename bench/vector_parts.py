@@ -40,6 +40,7 @@ from bench.engine import raw_connection
 from bench.metrics import percentiles
 from bench.peers import BARE_TOP_K
 from bench.peers import bare_ef_search
+from bench.peers import spec_candidates
 from bench.service import libpq_url
 from bench.vector_latency import COLLECTION
 from bench.vectors import VectorCache
@@ -65,14 +66,7 @@ ELIGIBLE = (
 )
 FIXED = {"collection": COLLECTION, "model": MODEL_ID}
 SESSION = "SELECT set_config('hnsw.ef_search', %s, false), set_config('hnsw.iterative_scan', %s, false)"
-FIXED = {"collection": COLLECTION, "model": MODEL_ID}
-SESSION = "SELECT set_config('hnsw.ef_search', %s, false), set_config('hnsw.iterative_scan', %s, false)"
 Part = Callable[[np.ndarray], float]
-
-
-def candidates(k: int) -> int:
-    """The spec's default candidate count at k."""
-    return min(1000, max(100, 10 * k))
 
 
 @contextmanager
@@ -90,7 +84,7 @@ class Parts:
     """Every part at one k, on one superuser connection and the service's runtime."""
 
     def __init__(self, runtime: Runtime, workspace: UUID, k: int) -> None:
-        self.runtime, self.workspace, self.k, self.n = runtime, workspace, k, candidates(k)
+        self.runtime, self.workspace, self.k, self.n = runtime, workspace, k, spec_candidates(k)
         self.conn = raw_connection(libpq_url(runtime.engine.url.render_as_string(hide_password=False)))
 
     def bare(self, sql: str, limit: int, ef: int, iterative: bool) -> Part:
@@ -173,7 +167,7 @@ def run(home: Path, ks: list[int], queries: int, warmup: int) -> None:
         for k in ks:
             stats = measure(Parts(runtime, ws, k).all(), vectors, warmup)
             base = stats["bare top-k"]
-            print(f"\nk = {k}, {candidates(k)} candidates, {queries} queries (ms; × bare top-k)")
+            print(f"\nk = {k}, {spec_candidates(k)} candidates, {queries} queries (ms; × bare top-k)")
             for name, s in stats.items():
                 ratio = f"{s['p50'] / base['p50']:.2f} / {s['p95'] / base['p95']:.2f}"
                 print(f"  {name:30s} p50 {s['p50']:7.2f}  p95 {s['p95']:7.2f}   × {ratio}")

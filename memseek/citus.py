@@ -149,14 +149,25 @@ def distribute(conn: Connection) -> list[str]:
     role able to log in (a worker is reached by a new connection as the role the transaction runs
     as). Returns what it changed, one line each. Runs after every migration (`memseek.migrate`):
     a table a new migration adds is distributed by the next `memseek migrate`."""
-    # Citus refuses tables with triggers unless told the triggers are safe: Memseek's (postings
-    # kept beside each record) write only the co-located shard of the same workspace.
-    conn.execute(sa.text("SET LOCAL citus.enable_unsafe_triggers = on"))
+    for_migration(conn)
     conn.execute(sa.text("SET LOCAL citus.enable_local_reference_table_foreign_keys = off"))
     done = [*_truncate_triggers(conn), *_reference(conn), *_distributed(conn), *_functions(conn)]
     conn.execute(sa.text((resource("sql") / TRIGGERS).read_text()))
     conn.execute(sa.text(f"ALTER ROLE {SCOPED_ROLE} LOGIN"))
     return done
+
+
+def for_migration(conn: Connection) -> None:
+    """Settings of a transaction that changes the distributed schema (a migration, `distribute`):
+    triggers allowed on distributed tables, which Citus refuses unless told they are safe
+    (Memseek's, keeping postings and BM25 statistics beside each record, write only the
+    co-located shards of the same workspace); and each node reached over one connection
+    (`citus.multi_shard_modify_mode = sequential`), because Citus refuses to create or replace a
+    function after a parallel operation in the same transaction (a table distributed with its
+    rows, a migration's UPDATE). Nothing on plain PostgreSQL."""
+    if present(conn):
+        conn.execute(sa.text("SET LOCAL citus.enable_unsafe_triggers = on"))
+        conn.execute(sa.text("SET LOCAL citus.multi_shard_modify_mode = sequential"))
 
 
 def _placed(conn: Connection, kind: str) -> set[str]:

@@ -15,6 +15,21 @@ def sql_script(name: str) -> str:
     return (resource("sql") / name).read_text()
 
 
+def statements(script: str) -> list[str]:
+    """The statements of an SQL script, one string each (with the comments before it): those
+    ending a line, not a comment's, with `;` outside a dollar-quoted body (the shipped scripts'
+    form). Citus sends a DDL statement on a distributed table to its workers as the text it
+    arrived in, which must then hold that one statement."""
+    found, current, quoted = [], [], False
+    for line in script.splitlines():
+        current.append(line)
+        quoted ^= line.count("$$") % 2 == 1
+        if not quoted and not line.startswith("--") and line.rstrip().endswith(";"):
+            found.append("\n".join(current).strip())
+            current = []
+    return found
+
+
 def function_definition(script: str, function: str) -> str:
     """The CREATE statement of `function` exactly as the SQL script `script` has it, for a
     downgrade to restore."""

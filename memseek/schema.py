@@ -89,6 +89,8 @@ records = sa.Table(
     sa.Column("embedding", Vector(EMBEDDING_DIM)),
     sa.Column("embedding_model", sa.Text),
     sa.Column("tsv", TSVECTOR, nullable=False),
+    sa.Column("tsv_repeats", TSVECTOR, nullable=False),
+    sa.Column("tsv_length", sa.Integer, nullable=False),
     sa.Column("idempotency_key", sa.Text),
     sa.Column("payload_hash", sa.Text),
     sa.Column("link_node_id", UUID(as_uuid=True)),
@@ -118,6 +120,29 @@ record_postings = sa.Table(
 sql/0005_write_speed.sql: no foreign key of its own, records' holds; sql/0012_postings_key.sql: no
 primary key, one index):
 bounded keyword candidates take the best postings of each query lexeme."""
+
+text_corpus = sa.Table(
+    "text_corpus",
+    metadata,
+    sa.Column("workspace_id", UUID(as_uuid=True), nullable=False),
+    sa.Column("records", sa.BigInteger, nullable=False),
+    sa.Column("length", sa.BigInteger, nullable=False),
+    sa.Index("text_corpus_workspace", "workspace_id", postgresql_include=["records", "length"]),
+)
+"""A workspace's BM25 corpus (its records not retracted) as append-only deltas: the sum of its
+rows is its record count and total length in positions (sql/0014_bm25.sql; triggers on records
+write them, `write.text_stats.compact` folds them)."""
+
+text_lexemes = sa.Table(
+    "text_lexemes",
+    metadata,
+    sa.Column("workspace_id", UUID(as_uuid=True), nullable=False),
+    sa.Column("lexeme", sa.Text(collation="C"), nullable=False),
+    sa.Column("records", sa.BigInteger, nullable=False),
+    sa.Index("text_lexemes_lexeme", "workspace_id", "lexeme", postgresql_include=["records"]),
+)
+"""Each lexeme's document frequency in a workspace's BM25 corpus, as append-only deltas like
+`text_corpus`."""
 
 record_touches = sa.Table(
     "record_touches",

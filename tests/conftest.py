@@ -37,7 +37,8 @@ from tests.helpers import app_for
 from tests.openai_server import OpenAIServer
 from tests.openai_server import running_server
 
-TENANT_TABLES = "processing_queue, records, api_keys, workspaces"
+STATISTICS_TABLES = ("text_corpus", "text_lexemes")
+TENANT_TABLES = f"processing_queue, records, {', '.join(STATISTICS_TABLES)}, api_keys, workspaces"
 
 
 @pytest.fixture(scope="session")
@@ -134,10 +135,12 @@ def empty_tenant_tables(engine: Engine) -> None:
 
 def delete_tenant_rows(engine: Engine) -> None:
     """`empty_tenant_tables` on Citus: by DELETE, table by table, the co-located ones before
-    `records`, the reference ones in a second transaction. A TRUNCATE takes every shard's
-    exclusive lock, and seconds where a DELETE of a test's rows takes little."""
+    `records`, the reference ones in a second transaction, the BM25 statistics last (deleting
+    records appends to them). A TRUNCATE takes every shard's exclusive lock, and seconds where a
+    DELETE of a test's rows takes little."""
     with engine.begin() as conn:
-        for table in reversed(citus.workspace_tables(conn)):
+        tables = reversed(citus.workspace_tables(conn))
+        for table in sorted(tables, key=lambda name: name in STATISTICS_TABLES):
             conn.execute(sa.text(f"DELETE FROM {table}"))
     with engine.begin() as conn:  # Citus modifies no reference table after a parallel DELETE
         conn.execute(sa.text("DELETE FROM api_keys"))

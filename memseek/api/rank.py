@@ -20,6 +20,7 @@ from memseek.catalog.rank import MAX_LEVELS
 from memseek.catalog.rank import MAX_NODES
 from memseek.catalog.rank import OPERATORS
 from memseek.catalog.rank import QUERY_SIGNALS
+from memseek.catalog.rank import ZERO_ELSEWHERE
 from memseek.catalog.rank import RankedMode
 from memseek.catalog.rank import RankNode
 from memseek.catalog.rank import rank_hash
@@ -48,7 +49,8 @@ def syntax_args(syntax: str) -> list[str]:
 def describe_operator(name: str, node: type[RankNode]) -> dict[str, Any]:
     """One grammar entry: name, kind, arguments, description and the modes it is allowed in."""
     args = syntax_args(node.syntax)
-    modes = sorted(QUERY_SIGNALS.get(node, frozenset(RANKED_MODES)))
+    computed = QUERY_SIGNALS.get(node, frozenset(RANKED_MODES))
+    modes = sorted(RANKED_MODES if node in ZERO_ELSEWHERE else computed)  # read as 0 where not computed
     return {
         "name": name,
         "kind": node.kind,

@@ -58,9 +58,10 @@ SHIPPED_RANK_DEFAULT = resource("conf") / "rank_default.yaml"
 """The spec's default formulas; a catalog's own `conf/rank_default.yaml` replaces them."""
 
 
-ArgKind = Literal["node", "nodes", "number", "score_name", "age_field", "curve"]
+ArgKind = Literal["node", "nodes", "number", "score_name", "age_field", "curve", "bm25"]
 """How one positional argument is read: a child, a list of children, a finite number, a score
-name, a timestamp name, or the `{midpoint, exponent}` options of a curve."""
+name, a timestamp name, the `{midpoint, exponent}` options of a curve, or the optional
+`{k1, b}` options of `bm25`."""
 FieldNames = str | tuple[str, ...]
 
 
@@ -77,16 +78,21 @@ class RankNode:
     syntax: ClassVar[str]
     description: ClassVar[str]
     signature: ClassVar[tuple[tuple[FieldNames, ArgKind], ...]] = ()
+    optional: ClassVar[int] = 0
+    """How many of the last arguments may be left out (their fields keep their defaults)."""
 
     @classmethod
     def from_args(cls, args: Sequence[Any], loc: Loc, parser: _Parser) -> RankNode | None:
         """Build the node from the items after the operator name; `None` if a problem was recorded."""
         count = len(cls.signature)
-        if len(args) != count:
-            parser.problem(loc, f"{cls.op} takes {count} argument{'s' * (count != 1)}: {cls.syntax}")
+        if not count - cls.optional <= len(args) <= count:
+            least = f"{count - cls.optional} to " if cls.optional else ""
+            parser.problem(loc, f"{cls.op} takes {least}{count} argument{'s' * (count != 1)}: {cls.syntax}")
             return None
         values: dict[str, Any] = {}
-        for position, ((names, kind), arg) in enumerate(zip(cls.signature, args, strict=True), start=1):
+        for position, ((names, kind), arg) in enumerate(
+            zip(cls.signature, args, strict=False), start=1
+        ):  # optional ones may be left out
             parsed = _READERS[kind](parser, arg, loc + (position,))
             values |= dict(zip(names, parsed, strict=True)) if isinstance(names, tuple) else {names: parsed}
         return None if any(v is None for v in values.values()) else cls(**values)
@@ -207,6 +213,29 @@ class _Parser:
         midpoint, exponent = (self._option(value, key, loc) for key in CURVE_OPTIONS)
         return (None, None) if unknown else (midpoint, exponent)
 
+    def bm25_options(self, value: Any, loc: Loc) -> tuple[float | None, float | None]:
+        """The `{k1, b}` options of `bm25`: each optional (`BM25_DEFAULTS`), k1 ≥ 0, 0 ≤ b ≤ 1."""
+        if not isinstance(value, dict):
+            self.problem(loc, "options must be an object {k1: 1.2, b: 0.75}")
+            return None, None
+        for key in sorted(str(key) for key in value.keys() - set(BM25_DEFAULTS)):
+            self.problem(loc + (key,), "unknown option; expected k1 and b")
+        k1, b = (self._bounded(value, key, loc) for key in BM25_DEFAULTS)
+        return (None, None) if value.keys() - set(BM25_DEFAULTS) else (k1, b)
+
+    def _bounded(self, options: dict[Any, Any], key: str, loc: Loc) -> float | None:
+        if key not in options:
+            return BM25_DEFAULTS[key]
+        low, high = BM25_BOUNDS[key]
+        number = self.number(options[key], loc + (key,))
+        if number is not None and not low <= number <= high:
+            self.problem(
+                loc + (key,),
+                f"must be at least {low:g}" + (f" and at most {high:g}" if high < math.inf else ""),
+            )
+            return None
+        return number
+
     def _option(self, options: dict[Any, Any], key: str, loc: Loc) -> float | None:
         if key not in options:
             self.problem(loc, f"{key} is required")
@@ -225,6 +254,11 @@ def _finite(value: Any) -> float | None:
 
 
 CURVE_OPTIONS = ("midpoint", "exponent")
+BM25_DEFAULTS = {"k1": 1.2, "b": 0.75}
+"""`bm25`'s options and their defaults (Lucene's, and the bench's BM25 baseline's)."""
+BM25_BOUNDS = {"k1": (0.0, math.inf), "b": (0.0, 1.0)}
+"""Each option's allowed range: term-frequency saturation k1 ≥ 0 (0 counts presence only), length
+normalisation b from 0 (none) to 1 (full)."""
 AGE_FIELDS: tuple[str, ...] = get_args(AgeField)
 
 _READERS: dict[ArgKind, Callable[[_Parser, Any, Loc], Any]] = {
@@ -238,6 +272,7 @@ _READERS: dict[ArgKind, Callable[[_Parser, Any, Loc], Any]] = {
         v, "|".join(AGE_FIELDS), loc, f"must be one of: {', '.join(AGE_FIELDS)}"
     ),
     "curve": _Parser.curve,
+    "bm25": _Parser.bm25_options,
 }
 _WRITERS: dict[ArgKind, Callable[[Any], Any]] = {
     "node": lambda child: to_tree(child),
@@ -246,6 +281,7 @@ _WRITERS: dict[ArgKind, Callable[[Any], Any]] = {
     "score_name": lambda name: name,
     "age_field": lambda name: name,
     "curve": lambda options: dict(zip(CURVE_OPTIONS, options, strict=True)),
+    "bm25": lambda options: dict(zip(BM25_DEFAULTS, options, strict=True)),
 }
 
 
@@ -265,6 +301,26 @@ class TextMatch(Signal):
     op = "text_match"
     syntax = "[text_match]"
     description = "ts_rank_cd keyword-match strength of the record for the query (text, hybrid)."
+
+
+@dataclass(frozen=True, slots=True)
+class Bm25(Signal):
+    """Okapi BM25 of the record's lexemes for the query's, with the workspace's own statistics."""
+
+    k1: float = BM25_DEFAULTS["k1"]
+    b: float = BM25_DEFAULTS["b"]
+    op = "bm25"
+    syntax = "[bm25, {k1: 1.2, b: 0.75}]"
+    description = (
+        "Okapi BM25 of the record for the query's lexemes, IDF and average length from the "
+        "workspace's records; options optional (text, hybrid; 0 in other modes)."
+    )
+    signature = ((("k1", "b"), "bm25"),)
+    optional = 1
+
+    def args_tree(self) -> list[Any]:
+        # The defaults are written as `[bm25]`, so both spellings echo and hash alike.
+        return [] if (self.k1, self.b) == tuple(BM25_DEFAULTS.values()) else super(Bm25, self).args_tree()
 
 
 @dataclass(frozen=True, slots=True)
@@ -379,15 +435,33 @@ class Decay(_Curve):
 
 OPERATORS: dict[str, type[RankNode]] = {
     cls.op: cls
-    for cls in (Similarity, TextMatch, Score, AgeHours, Const, Sum, Max, Product, Normalize, Saturate, Decay)
+    for cls in (
+        Similarity,
+        TextMatch,
+        Bm25,
+        Score,
+        AgeHours,
+        Const,
+        Sum,
+        Max,
+        Product,
+        Normalize,
+        Saturate,
+        Decay,
+    )
 }
 """Operator name → node class: the closed grammar (also what `GET /rank/schema` lists)."""
 
 QUERY_SIGNALS: dict[type[RankNode], frozenset[str]] = {
     Similarity: frozenset({"vector", "hybrid"}),
     TextMatch: frozenset({"text", "hybrid"}),
+    Bm25: frozenset({"text", "hybrid"}),
 }
-"""Signals computed from the query text, and the modes that compute them."""
+"""Signals computed from the query text, and the modes that compute them (a boost, applied after
+sources merge, may read none of them)."""
+ZERO_ELSEWHERE: frozenset[type[RankNode]] = frozenset({Bm25})
+"""Query signals accepted in every scored mode: outside the modes that compute them they read 0,
+like any missing signal. The spec's own signals are refused there instead, as its table says."""
 
 
 def parse_rank(tree: Any, loc: Loc = ("rank",)) -> RankNode:
@@ -433,7 +507,7 @@ def check_rank_for_mode(node: RankNode, mode: Mode, loc: Loc = ("rank",)) -> lis
     return [
         Detail(at, f"{n.op} is only available in {' or '.join(sorted(QUERY_SIGNALS[type(n)]))} mode")
         for at, n in iter_nodes(node, loc)
-        if type(n) in QUERY_SIGNALS and mode not in QUERY_SIGNALS[type(n)]
+        if type(n) in QUERY_SIGNALS and mode not in QUERY_SIGNALS[type(n)] and type(n) not in ZERO_ELSEWHERE
     ]
 
 

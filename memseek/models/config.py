@@ -34,8 +34,8 @@ EnvName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]
 
 _DEFAULT_BATCH = {"local": 8, "openai": 256}
 """Texts per provider call. Local: the ONNX model pads each call to its longest text, so small calls
-over length-sorted texts waste least; a worker's claim of 64 mixed texts embedded 8 at a time ran
-~3x faster than in one call of 64 here (docs/benchmarks.md, "Ingest speed")."""
+over length-sorted texts waste least (the ingest bench measures batch 8 beside batch 64:
+docs/benchmarks.md)."""
 _EMBEDDING_ONLY = ("dimensions", "batch_size")
 
 
@@ -79,8 +79,8 @@ class ModelDecl(BaseModel):
         None,
         ge=1,
         le=64,
-        description="ONNX intra-op threads for one text, a search's query (local provider; "
-        "default: the machine's cores, at most 4).",
+        description="ONNX intra-op threads for one text, a search's query, while the cores are idle "
+        "(local provider; default: onnxruntime's own pool, a thread per physical core, up to 4).",
     )
 
     @model_validator(mode="before")

@@ -56,10 +56,26 @@ class _Loaded:
     session: onnxruntime.InferenceSession
 
 
-QUERY_THREADS = min(4, os.cpu_count() or 1)
-"""Intra-op threads for one text (a search's query): a short input is a few small matrix
-products per layer, fast enough that its run ends before a second request would want the
-cores, so it takes the machine's cores (up to 4) where a batch takes `threads`."""
+CORES = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+"""The cores this process may run on."""
+QUERY_THREADS = 0 if CORES <= 4 else 4
+"""Intra-op threads for one text (a search's query) while cores are idle, 0 for onnxruntime's
+own choice: a thread per physical core, each pinned to its core. A short input is a few small
+matrix products per layer, fast enough that its run ends before a second request would want
+the cores, so it takes them where a batch takes `threads`; the pinned pool measured faster than
+the same number of threads unpinned (docs/models.md, "Threads"). Beyond 4 cores, 4 threads: a
+query's operators are too small to split further."""
+
+
+def cores_busy() -> bool:
+    """Whether the cores this process may run on are all taken: the 1-minute load average is at
+    least their number. A query then runs on one thread: a pool's workers would wait to be
+    scheduled at every operator of the run, and the calling thread waits for them
+    (docs/models.md, "Threads")."""
+    try:
+        return os.getloadavg()[0] >= CORES
+    except OSError:  # no load average on this platform: the cores count as idle
+        return False
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,12 +120,12 @@ def _open_session(options: _Options) -> onnxruntime.InferenceSession:
     session.intra_op_num_threads = options.threads
     session.inter_op_num_threads = 1
     session.execution_mode = onnxruntime.ExecutionMode.ORT_SEQUENTIAL
-    # Workers spinning between runs would burn the cores PostgreSQL shares with us while the
-    # model is idle. A query session spins only within a run (between one operator's parallel
-    # section and the next, where waking sleeping threads would cost more than the work) and
-    # stops the moment the run returns.
+    # A batch session's workers never spin: they would burn the cores PostgreSQL shares with
+    # the worker. A query pool spins as onnxruntime's default does, within a run and briefly
+    # after it: it runs only while the cores are idle (`cores_busy`), where waking sleeping
+    # workers for a run's operators (a forced stop after each run) costs more than the spinning
+    # (docs/models.md, "Threads").
     session.add_session_config_entry("session.intra_op.allow_spinning", "1" if options.spinning else "0")
-    session.add_session_config_entry("session.force_spinning_stop", "1")
     return onnxruntime.InferenceSession(str(path), session, providers=["CPUExecutionProvider"])
 
 
@@ -137,7 +153,8 @@ class LocalEmbedder:
 
     A batch runs on `threads` intra-op threads without spinning (the worker's throughput beside
     PostgreSQL); a single text (a search's query) runs on a session of its own with
-    `query_threads` that spin only within the run (its latency)."""
+    `query_threads` that spin (its latency), or on one thread while the cores are busy
+    (`cores_busy`)."""
 
     model_id = MODEL_ID
     dimensions = LOCAL_DIMENSIONS
@@ -145,20 +162,26 @@ class LocalEmbedder:
     def __init__(self, *, batch_size: int = 64, threads: int = 1, query_threads: int | None = None) -> None:
         self.batch_size = batch_size
         self.threads = threads
-        self.query_threads = query_threads or QUERY_THREADS
+        self.query_threads = QUERY_THREADS if query_threads is None else query_threads
 
     def load(self) -> None:
         """Verify and load the model now instead of on the first `embed` (e.g. at startup)."""
-        _load(self._batch)
-        _load(self._query)
+        for options in {self._batch, self._pool, _Options(1)}:
+            _load(options)
 
     @property
     def _batch(self) -> _Options:
         return _Options(self.threads)
 
     @property
+    def _pool(self) -> _Options:
+        """A query's session while the cores are idle."""
+        return _Options(self.query_threads, spinning=self.query_threads != 1)
+
+    @property
     def _query(self) -> _Options:
-        return _Options(self.query_threads, spinning=self.query_threads > 1)
+        """The session the next query runs on: one thread while the cores are busy."""
+        return _Options(1) if self.query_threads != 1 and cores_busy() else self._pool
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         """One vector per text, in input order."""

@@ -25,6 +25,7 @@ from typing import Any
 from uuid import UUID
 
 from memseek.catalog.rank import AgeHours
+from memseek.catalog.rank import Bm25
 from memseek.catalog.rank import Const
 from memseek.catalog.rank import Decay
 from memseek.catalog.rank import Max
@@ -140,6 +141,7 @@ class Signals:
 
     similarity: float = 0.0
     text_match: float = 0.0
+    bm25: float = 0.0
     scores: Mapping[str, Any] = field(default_factory=dict)
     ages: Mapping[str, float] = field(default_factory=dict)
 
@@ -192,6 +194,11 @@ def _(node: Similarity, pool: Sequence[Signals]) -> Column:
 @node_values.register
 def _(node: TextMatch, pool: Sequence[Signals]) -> Column:
     return _per_record(lambda s: s.text_match)(pool)
+
+
+@node_values.register
+def _(node: Bm25, pool: Sequence[Signals]) -> Column:
+    return _per_record(lambda s: s.bm25)(pool)
 
 
 @node_values.register

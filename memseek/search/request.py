@@ -8,12 +8,9 @@ catalog (collections, declared fields, score names, profiles) belong to the reso
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Iterable
 from collections.abc import Sequence
-from datetime import datetime
-from functools import partial
 from types import UnionType
 from typing import Annotated
 from typing import Any
@@ -23,25 +20,17 @@ from typing import get_args
 from typing import get_origin
 
 from pydantic import AfterValidator
-from pydantic import AwareDatetime
 from pydantic import BaseModel
-from pydantic import BeforeValidator
 from pydantic import ConfigDict
 from pydantic import Field
-from pydantic import PlainSerializer
-from pydantic import PlainValidator
-from pydantic import SerializationInfo
 from pydantic import StrictBool
 from pydantic import StrictInt
 from pydantic import StrictStr
 from pydantic import StringConstraints
-from pydantic import TypeAdapter
 from pydantic import ValidationError
 from pydantic import ValidationInfo
 from pydantic import field_validator
 from pydantic import model_validator
-from pydantic.config import JsonDict
-from pydantic_core import PydanticCustomError
 
 from memseek.catalog.base import not_blank
 from memseek.catalog.rank import QUERY_SIGNALS
@@ -56,165 +45,35 @@ from memseek.errors import Loc
 from memseek.errors import RequestInvalid
 from memseek.errors import details_from_pydantic
 from memseek.models.vectors import values_problem
+from memseek.search.request_values import Bound
+from memseek.search.request_values import EqValue
+from memseek.search.request_values import Includes
+from memseek.search.request_values import Keyed
+from memseek.search.request_values import Names
+from memseek.search.request_values import Number
+from memseek.search.request_values import OutputNames
+from memseek.search.request_values import QueryVector
+from memseek.search.request_values import StringValues
+from memseek.search.request_values import Text
+from memseek.search.request_values import Timestamp
+from memseek.search.request_values import Values
+from memseek.search.request_values import Versions
+from memseek.search.request_values import invalid
+from memseek.search.request_values import list_rules
 from memseek.storable import unstorable_values
 from memseek.suggest import hint
 
 MAX_QUERY_CHARS = 8192
 """Default of the MAX_QUERY_CHARS deployment setting; pass the live value to `parse_search`."""
-MAX_LIST = 100
 MAX_WHERE_FIELDS = 32
-MAX_OUTPUT_NAMES = 16
 MAX_ORDER_KEYS = 16
 MAX_SOURCES = 8
 QUERY_MODES = frozenset({"vector", "text", "hybrid"})
 """Modes that rank by the query, and the only modes model reranking accepts."""
 VECTOR_MODES = frozenset({"vector", "hybrid"})
 """Modes that read the query's embedding: `q` embedded by the service, or the caller's `vector`."""
-MAX_VECTOR_DIMENSIONS = 16000
-"""The longest `vector` parsed (the write path's bound); the collection's model decides the width."""
 CONDITION_OPERATORS = ("eq", "in", "gt", "gte", "lt", "lte", "exists", "contains_any", "contains_all")
 FORBIDDEN_WITH_SOURCES = ("mode", "scope", "where", "order_by", "rank")
-
-Include = Literal[
-    "text", "scores", "collection", "collection_version", "entity", "type",
-    "key", "status", "depth", "occurred_at", "created_at", "run_id",
-]  # fmt: skip
-
-
-def _invalid(msg: str) -> PydanticCustomError:
-    # The message goes in as context: a brace in user data must never read as a template field.
-    return PydanticCustomError("invalid", "{msg}", {"msg": msg})
-
-
-def _unique(values: tuple[Any, ...]) -> tuple[Any, ...]:
-    repeated = sorted({str(v) for v in values if values.count(v) > 1})
-    if repeated:
-        raise _invalid(f"entries must be unique; repeated: {', '.join(repeated)}")
-    return values
-
-
-def _length(min_items: int, max_items: int, value: Any) -> Any:
-    if not isinstance(value, list | tuple):
-        raise _invalid("must be a list")
-    if len(value) < min_items:
-        raise _invalid(f"must hold at least {min_items} entr{'y' if min_items == 1 else 'ies'}")
-    if len(value) > max_items:
-        raise _invalid(f"must hold at most {max_items} entries")
-    return value
-
-
-def _list(max_items: int, min_items: int = 0, unique: bool = False) -> list[Any]:
-    """The rules of a JSON array held as a tuple: `Annotated[tuple[item, ...], *_list(...)]`.
-
-    Lengths are checked on the raw input: pydantic's own tuple bounds count only the items that
-    validated, which adds a misleading "too short" next to the real item errors.
-    """
-    bounds: JsonDict = {"minItems": min_items, "maxItems": max_items}
-    if unique:
-        bounds["uniqueItems"] = True
-    metadata: list[Any] = [
-        BeforeValidator(partial(_length, min_items, max_items)),
-        Field(json_schema_extra=bounds),
-    ]
-    if unique:
-        metadata.append(AfterValidator(_unique))
-    return metadata
-
-
-def _number(value: Any) -> int | float | None:
-    """The value if it is a finite number; booleans are not numbers."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    return value if isinstance(value, int) or math.isfinite(value) else None
-
-
-def _timestamp(value: Any) -> Any:
-    # Only ISO strings (or YAML's datetimes): pydantic would otherwise read 0, and "1767225600",
-    # as Unix seconds.
-    if not isinstance(value, str | datetime) or (isinstance(value, str) and _NUMERAL.fullmatch(value)):
-        raise _invalid("must be an ISO 8601 timestamp with a timezone")
-    return value
-
-
-_NUMERAL = re.compile(r"\s*[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?\s*")
-"""A string that is only a number (pydantic reads such a string as Unix time)."""
-
-
-def _scalar(value: Any) -> bool | int | float | str:
-    if isinstance(value, str | bool) or _number(value) is not None:
-        return value  # type: ignore[no-any-return]
-    raise _invalid("must be a string, a finite number or a boolean")
-
-
-def _bound(value: Any) -> float | int | datetime:
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        if _number(value) is None:
-            raise _invalid("must be a finite number")
-        return value
-    try:
-        return _AWARE.validate_python(value)
-    except ValidationError:
-        raise _invalid("must be a number or an ISO 8601 timestamp with a timezone") from None
-
-
-def _keyed(value: Any) -> bool | str:
-    if value is True or value is False or value == "any":
-        return value  # type: ignore[no-any-return]
-    raise _invalid("must be true, false or any")
-
-
-def _eq_value(value: Any) -> Any:
-    if not isinstance(value, list | tuple):
-        return _scalar(value)
-    if len(value) > MAX_LIST:
-        raise _invalid(f"a list value holds at most {MAX_LIST} entries")
-    return tuple(_scalar(v) for v in value)
-
-
-def _serialize(value: Any, info: SerializationInfo) -> Any:
-    # Explicit, because pydantic's union serializer behind a PlainValidator warns in JSON mode.
-    if not info.mode_is_json():
-        return value
-    if isinstance(value, tuple):
-        return list(value)
-    return value.isoformat() if isinstance(value, datetime) else value
-
-
-Text = Annotated[StrictStr, StringConstraints(min_length=1, max_length=512)]
-"""A non-empty name or value."""
-Timestamp = Annotated[AwareDatetime, BeforeValidator(_timestamp)]
-_AWARE: TypeAdapter[datetime] = TypeAdapter(Timestamp)
-Scalar = Annotated[
-    bool | int | float | str,
-    PlainValidator(_scalar, json_schema_input_type=bool | int | float | str),
-    PlainSerializer(_serialize),
-]
-Bound = Annotated[
-    int | float | datetime,
-    PlainValidator(_bound, json_schema_input_type=int | float | AwareDatetime),
-    PlainSerializer(_serialize),
-]
-EqValue = Annotated[
-    Scalar | tuple[Scalar, ...],
-    PlainValidator(
-        _eq_value, json_schema_input_type=bool | int | float | str | list[bool | int | float | str]
-    ),
-    PlainSerializer(_serialize),
-]
-Positive = Annotated[StrictInt, Field(gt=0)]
-Keyed = Annotated[
-    bool | Literal["any"],
-    PlainValidator(_keyed, json_schema_input_type=bool | Literal["any"]),
-    PlainSerializer(_serialize),
-]
-Names = Annotated[tuple[Text, ...], *_list(MAX_LIST, unique=True)]
-OutputNames = Annotated[tuple[Text, ...], *_list(MAX_OUTPUT_NAMES, unique=True)]
-Versions = Annotated[tuple[Positive, ...], *_list(MAX_LIST, min_items=1, unique=True)]
-Values = Annotated[tuple[Scalar, ...], *_list(MAX_LIST, min_items=1)]
-StringValues = Annotated[tuple[StrictStr, ...], *_list(MAX_LIST, min_items=1)]
-Includes = Annotated[tuple[Include, ...], *_list(len(get_args(Include)), unique=True)]
-Number = Annotated[float, Field(strict=True, allow_inf_nan=False)]
-QueryVector = Annotated[tuple[Number, ...], *_list(MAX_VECTOR_DIMENSIONS, min_items=1)]
 
 
 class Strict(BaseModel):
@@ -274,7 +133,7 @@ class Condition(Strict):
     @model_validator(mode="after")
     def _not_empty(self) -> Condition:
         if all(value is None for value in self.__dict__.values()):
-            raise _invalid("a condition needs at least one operator: " + ", ".join(CONDITION_OPERATORS))
+            raise invalid("a condition needs at least one operator: " + ", ".join(CONDITION_OPERATORS))
         return self
 
     def operators(self) -> dict[str, Any]:
@@ -292,7 +151,7 @@ class OrderBy(Strict):
     direction: Literal["asc", "desc"] = Field("asc", description="Sort direction; missing values sort last.")
 
 
-OrderByList = Annotated[tuple[OrderBy, ...], *_list(MAX_ORDER_KEYS, min_items=1)]
+OrderByList = Annotated[tuple[OrderBy, ...], *list_rules(MAX_ORDER_KEYS, min_items=1)]
 
 
 XML_NAME = "^(?![Xx][Mm][Ll])[A-Za-z_][A-Za-z0-9_.\\-]{0,63}$"
@@ -302,7 +161,7 @@ XML_NAME = "^(?![Xx][Mm][Ll])[A-Za-z_][A-Za-z0-9_.\\-]{0,63}$"
 def _xml_name(value: str) -> str:
     # ASCII XML names only: the tag is written verbatim into the prompt.
     if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.\-]{0,63}", value) is None or value.lower().startswith("xml"):
-        raise _invalid(
+        raise invalid(
             "must be an XML element name: a letter or _, then letters, digits, _ . or -;"
             " at most 64 characters, not starting with xml"
         )
@@ -310,7 +169,9 @@ def _xml_name(value: str) -> str:
 
 
 Preamble = Annotated[
-    StrictStr, StringConstraints(min_length=1, max_length=2000, pattern=r"\S"), AfterValidator(not_blank)
+    StrictStr,
+    StringConstraints(min_length=1, max_length=2000, pattern=r"\S"),
+    AfterValidator(not_blank),
 ]
 """The caller's own sentence before a fence: non-blank, at most 2,000 characters."""
 
@@ -448,7 +309,7 @@ class _Text(Strict):
     def _short_enough(cls, value: str | None, info: ValidationInfo) -> str | None:
         limit = (info.context or {}).get("max_query_chars", MAX_QUERY_CHARS)
         if value is not None and len(value) > limit:
-            raise _invalid(f"q is longer than MAX_QUERY_CHARS ({limit} characters)")
+            raise invalid(f"q is longer than MAX_QUERY_CHARS ({limit} characters)")
         return value
 
     def q_problems(self, searches: Iterable[tuple[str, bool]], judged: bool) -> list[Detail]:
@@ -534,7 +395,7 @@ class Source(_Vector, _Query):
         return self
 
 
-SourceList = Annotated[tuple[Source, ...], *_list(MAX_SOURCES, min_items=1)]
+SourceList = Annotated[tuple[Source, ...], *list_rules(MAX_SOURCES, min_items=1)]
 
 
 class CombinedSearch(_Text, _Vector, _Output):

@@ -8,8 +8,10 @@ a keyed slot, the slot follows the retraction rule: the newest non-retracted val
 left becomes current (`memseek.write.lanes`). Records derived from an erased one keep existing;
 their `derived_from` still names its id, which no longer resolves.
 
-Every deletion of records goes through `erase_records`, so whatever must follow a deletion (the
-workspace's keyword statistics, one day) is maintained in one place.
+Every deletion of records goes through `erase_records`, so whatever must follow a deletion is
+maintained in one place: the delete trigger appends −1 to the workspace's BM25 statistics, and
+the deleted records' lexemes are folded then (`text_stats.fold`), so that a word no record holds
+any more leaves no row.
 
 Locks, in the order every other writer takes them, so erasure never deadlocks with them:
 1. the slot advisory locks of the keyed records (sorted, as writes, retractions and approvals
@@ -18,7 +20,9 @@ Locks, in the order every other writer takes them, so erasure never deadlocks wi
    row until its batch commits, and locks the record only after it (`worker._lock_records`), so
    the erasure waits for that batch instead of deadlocking with it;
 3. the record rows (and the rows a restore makes current) in id order;
-4. after the delete, the workspace's touch lock, exclusively: touches hold it shared while they
+4. after the delete, the workspace's BM25 fold lock (`text_stats.lock`), which compaction takes
+   alone;
+5. then the workspace's touch lock, exclusively: touches hold it shared while they
    upsert (`memseek.write.touch`), so once it is held no touch of an erased record is in flight,
    and a later one finds the record gone and writes nothing.
 """
@@ -37,6 +41,7 @@ from memseek.schema import processing_queue
 from memseek.schema import record_touches
 from memseek.schema import records
 from memseek.write import lanes
+from memseek.write import text_stats
 from memseek.write.rows import LaneKey
 from memseek.write.store import UUID_T
 from memseek.write.store import array
@@ -110,6 +115,8 @@ def _delete(conn: Connection, workspace_id: UUID, ids: Sequence[UUID]) -> Counte
     stmt = (
         sa.delete(records)
         .where(r.workspace_id == workspace_id, r.id == sa.any_(array(ids, UUID_T)))
-        .returning(r.collection)
+        .returning(r.collection, sa.func.tsvector_to_array(r.tsv))
     )
-    return Counter(conn.scalars(stmt))
+    deleted = conn.execute(stmt).all()
+    text_stats.fold(conn, workspace_id, [lexeme for _, lexemes in deleted for lexeme in lexemes])
+    return Counter(collection for collection, _ in deleted)

@@ -191,7 +191,8 @@ def _row(
     return row
 
 
-RESTORED = tuple(column for column in records.c if column.name not in ("workspace_id", "seq", "tsv"))
+TEXT_COLUMNS = ("tsv", "tsv_repeats", "tsv_length")
+RESTORED = tuple(column for column in records.c if column.name not in ("workspace_id", "seq", *TEXT_COLUMNS))
 
 
 def _insert(conn: Connection, workspace_id: UUID, rows: list[dict[str, Any]]) -> None:
@@ -202,12 +203,19 @@ def _insert(conn: Connection, workspace_id: UUID, rows: list[dict[str, Any]]) ->
         sa.bindparam("restore", store.dump([{**row, "n": n} for n, row in enumerate(rows)])), sa.JSON
     )
     src = sa.func.json_to_recordset(batch).table_valued(*columns).render_derived("u", with_types=True)
-    source = sa.select(
-        *(src.c[c.name] for c in RESTORED),
-        sa.literal(workspace_id, store.UUID_T),
-        store.stored_tsvector(src.c.language, src.c.text),
-    ).order_by(src.c.n)
-    names = [c.name for c in RESTORED] + ["workspace_id", "tsv"]
+    terms = store.text_terms(src.c.language, src.c.text).lateral("terms")
+    source = (
+        sa.select(
+            *(src.c[c.name] for c in RESTORED),
+            sa.literal(workspace_id, store.UUID_T),
+            terms.c.tsv,
+            terms.c.repeats,
+            terms.c.length,
+        )
+        .select_from(src.join(terms, sa.true()))
+        .order_by(src.c.n)
+    )
+    names = [c.name for c in RESTORED] + ["workspace_id", *TEXT_COLUMNS]
     conn.execute(citus.returning_rows(records.insert().from_select(names, source)))
 
 

@@ -39,7 +39,6 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.engine import Row as DbRow
 from sqlalchemy.schema import CreateTable
 from sqlalchemy.sql.elements import BindParameter
-from sqlalchemy.sql.elements import ColumnElement
 
 from memseek import citus
 from memseek.schema import EMBEDDING_DIM
@@ -247,43 +246,65 @@ def _json_source(rows: Sequence[Row]) -> Any:
 def _insert_source(src: Any, workspace_id: UUID) -> sa.Select[Any]:
     """SELECT producing one records row per source row, in input order (`n`)."""
     c, now = src.c, sa.func.now()
-    return sa.select(
-        sa.literal(workspace_id, UUID_T),
-        c.id,
-        lane_seq.next_value(),
-        c.collection,
-        c.collection_version,
-        c.entity,
-        c.type,
-        c.key,
-        c.text,
-        c.content,
-        c.scores,
-        c.annotations,
-        c.fields,
-        c.status,
-        c.depth,
-        c.derived_from,
-        c.run_id,
-        sa.func.coalesce(c.occurred_at, now),
-        now,
-        now,
-        c.processing,
-        c.is_current,
-        c.embedding,
-        c.embedding_model,
-        stored_tsvector(c.language, c.text),
-        c.idempotency_key,
-        c.payload_hash,
-        c.link_node_id,
-    ).order_by(c.n)
+    terms = text_terms(c.language, c.text).lateral("terms")
+    return (
+        sa.select(
+            sa.literal(workspace_id, UUID_T),
+            c.id,
+            lane_seq.next_value(),
+            c.collection,
+            c.collection_version,
+            c.entity,
+            c.type,
+            c.key,
+            c.text,
+            c.content,
+            c.scores,
+            c.annotations,
+            c.fields,
+            c.status,
+            c.depth,
+            c.derived_from,
+            c.run_id,
+            sa.func.coalesce(c.occurred_at, now),
+            now,
+            now,
+            c.processing,
+            c.is_current,
+            c.embedding,
+            c.embedding_model,
+            terms.c.tsv,
+            terms.c.repeats,
+            terms.c.length,
+            c.idempotency_key,
+            c.payload_hash,
+            c.link_node_id,
+        )
+        .select_from(src.join(terms, sa.true()))
+        .order_by(c.n)
+    )
 
 
-def stored_tsvector(language: Any, text: Any) -> ColumnElement[Any]:
-    """A record's `tsv`: the full text of `text` in `language`, each lexeme keeping at most its
-    first two positions, so that `ts_rank_cd` saturates (sql/0010_rank_positions.sql)."""
+def text_terms(language: Any, text: Any) -> Any:
+    """The text's parse in one pass (`memseek_text_terms`, sql/0014_bm25.sql): the stored `tsv`,
+    each lexeme keeping at most its first two positions so that `ts_rank_cd` saturates
+    (sql/0010_rank_positions.sql), the positions it drops (`repeats`) and the number of
+    positions (`length`), which BM25 reads as the record's term frequencies and length."""
     parsed = sa.func.to_tsvector(sa.cast(language, REGCONFIG), text, type_=TSVECTOR)
-    return sa.func.memseek_rank_positions(parsed, type_=TSVECTOR)
+    return sa.select(
+        sa.func.memseek_text_terms(parsed).table_valued(
+            sa.column("tsv", TSVECTOR), sa.column("repeats", TSVECTOR), sa.column("length", sa.Integer)
+        )
+    )
+
+
+def text_columns(language: Any, text: Any) -> dict[str, Any]:
+    """`tsv`, `tsv_repeats` and `tsv_length` of a row written by other means than `insert_rows`
+    (a fixture, a restore): every writer of `records` supplies all three (the columns have no
+    default, so one that forgets them fails)."""
+    terms = text_terms(language, text).subquery("terms")
+    names = {"tsv": "tsv", "tsv_repeats": "repeats", "tsv_length": "length"}
+    return {column: sa.select(terms.c[name]).scalar_subquery() for column, name in names.items()}
 
 
 INSERT_COLUMNS = (
@@ -312,6 +333,8 @@ INSERT_COLUMNS = (
     "embedding",
     "embedding_model",
     "tsv",
+    "tsv_repeats",
+    "tsv_length",
     "idempotency_key",
     "payload_hash",
     "link_node_id",

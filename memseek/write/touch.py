@@ -45,8 +45,7 @@ SETTLE_SECONDS = 1.0
 LINGER_SECONDS = 1.0
 """How long an idle writer waits for more touches before it stops. Under steady searching it
 never stops, so no search pays for starting a thread: `start()` returns only once the new
-thread has been scheduled, which took 3.4 ms on average with both cores busy (in-process
-profile of 100 structured searches beside two model processes)."""
+thread has been scheduled, which costs a scheduler round trip on a busy host."""
 
 
 def touch(conn: Connection, workspace_id: UUID, ids: Iterable[UUID]) -> None:

@@ -54,6 +54,7 @@ from memseek.schema import records
 from memseek.write import erasures
 from memseek.write import retention
 from memseek.write import store
+from memseek.write import text_stats
 from memseek.write.enrich import enrich
 from memseek.write.prepare import missing_enrichments
 from memseek.write.progress import BATCHES
@@ -402,8 +403,10 @@ def _reclaim(conn: Connection, batch: Sequence[Claimed]) -> list[Claimed]:
 
 
 class BackgroundWorker:
-    """Daemon threads running batches (processing, erasures) and the retention sweep every
-    `retention.SWEEP_SECONDS`; each sleeps when idle and wakes on NOTIFY or after `idle_seconds`."""
+    """Daemon threads running batches (processing, erasures), the retention sweep every
+    `retention.SWEEP_SECONDS` and the compaction of BM25 statistics (`text_stats`) when idle or
+    every `text_stats.COMPACT_SECONDS`; each sleeps when idle and wakes on NOTIFY or after
+    `idle_seconds`."""
 
     def __init__(
         self,
@@ -416,6 +419,7 @@ class BackgroundWorker:
         self.runtime, self.batch, self.policy, self.idle_seconds = runtime, batch, policy, idle_seconds
         self._stop = threading.Event()
         self._next_sweep = time.monotonic()  # the first round sweeps
+        self._next_compaction = time.monotonic() + text_stats.COMPACT_SECONDS
         self._threads = [
             threading.Thread(target=self.run, name="memseek-worker", daemon=True) for _ in range(threads)
         ]
@@ -455,6 +459,9 @@ class BackgroundWorker:
         if time.monotonic() >= self._next_sweep:
             self._next_sweep = time.monotonic() + retention.SWEEP_SECONDS
             busy = bool(retention.sweep(self.runtime)) or busy
+        if not busy or time.monotonic() >= self._next_compaction:  # idle, or busy for long
+            self._next_compaction = time.monotonic() + text_stats.COMPACT_SECONDS
+            text_stats.compact_due(self.runtime.engine)
         return busy
 
 

@@ -247,7 +247,10 @@ def evaluation_data(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytes
 @pytest.mark.parametrize("dataset", ["scifact", "locomo"])
 def test_quality_suite(tmp_path: Path, dataset: str) -> None:
     result = run_suite(tmp_path, "quality", dataset, "--queries", "8", "--corpus", "20")
-    assert set(result["systems"]) == {"vector", "text", "hybrid", "hybrid_weighted", "fused", "bm25", "dense"}
+    assert set(result["systems"]) == {
+        *("vector", "text", "text_bm25", "hybrid", "hybrid_weighted", "blended", "fused"),
+        *("bm25", "dense", "bm25+dense"),
+    }
     for name, system in result["systems"].items():
         assert "metrics" in system, f"{name}: {system.get('missing')}"
         assert all(
@@ -266,13 +269,15 @@ def test_vector_suite(tmp_path: Path) -> None:
     result = run_suite(tmp_path, "vector", "--corpus", "20", "--queries", "4", "--warmup", "1", "--k", "3,5")
     assert [found["k"] for found in result["results"]] == [3, 5]
     for found in result["results"]:
-        expected = {"bare", "raw_model", "raw_model_1_thread", "memseek_vector", "memseek_text"}
+        expected = {"bare", "bare_candidates", "raw_model", "raw_model_1_thread"}
+        expected |= {"memseek_vector", "memseek_text"}
         assert set(found["systems"]) - {"chroma"} == expected
         assert all(stats["n"] == 4 for stats in found["systems"].values())
         own, text = found["service"]["memseek_vector"], found["service"]["memseek_text"]
         assert own["embed"]["p95"] == 0.0 and text["embed"]["p50"] > 0  # the caller's vector is not embedded
         assert own["http"]["n"] == 4 and own["client"]["p50"] > own["total"]["p50"]
         assert set(found["ratios"]) >= {"embed ÷ raw model", "search ÷ bare", "HTTP overhead, ms"}
+        assert "search ÷ bare at the candidate count" in found["ratios"]
         assert ("memseek_vector ÷ chroma" in found["ratios"]) == ("chroma" in found["systems"])
 
 

@@ -249,6 +249,7 @@ def test_rank_schema(sx: Client) -> None:
     assert names == {
         "similarity",
         "text_match",
+        "bm25",  # beside the spec's signals (docs/search.md, "BM25")
         "score",
         "age_hours",
         "const",
@@ -259,6 +260,10 @@ def test_rank_schema(sx: Client) -> None:
         "saturate",
         "decay",
     }
+    bm25 = next(op for op in schema["grammar"]["operators"] if op["name"] == "bm25")
+    assert bm25["syntax"] == "[bm25, {k1: 1.2, b: 0.75}]"
+    assert bm25["modes"] == ["hybrid", "recent", "text", "vector"]  # 0 outside text and hybrid
+    assert not bm25["in_boost"]
     assert schema["limits"] == {"max_nodes": 16, "max_levels": 5}
     shipped = yaml.safe_load((reference_catalog() / "conf" / "rank_default.yaml").read_text())
     for mode in ("hybrid", "vector", "text", "recent"):

@@ -54,7 +54,9 @@ class Route:
         return self.error is None and not self.subplans and all(count == 1 for count in self.tasks)
 
 
-class _Recorder:
+class Recorder:
+    """A `before_cursor_execute` listener writing each distinct statement's `Route` to `path`."""
+
     def __init__(self, path: str) -> None:
         self.path = path
         self.seen: set[str] = set()
@@ -117,7 +119,7 @@ def _from_service() -> bool:
 def pytest_configure(config: Any) -> None:
     path = os.environ.get(REPORT)
     if path:
-        sa.event.listen(Engine, "before_cursor_execute", _Recorder(path))
+        sa.event.listen(Engine, "before_cursor_execute", Recorder(path))
 
 
 def read(path: str) -> list[Route]:

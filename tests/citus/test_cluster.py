@@ -146,7 +146,16 @@ def test_every_workspace_table_is_co_located_with_records(layout: Layout) -> Non
     with engine.connect() as conn:
         tables = {row[0]: row[1:] for row in conn.execute(query)}
         workspace = citus.workspace_tables(conn)
-    assert {"records", "record_postings", "record_touches", "processing_queue", "erasures"} <= set(workspace)
+    expected = {
+        "records",
+        "record_postings",
+        "record_touches",
+        "processing_queue",
+        "erasures",
+        "text_corpus",
+        "text_lexemes",
+    }
+    assert expected <= set(workspace)
     anchor = tables["records"][2]
     assert {name: tables[name] for name in workspace} == {
         name: ("distributed", "workspace_id", anchor) for name in workspace

@@ -50,7 +50,7 @@ from memseek.search.resolve import SearchPlan
 from memseek.search.resolve import resolve
 from memseek.search_state import SearchState
 from memseek.settings import Settings
-from memseek.write.store import stored_tsvector
+from memseek.write.store import text_columns
 from memseek.write.touch import TouchQueue
 
 NOW = datetime(2026, 7, 1, 12, 0, tzinfo=UTC)
@@ -146,7 +146,7 @@ def insert(conn: Connection, workspace_id: UUID, *recs: Rec) -> list[UUID]:
             is_current=rec.is_current, retracted_at=NOW if rec.retracted else None,
             embedding=list(rec.embedding) if rec.embedding is not None else None,
             embedding_model=rec.embedding_model if rec.embedding is not None else None,
-            tsv=stored_tsvector(rec.language, rec.text),
+            **text_columns(rec.language, rec.text),
         ))  # fmt: skip
         ids.append(record_id)
     return ids

@@ -72,15 +72,25 @@ def test_upgrade_downgrade_every_revision(pg_server_url: str) -> None:
     engine.dispose()
 
 
-RAW_RECORD = sa.text(
-    "INSERT INTO records (workspace_id, id, lane_seq, collection, collection_version, entity, type, text,"
-    " content, scores, annotations, fields, status, depth, derived_from, occurred_at, created_at,"
-    " last_accessed, processing, is_current, tsv) VALUES (:ws, :id, nextval('records_lane_seq'),"
-    " 'c', 1, 'e', 't', :t, '{}', '{}', '{}', '{}', 'active', 0, '{}', now(), now(), now(), 'ready',"
-    " true, to_tsvector('english', :t))"
+_RAW_COLUMNS = (
+    "workspace_id, id, lane_seq, collection, collection_version, entity, type, text, content, scores,"
+    " annotations, fields, status, depth, derived_from, occurred_at, created_at, last_accessed, processing,"
+    " is_current, tsv"
 )
-"""One ready record of text `:t` in workspace `:ws`, written in plain SQL as any revision's schema
-takes it (no write path, no position cap)."""
+_RAW_VALUES = (
+    ":ws, :id, nextval('records_lane_seq'), 'c', 1, 'e', 't', :t, '{}', '{}', '{}', '{}', 'active', 0, '{}',"
+    " now(), now(), now(), 'ready', true"
+)
+RAW_RECORD_0009 = sa.text(
+    f"INSERT INTO records ({_RAW_COLUMNS}) VALUES ({_RAW_VALUES}, to_tsvector('english', :t))"
+)
+"""One ready record of text `:t` in workspace `:ws`, written in plain SQL as the schemas up to
+revision 0013 take it (no write path, no position cap)."""
+RAW_RECORD = sa.text(
+    f"INSERT INTO records ({_RAW_COLUMNS}, tsv_repeats, tsv_length) SELECT {_RAW_VALUES}, t.tsv, t.repeats,"
+    " t.length FROM memseek_text_terms(to_tsvector('english', :t)) t"
+)
+"""The same record as the current schema takes it, with its BM25 columns (sql/0014_bm25.sql)."""
 
 
 def test_0009_drops_the_sort_indexes_built_without_the_structured_clause(pg_server_url: str) -> None:
@@ -109,10 +119,10 @@ def test_0010_caps_the_positions_of_records_already_stored(pg_server_url: str) -
     version = sa.text("SELECT xmin::text FROM records WHERE id = :id")
     with engine.begin() as conn:
         conn.execute(sa.text("INSERT INTO workspaces (id, name) VALUES (:ws, 'w')"), {"ws": workspace})
-        conn.execute(RAW_RECORD, {"ws": workspace, "id": record, "t": "cat cat cat dog"})
-        conn.execute(RAW_RECORD, {"ws": workspace, "id": untouched, "t": "bird bird fish"})
+        conn.execute(RAW_RECORD_0009, {"ws": workspace, "id": record, "t": "cat cat cat dog"})
+        conn.execute(RAW_RECORD_0009, {"ws": workspace, "id": untouched, "t": "bird bird fish"})
         before = conn.execute(version, {"id": untouched}).scalar()
-    migrate.upgrade(engine)
+    migrate.upgrade(engine, "0010")  # 0014 rewrites every record (its BM25 columns)
     with engine.connect() as conn:
         assert conn.execute(version, {"id": untouched}).scalar() == before  # nothing to cap: not rewritten
         tsv = conn.execute(sa.text("SELECT tsv::text FROM records WHERE id = :id"), {"id": record}).scalar()

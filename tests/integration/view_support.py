@@ -22,7 +22,7 @@ from sqlalchemy.engine import Engine
 
 from memseek.schema import lane_seq
 from memseek.schema import records
-from memseek.write.store import stored_tsvector
+from memseek.write.store import text_columns
 from tests import helpers
 
 EDGES = "g_links"
@@ -112,7 +112,7 @@ class Graph:
             "key": None, "text": text, "content": {"text": text}, "scores": {}, "annotations": {},
             "fields": {}, "status": "active", "depth": 0, "derived_from": [],
             "occurred_at": sa.func.now(), "created_at": sa.func.now(), "last_accessed": sa.func.now(),
-            "processing": "ready", "is_current": True, "tsv": stored_tsvector("english", text),
+            "processing": "ready", "is_current": True, **text_columns("english", text),
             **values,
         }  # fmt: skip
         with self.engine.begin() as conn:

@@ -33,6 +33,7 @@ from tests.helpers import fetch
 from tests.helpers import memseek
 from tests.helpers import ok
 from tests.helpers import written_ids
+from tests.integration.test_bm25 import assert_counts_exact
 from tests.lifecycle.support import delete
 from tests.lifecycle.support import fact
 from tests.lifecycle.support import node
@@ -110,6 +111,9 @@ def assert_same(source: Client, target: Client, engine: Engine, target_engine: E
         same = ("vector", "embedding_model", "link_node_id", "idempotency_key", "payload_hash")
         assert {k: restored[k] for k in same} == {k: mine[k] for k in same}
     assert lane_orders(theirs) == lane_orders(ours)
+    # The BM25 statistics the restore's inserts wrote: exact, and the source's (docs/search.md).
+    counts = assert_counts_exact(target_engine, target.tenant.id)
+    assert counts == assert_counts_exact(engine, source.tenant.id) and counts[0] > 0
 
 
 @pytest.fixture

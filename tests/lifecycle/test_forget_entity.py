@@ -283,7 +283,13 @@ def test_records_still_queued_leave_nothing_behind(lc: Client, db: Engine) -> No
         lc, note("zed", "quokkazanzibar pending"), note("zed", "another", idempotency_key="zk-1")
     )
     needles = [*ids, "zk-1", "quokkazanzibar"]
-    assert holding(db, needles) == {"records": 2, "record_postings": 3, "processing_queue": 2}
+    # text_lexemes: the workspace's count of records holding the marker's lexeme (BM25).
+    assert holding(db, needles) == {
+        "records": 2,
+        "record_postings": 3,
+        "processing_queue": 2,
+        "text_lexemes": 1,
+    }
     assert ok(delete(lc, "/entities/zed"))["erased"] == 2
     assert holding(db, needles) == {}
 

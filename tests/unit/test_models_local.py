@@ -72,20 +72,44 @@ def test_concurrent_callers_share_one_model() -> None:
 
 
 @pytest.mark.parametrize(
-    ("query_threads", "spinning"),
-    [pytest.param(1, "0", id="one-thread-never-spins"), pytest.param(2, "1", id="threads-spin-within-a-run")],
+    ("query_threads", "threads", "spinning"),
+    [
+        pytest.param(1, 1, "0", id="one-thread-never-spins"),
+        pytest.param(2, 2, "1", id="threads-spin"),
+        pytest.param(None, 0, "1", id="default-onnxruntimes-own-pool"),
+    ],
 )
-def test_a_single_text_runs_on_the_query_session(query_threads: int, spinning: str) -> None:
-    """One text (a search's query) takes `query_threads`, a batch `threads`; the vectors agree."""
+def test_a_single_text_runs_on_the_query_session(
+    monkeypatch: pytest.MonkeyPatch, query_threads: int | None, threads: int, spinning: str
+) -> None:
+    """One text (a search's query) takes `query_threads` while the cores are idle, a batch
+    `threads`; the vectors agree. A batch session never spins."""
+    monkeypatch.setattr(local, "cores_busy", lambda: False)
     embedder = LocalEmbedder(threads=1, query_threads=query_threads)
+    assert embedder._query == local._Options(threads, spinning=spinning == "1")
     [alone] = embedder.embed([CAT])
     np.testing.assert_allclose(alone, embedder.embed([CAT, "another text"])[0], atol=1e-6)
-    options = local._load(
-        local._Options(query_threads, spinning=query_threads > 1)
-    ).session.get_session_options()
-    assert options.intra_op_num_threads == query_threads
+    options = local._load(embedder._query).session.get_session_options()
+    assert options.intra_op_num_threads == threads
     assert options.get_session_config_entry("session.intra_op.allow_spinning") == spinning
-    assert options.get_session_config_entry("session.force_spinning_stop") == "1"
+    batch = local._load(local._Options(1)).session.get_session_options()
+    assert batch.get_session_config_entry("session.intra_op.allow_spinning") == "0"
+
+
+@pytest.mark.parametrize(
+    ("load", "threads"),
+    [pytest.param(0.0, 2, id="idle-cores-take-the-pool"), pytest.param(64.0, 1, id="busy-cores-one-thread")],
+)
+def test_a_query_runs_on_one_thread_while_the_cores_are_busy(
+    monkeypatch: pytest.MonkeyPatch, load: float, threads: int
+) -> None:
+    """A load average at or past the cores runs a query on one thread; the vector is the same."""
+    monkeypatch.setattr(local, "CORES", 2)
+    monkeypatch.setattr("os.getloadavg", lambda: (load, load, load))
+    embedder = LocalEmbedder(threads=1, query_threads=2)
+    assert embedder._query == local._Options(threads, spinning=threads > 1)
+    [alone] = embedder.embed([CAT])
+    np.testing.assert_allclose(alone, embedder.embed([CAT, "another text"])[0], atol=1e-6)
 
 
 def test_identity_matches_the_package() -> None:

@@ -19,6 +19,7 @@ from memseek.catalog.rank import MAX_NODES
 from memseek.catalog.rank import OPERATORS
 from memseek.catalog.rank import SHIPPED_RANK_DEFAULT
 from memseek.catalog.rank import AgeHours
+from memseek.catalog.rank import Bm25
 from memseek.catalog.rank import Const
 from memseek.catalog.rank import Decay
 from memseek.catalog.rank import Max
@@ -95,7 +96,7 @@ def test_numbers_are_canonical_floats() -> None:
 
 def test_registry_is_a_closed_set_of_frozen_described_nodes() -> None:
     assert set(OPERATORS) == {
-        "similarity", "text_match", "score", "age_hours", "const",
+        "similarity", "text_match", "bm25", "score", "age_hours", "const",
         "sum", "max", "product", "normalize", "saturate", "decay",
     }  # fmt: skip
     for name, cls in OPERATORS.items():
@@ -184,6 +185,20 @@ INVALID = [
         "unknown option",
         id="option-unknown",
     ),
+    pytest.param(["bm25", {}, {}], ("rank",), "bm25 takes 0 to 1 argument", id="bm25-arity"),
+    pytest.param(["bm25", [1.2, 0.75]], ("rank", 1), "must be an object", id="bm25-options-list"),
+    pytest.param(["bm25", {"k1": -0.1}], ("rank", 1, "k1"), "at least 0", id="bm25-k1-negative"),
+    pytest.param(["bm25", {"k1": math.inf}], ("rank", 1, "k1"), "finite number", id="bm25-k1-inf"),
+    pytest.param(["bm25", {"b": 1.5}], ("rank", 1, "b"), "at most 1", id="bm25-b-above-1"),
+    pytest.param(["bm25", {"b": -1}], ("rank", 1, "b"), "at least 0", id="bm25-b-negative"),
+    pytest.param(["bm25", {"b": "0.5"}], ("rank", 1, "b"), "finite number", id="bm25-b-string"),
+    pytest.param(["bm25", {"k3": 8}], ("rank", 1, "k3"), "unknown option", id="bm25-option-unknown"),
+    pytest.param(
+        ["sum", [["product", 1.0, ["bm25", {"k1": True}]]]],
+        ("rank", 1, 0, 2, 1, "k1"),
+        "finite",
+        id="bm25-nested",
+    ),
     pytest.param(
         ["sum", [["product", 1.0, ["foo"]]]], ("rank", 1, 0, 2, 0), "unknown operator", id="nested-loc"
     ),
@@ -253,6 +268,11 @@ MODE_RULES = [
     pytest.param(RECIPE, "vector", [("rank", 1, 0, 2, 1)], id="recipe-in-vector"),
     pytest.param(["score", "importance"], "recent", [], id="score-in-recent"),
     pytest.param(["const", 1], "structured", [("rank",)], id="structured-takes-no-rank"),
+    pytest.param(["bm25"], "text", [], id="bm25-in-text"),
+    pytest.param(["max", [["similarity"], ["bm25"]]], "hybrid", [], id="bm25-in-hybrid"),
+    pytest.param(["bm25"], "vector", [], id="bm25-in-vector-reads-0"),
+    pytest.param(["bm25", {"k1": 2}], "recent", [], id="bm25-in-recent-reads-0"),
+    pytest.param(["bm25"], "structured", [("rank",)], id="bm25-not-in-structured"),
 ]
 
 
@@ -261,7 +281,26 @@ def test_query_signals_need_a_mode_that_computes_them(tree: Any, mode: Any, locs
     assert [d.loc for d in check_rank_for_mode(parse_rank(tree), mode)] == locs
 
 
+@pytest.mark.parametrize(
+    ("tree", "node", "canonical"),
+    [
+        pytest.param(["bm25"], Bm25(1.2, 0.75), ["bm25"], id="defaults"),
+        pytest.param(["bm25", {}], Bm25(1.2, 0.75), ["bm25"], id="empty-options"),
+        pytest.param(["bm25", {"k1": 1.2, "b": 0.75}], Bm25(1.2, 0.75), ["bm25"], id="defaults-spelled"),
+        pytest.param(["bm25", {"b": 0}], Bm25(1.2, 0.0), ["bm25", {"k1": 1.2, "b": 0.0}], id="b-only"),
+        pytest.param(
+            ["bm25", {"k1": 0, "b": 1}], Bm25(0.0, 1.0), ["bm25", {"k1": 0.0, "b": 1.0}], id="edges"
+        ),
+    ],
+)
+def test_bm25_options_are_optional_and_written_canonically(tree: Any, node: Bm25, canonical: Any) -> None:
+    assert parse_rank(tree) == node
+    assert to_tree(node) == canonical
+    assert rank_hash(parse_rank(tree)) == rank_hash(parse_rank(canonical))
+
+
 def test_boost_may_not_read_query_signals() -> None:
+    assert "bm25" in check_boost(parse_rank(["bm25"]))[0].msg
     assert [d.loc for d in check_boost(parse_rank(RECIPE))] == [("boost", 1, 0, 2, 1)]
     assert (
         check_boost(parse_rank(["saturate", ["score", "importance"], {"midpoint": 5, "exponent": 1}])) == []
@@ -351,6 +390,7 @@ def _curve(shape: Callable[[float, float], float]) -> Callable[[Any, Pool], list
 EVALUATORS: dict[type[RankNode], Callable[[Any, Pool], list[float]]] = {
     Similarity: lambda n, pool: [r.get("similarity", 0.0) for r in pool],
     TextMatch: lambda n, pool: [r.get("text_match", 0.0) for r in pool],
+    Bm25: lambda n, pool: [r.get("bm25", 0.0) for r in pool],
     Score: lambda n, pool: [r.get(f"score:{n.name}", 0.0) for r in pool],
     AgeHours: lambda n, pool: [max(0.0, r.get(n.field, 0.0)) for r in pool],
     Const: lambda n, pool: [n.value] * len(pool),

@@ -1,8 +1,9 @@
 """Candidate generation: each scored mode's list of at most `candidates` ids, as a `Proposal`.
 
 Nearest embeddings (`ORDER BY embedding <=> :q LIMIT n`, servable by HNSW or an exact scan),
-keyword matches (`tsv @@ memseek_any_lexeme(cfg, :q)`, best `ts_rank_cd` first, among the
-records holding the query lexemes' best postings in a broad scope), newest first, or — hybrid —
+keyword matches (`tsv @@ memseek_any_lexeme(cfg, :q)`, best first by the formula's keyword
+signal — `bm25`, else `ts_rank_cd` — among the records holding the query lexemes' best postings
+in a broad scope), newest first, or — hybrid —
 the three interleaved by position and deduplicated. Every list applies every rule while
 proposing (`rules.eligible`), so a selective scope still yields enough candidates."""
 
@@ -20,8 +21,8 @@ from sqlalchemy.sql.selectable import Select
 
 from memseek.schema import records
 from memseek.search.compile.keywords import Keywords
+from memseek.search.compile.keywords import keyword_rank
 from memseek.search.compile.keywords import posting_ids
-from memseek.search.compile.keywords import text_match
 from memseek.search.compile.query import SINGLE_LIST_MODES
 from memseek.search.compile.query import Query
 from memseek.search.compile.query import R
@@ -135,7 +136,7 @@ def _best_matches(
     query: Query, keywords: Keywords, carried: Sequence[str], *extra: ColumnElement[bool]
 ) -> Select[Any]:
     """The `list_size` eligible records that match the query best (among `extra`)."""
-    rank = text_match(query, keywords)
+    rank = keyword_rank(query, keywords)
     matches = eligible(query, query.matches_query(), *extra)
     matches = _carry(matches.add_columns(rank.label("match"), R.occurred_at, R.seq), carried)
     return matches.order_by(rank.desc(), *newest_first(records)).limit(query.list_size)

@@ -1,5 +1,6 @@
-"""Keyword matching: the query's lexemes labelled by rarity (`Keywords`), the `text_match`
-signal over them, and the best postings a broad keyword list ranks (`posting_ids`)."""
+"""Keyword matching: the query's lexemes labelled by rarity or weighed by IDF (`Keywords`), the
+`text_match` signal over them, what a keyword list ranks by (`keyword_signal`, `keyword_rank`),
+and the best postings a broad keyword list ranks (`posting_ids`)."""
 
 from __future__ import annotations
 
@@ -13,10 +14,16 @@ from sqlalchemy.sql.elements import ColumnElement
 from sqlalchemy.sql.selectable import CTE
 from sqlalchemy.sql.selectable import Select
 
+from memseek.catalog.rank import Bm25
+from memseek.catalog.rank import TextMatch
+from memseek.catalog.rank import iter_nodes
+from memseek.catalog.rank import signals
 from memseek.schema import inline
 from memseek.schema import record_postings
 from memseek.schema import records
+from memseek.search.compile.bm25 import Bm25Terms
 from memseek.search.compile.query import FLOAT
+from memseek.search.compile.query import CompilablePlan
 from memseek.search.compile.query import Query
 from memseek.search.compile.query import R
 
@@ -58,30 +65,57 @@ def _label(label: str) -> ColumnElement[str]:
 
 @dataclass(frozen=True, slots=True)
 class Keywords:
-    """The query's lexemes with their rarity labels (`terms`, from `query_terms`) and the record
-    count and class bounds those labels used (`bounds`, from `rarity_bounds`): one CTE each per
-    statement, shared by the keyword list and the `text_match` signal."""
+    """The query's lexemes as the statement weighs them: labelled by rarity for `text_match`
+    (`terms`, from `query_terms`, and the record count and class bounds those labels used,
+    `bounds`, from `rarity_bounds`), and with their IDF for `bm25` (`bm25`), each built only
+    when something reads it: one CTE each per statement, shared by the keyword list and the
+    signals. `ranked_by` is the signal the keyword list ranks its matches by and measures."""
 
-    bounds: CTE
-    terms: CTE
+    bounds: CTE | None
+    terms: CTE | None
+    bm25: Bm25Terms | None = None
+    ranked_by: TextMatch | Bm25 = TextMatch()
 
     @classmethod
     def build(cls, query: Query) -> Keywords:
+        rank, ranked_by = query.plan.rank, keyword_signal(query.plan)
+        read = signals(rank) if rank is not None else frozenset()
+        bm25 = Bm25Terms.build(query, _query_lexemes(query)) if Bm25 in read else None
+        if isinstance(ranked_by, Bm25) and TextMatch not in read:
+            return cls(None, None, bm25, ranked_by)
         bounds = rarity_bounds(query)
-        return cls(bounds, query_terms(query, bounds))
+        return cls(bounds, query_terms(query, bounds), bm25, ranked_by)
 
-    def counted(self) -> ColumnElement[int]:
+    def counted(self) -> ColumnElement[int] | None:
         """The record count the rarity labels used (what `statement` reports as `counted_records`)."""
-        return sa.select(self.bounds.c.n).scalar_subquery()
+        return None if self.bounds is None else sa.select(self.bounds.c.n).scalar_subquery()
 
     def labelled_tsv(self, row: Any = records) -> ColumnElement[Any]:
         """The record's `tsv` with the query's lexemes labelled by rarity (see `query_terms`)."""
+        if self.terms is None:
+            raise ValueError("text_match needs the query's rarity labels (`Keywords.build`)")
         labelled = row.c.tsv
         for label, _ in RARITY_CLASSES:
             lexemes = sa.func.array_agg(self.terms.c.lexeme).filter(self.terms.c.label == label)
             chosen = sa.select(sa.func.coalesce(lexemes, sa.cast(sa.literal([]), ARRAY(sa.Text))))
             labelled = sa.func.setweight(labelled, _label(label), chosen.scalar_subquery(), type_=TSVECTOR)
         return labelled  # type: ignore[no-any-return]
+
+    def need_bm25(self) -> Bm25Terms:
+        """The query's IDF, which `build` prepares whenever the formula reads `bm25`."""
+        if self.bm25 is None:
+            raise ValueError("bm25 needs the query's IDF (`Keywords.build`)")
+        return self.bm25
+
+
+def keyword_signal(plan: CompilablePlan) -> TextMatch | Bm25:
+    """What a keyword list ranks its matches by, so that its proposals and the formula agree:
+    the formula's first `bm25` (with its options), else `text_match` as the spec's formulas do."""
+    if plan.rank is not None:
+        for _, node in iter_nodes(plan.rank):
+            if isinstance(node, Bm25):
+                return node
+    return TextMatch()
 
 
 def query_terms(query: Query, bounds: CTE) -> CTE:
@@ -145,11 +179,19 @@ def _query_lexemes(query: Query) -> Any:
     )
 
 
+def keyword_rank(query: Query, keywords: Keywords, row: Any = records) -> ColumnElement[float]:
+    """The keyword list's measure of a record: its `ranked_by` signal."""
+    ranked_by = keywords.ranked_by
+    if isinstance(ranked_by, Bm25):
+        return keywords.need_bm25().score(ranked_by, row)
+    return text_match(query, keywords, row)
+
+
 def text_match(query: Query, keywords: Keywords, row: Any = records) -> ColumnElement[float]:
     """The `text_match` signal: PostgreSQL `ts_rank_cd` (default weights, no normalisation: "0
     upward, no fixed ceiling", as the spec's signal table says) of the record, its query
     lexemes labelled by rarity (`query_terms`), for the query. The stored `tsv` keeps two
-    positions per lexeme (`store.stored_tsvector`), so a word repeated counts at most twice.
+    positions per lexeme (`store.text_terms`), so a word repeated counts at most twice.
     Scaled into [0, 1) (flags 1|32), it lost to similarity in the default hybrid's `max` almost
     everywhere on the LoCoMo and SciFact quality suites."""
     return sa.func.ts_rank_cd(keywords.labelled_tsv(row), query.tsquery(), type_=FLOAT)
@@ -158,11 +200,19 @@ def text_match(query: Query, keywords: Keywords, row: Any = records) -> ColumnEl
 def posting_ids(query: Query, keywords: Keywords) -> Select[Any]:
     """Ids holding the best postings of the query lexemes: each lexeme's `list_size` highest
     impacts, then the `POSTING_POOL × list_size` records with the largest sum of impacts
-    weighted as `text_match` weighs the lexemes (`query_terms`).
+    weighted as the list's signal weighs the lexemes: by rarity label for `text_match`
+    (`query_terms`), by IDF for `bm25` (an impact is BM25's term-frequency factor at the
+    default k1 and b, so the sum is BM25 with a fixed average length).
 
     For a scope naming entities the exact path is used instead: those rows are few, and the
     best postings of the whole workspace could all lie outside the scope."""
-    lexemes = keywords.terms
+    if isinstance(keywords.ranked_by, Bm25):
+        lexemes = keywords.need_bm25().terms
+        weight: ColumnElement[float] = lexemes.c.idf
+    else:
+        assert keywords.terms is not None  # `Keywords.build` labels for a list ranked by text_match
+        lexemes = keywords.terms
+        weight = sa.case(*((lexemes.c.label == label, w) for label, w in LABEL_WEIGHTS.items()))
     P = record_postings.c
     best = (
         sa.select(P.record_id, P.impact)
@@ -171,7 +221,6 @@ def posting_ids(query: Query, keywords: Keywords) -> Select[Any]:
         .limit(query.list_size)
         .lateral("best_postings")
     )
-    weight = sa.case(*((lexemes.c.label == label, w) for label, w in LABEL_WEIGHTS.items()))
     total = sa.func.sum(best.c.impact * weight)
     return (
         sa.select(best.c.record_id)

@@ -1,8 +1,8 @@
 """The rank expression in SQL: one compile rule per node class (`compile_rank`), one rule per
 record signal (`signal_column`), and the stages that materialise each `normalize` window.
 
-The rank grammar's node classes are imported here only (`query` names the `RankNode` type of a
-plan's formula)."""
+The rank grammar's node classes are imported here and by the modules computing a signal
+(`keywords`, `bm25`); `query` names only the `RankNode` type of a plan's formula."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.sql.elements import ColumnElement
 
 from memseek.catalog.rank import AgeHours
+from memseek.catalog.rank import Bm25
 from memseek.catalog.rank import Const
 from memseek.catalog.rank import Decay
 from memseek.catalog.rank import Max
@@ -33,6 +34,7 @@ from memseek.catalog.rank import iter_nodes
 from memseek.schema import inline
 from memseek.schema import last_accessed
 from memseek.search.compile.keywords import Keywords
+from memseek.search.compile.keywords import keyword_signal
 from memseek.search.compile.keywords import text_match
 from memseek.search.compile.query import FLOAT
 from memseek.search.compile.query import SINGLE_LIST_MODES
@@ -54,13 +56,20 @@ KEYWORD_MODES = ("text", "hybrid")
 SIGNAL_READS: dict[type[RankNode], tuple[str, ...]] = {
     Similarity: ("embedding", "embedding_model"),
     TextMatch: ("tsv",),
+    Bm25: ("tsv", "tsv_repeats", "tsv_length"),
     Score: ("scores",),
 }
 """The `records` columns each signal's SQL reads (`signal_column`); `age_hours` reads its field."""
-LIST_SIGNALS: dict[str, type[RankNode]] = {"vector": Similarity, "text": TextMatch}
-"""The signal a single list measures while proposing each of its rows: the distance of a row with
-an embedding of the query's model, the keyword match of a row that matches the query. Its pool
-reads the list's value, and the list carries no column for measuring it again."""
+
+
+def list_signal(plan: CompilablePlan) -> RankNode | None:
+    """The signal a single list measures while proposing each of its rows: the distance of a row
+    with an embedding of the query's model, the keyword list's measure (`keyword_signal`) of a
+    row that matches the query. Its pool reads the list's value, and the list carries no column
+    for measuring it again."""
+    if plan.mode == "vector":
+        return Similarity()
+    return keyword_signal(plan) if plan.mode == "text" else None
 
 
 def carried_columns(plan: CompilablePlan) -> tuple[str, ...]:
@@ -69,8 +78,9 @@ def carried_columns(plan: CompilablePlan) -> tuple[str, ...]:
     if plan.mode not in SINGLE_LIST_MODES or plan.rank is None:
         return ()
     names = {"occurred_at": None, "seq": None, "workspace_id": None}  # ordered, unique
+    measured = list_signal(plan)
     for _, node in iter_nodes(plan.rank):
-        if type(node) is LIST_SIGNALS.get(plan.mode):
+        if node == measured:
             continue  # the list's own measure is the signal (`signal_column`)
         names.update(dict.fromkeys(SIGNAL_READS.get(type(node), ())))
         if isinstance(node, AgeHours):
@@ -113,6 +123,7 @@ def compile_rank(node: RankNode, ctx: RankContext) -> ColumnElement[float]:
 
 @compile_rank.register(Similarity)
 @compile_rank.register(TextMatch)
+@compile_rank.register(Bm25)
 @compile_rank.register(Score)
 @compile_rank.register(AgeHours)
 @compile_rank.register(Normalize)
@@ -188,7 +199,7 @@ class Reading:
     match: ColumnElement[float] | None = None
     """The keyword match the keyword list measured (NULL for rows it did not propose)."""
     own: bool = False
-    """The pool's rows are the one list that measured `distance` or `match` (`LIST_SIGNALS`):
+    """The pool's rows are the one list that measured `distance` or `match` (`list_signal`):
     that value is the signal of every row, with no other measure to fall back on."""
     touched: ColumnElement[Any] | None = None
     """The candidate's latest touch, read for all candidates at once (`pool.touches_of`)."""
@@ -208,7 +219,7 @@ def signal_column(node: Signal, read: Reading) -> ColumnElement[float]:
 
 @signal_column.register
 def _(node: Similarity, read: Reading) -> ColumnElement[float]:
-    if read.own and read.distance is not None:  # `LIST_SIGNALS`: the same row, operator and vector
+    if read.own and read.distance is not None:  # `list_signal`: the same row, operator and vector
         return _similarity(read.distance)
     row = read.row
     distance = row.c.embedding.cosine_distance(read.query.vector())
@@ -226,17 +237,31 @@ def _similarity(distance: ColumnElement[float]) -> ColumnElement[float]:
 
 @signal_column.register
 def _(node: TextMatch, read: Reading) -> ColumnElement[float]:
-    if read.own and read.match is not None:  # `LIST_SIGNALS`: the same row, expression and query
-        return read.match
-    query, keywords, row = read.query, read.need_keywords(), read.row
-    if read.match is None:
-        return text_match(query, keywords, row)
+    return _keyword_signal(node, read, lambda row: text_match(read.query, read.need_keywords(), row))
+
+
+@signal_column.register
+def _(node: Bm25, read: Reading) -> ColumnElement[float]:
+    if read.query.plan.mode not in KEYWORD_MODES:
+        return float_literal(0.0)  # no query lexemes are matched: 0, like any missing signal
+    return _keyword_signal(node, read, lambda row: read.need_keywords().need_bm25().score(node, row))
+
+
+def _keyword_signal(node: TextMatch | Bm25, read: Reading, measure: Any) -> ColumnElement[float]:
+    """A keyword signal of the row: the keyword list's own measure where the list ranked by this
+    very signal (`Keywords.ranked_by`), else `measure(row)`."""
+    measured = read.match if read.need_keywords().ranked_by == node else None
+    if read.own and measured is not None:  # `list_signal`: the same row, expression and query
+        return measured
+    query, row = read.query, read.row
+    if measured is None:
+        return measure(row)  # type: ignore[no-any-return]
     # Measured while proposing: the same row and expression. Most rows the keyword list did not
-    # propose hold no query lexeme, and ts_rank_cd of those is 0, but computing it costs far more
+    # propose hold no query lexeme, and their measure is 0, but computing it costs far more
     # than the match test (docs/search.md, "Keyword match of the other lists' rows").
     # An integer 0 keeps the CASE `real`, as ts_rank_cd is: a float8 would change the low bits.
-    unproposed = sa.case((query.matches_query(row), text_match(query, keywords, row)), else_=inline(0))
-    return sa.func.coalesce(read.match, unproposed, type_=FLOAT)
+    unproposed = sa.case((query.matches_query(row), measure(row)), else_=inline(0))
+    return sa.func.coalesce(measured, unproposed, type_=FLOAT)
 
 
 @signal_column.register
