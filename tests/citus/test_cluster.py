@@ -58,6 +58,10 @@ MODULES = [
 ]
 """The test modules run on the cluster: each kind of search and write, processing, isolation,
 touches and the lifecycle (each module runs on plain PostgreSQL in the ordinary run too)."""
+PLAIN_ONLY = ["tests/lifecycle/test_list_records.py::test_an_entitys_listing_reads_an_index_of_it"]
+"""Left out on the cluster: which index PostgreSQL picks among near-equal ones depends on the
+table's pages, and on Citus the earlier modules' rows are deleted from the shared shards, not
+truncated. The listing's statements themselves run (and are checked) in the other tests."""
 ACROSS = {"worker due"}
 """The statements that read across workspaces on purpose: the background jobs' look-ups of whose
 work is due (`citus.claim_in_one_workspace`, the retention sweep's expired workspaces)."""
@@ -70,7 +74,8 @@ def blackbox(cluster: Cluster, tmp_path_factory: pytest.TempPathFactory) -> tupl
     report = folder / "routes.jsonl"
     env = {**os.environ, "MEMSEEK_TEST_CITUS": str(cluster.save()), routes.REPORT: str(report)}
     plugins = ["-p", "tests.citus.routes", "-p", "no:cacheprovider"]
-    command = [sys.executable, "-m", "pytest", *MODULES, "-q", *plugins]
+    left_out = [f"--deselect={test}" for test in PLAIN_ONLY]
+    command = [sys.executable, "-m", "pytest", *MODULES, *left_out, "-q", *plugins]
     done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True)
     return done.returncode, done.stdout[-6000:] + done.stderr[-2000:], report
 

@@ -92,13 +92,9 @@ def test_filters_are_exact_matches(lc: Client, query: str, texts: list[str]) -> 
 
 def test_an_entitys_listing_reads_an_index_of_it(lc: Client, db: Engine) -> None:
     """An index serves the listing; sequential scans are disabled for the plan because on the
-    test's few rows one would be cheapest whatever the indexes. The table is analyzed first:
-    the plan is the one for these rows, not for statistics of earlier tests' (deleted, not
-    truncated, on Citus). The workspace is a literal (on Citus a plan with server-side parameters
-    holds no worker's plan), the setting sent as the service sends its own (on Citus, one the
-    workers receive)."""
-    with db.connect() as conn:
-        conn.execution_options(isolation_level="AUTOCOMMIT").execute(sa.text("ANALYZE records"))
+    test's few rows one would be cheapest whatever the indexes. The workspace is a literal (on
+    Citus a plan with server-side parameters holds no worker's plan), the setting sent as the
+    service sends its own (on Citus, one the workers receive)."""
     with db.begin() as conn:
         set_local(conn, {"enable_seqscan": "off"})
         plan = conn.execute(
