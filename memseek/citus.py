@@ -14,6 +14,7 @@ behave exactly as before.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from collections.abc import Mapping
 from typing import Any
 from weakref import WeakKeyDictionary
@@ -34,13 +35,26 @@ its digest before its workspace is known, so `api_keys` is one although it has a
 SCOPED_ROLE = "memseek_scoped"
 TRIGGERS = "citus_postings.sql"
 """The postings triggers' bodies as Citus can run them on a shard (the script says why)."""
-PROPAGATE = {"citus.propagate_set_commands": "local"}
+PROPAGATE = "SELECT set_config('citus.propagate_set_commands', 'local', true)"
 """Citus sends a transaction's `SET LOCAL` settings to the workers it opens connections to in
-that transaction only with this; `set_config()` never reaches them."""
+that transaction only with this setting; `set_config()` settings never reach them. It is itself
+set by `set_config()`: sent first in a pipeline (`db.run_statement`), a statement runs before
+PostgreSQL opens the pipeline's implicit transaction block, and a `SET LOCAL` there is logged as
+a warning ("SET LOCAL can only be used in transaction blocks") on every search."""
 UNDISTRIBUTABLE = {("plan_cache_mode", "force_generic_plan"): "auto"}
 """Planner settings Citus cannot honour, and what is sent instead: Citus cannot build a
 distributed generic plan for a statement with CTEs ("could not create distributed plan"), while
 under `auto` it keeps custom plans where no generic one can be distributed."""
+OWNER_RIGHTS = {"role": "none"}
+"""The role setting graph reads run with on Citus (`graph_settings`): none switched to, so the
+statement runs as the login role, the tables' owner. On one node a graph read looks links up
+through the `graph_records` view, whose owner's rights let the graph expression indexes serve
+`fields ->> 'end' = node` (row-level security evaluates a statement's non-leakproof conditions
+only after its own, so not as index conditions; migration 0007). Citus expands the view on the
+coordinator and sends the worker a statement over the shard itself, where the transaction's
+role meets row-level security again and every step of a walk reads all of a workspace's links.
+The view's own workspace filter and every statement's `workspace_id = :ws` still confine the
+read to the request's workspace."""
 _NAME = re.compile(r"[a-z_][a-z0-9_]*(\.[a-z_][a-z0-9_]*)?")
 _ENABLED: WeakKeyDictionary[Engine, bool] = WeakKeyDictionary()
 
@@ -60,12 +74,27 @@ def enabled(conn: Connection) -> bool:
     return _ENABLED[engine]
 
 
+def enabled_on(engine: Engine) -> bool:
+    """`enabled` for an engine, connecting once if it was not asked yet."""
+    if engine not in _ENABLED:
+        with engine.connect() as conn:
+            return enabled(conn)
+    return _ENABLED[engine]
+
+
+def graph_settings(engine: Engine) -> dict[str, str]:
+    """The settings a graph read's workspace transaction adds: `OWNER_RIGHTS` on Citus, none on
+    plain PostgreSQL, where the `graph_records` view gives the owner's rights already."""
+    return dict(OWNER_RIGHTS) if enabled_on(engine) else {}
+
+
 def set_local_statements(settings: Mapping[str, str]) -> list[str]:
     """`settings` (name → value) as `SET LOCAL` statements that reach the workers: propagation
-    first, then each setting, with the values Citus cannot honour replaced. The names come from
-    code (checked here), each value is quoted as a string literal (standard-conforming strings)."""
-    statements = []
-    for name, value in {**PROPAGATE, **settings}.items():
+    first (`PROPAGATE`), then each setting, with the values Citus cannot honour replaced. The
+    names come from code (checked here), each value is quoted as a string literal
+    (standard-conforming strings)."""
+    statements = [PROPAGATE]
+    for name, value in settings.items():
         if not _NAME.fullmatch(name):
             raise ValueError(f"not a setting name: {name!r}")
         value = UNDISTRIBUTABLE.get((name, value), value)
@@ -74,17 +103,30 @@ def set_local_statements(settings: Mapping[str, str]) -> list[str]:
 
 
 def claim_in_one_workspace(
-    conn: Connection, claim: sa.Select[Any], oldest: sa.Select[Any], *workspace: sa.ColumnElement[Any]
+    conn: Connection,
+    claim: sa.Select[Any],
+    oldest: sa.Select[Any],
+    *workspace: sa.ColumnElement[Any],
+    enter: Callable[[Any], None] | None = None,
 ) -> sa.Select[Any] | None:
     """`claim`, a SELECT … FOR UPDATE SKIP LOCKED across workspaces (a job queue's), as it can run
     here: unchanged on plain PostgreSQL; on Citus, which locks rows only in a statement routed to
     one shard, confined to the workspace `oldest` (the same rows, unlocked, their workspace id)
     reads first, by `workspace_id = :ws` on each of the `workspace` columns. None when `oldest`
-    finds none."""
+    finds none.
+
+    `enter`, called on Citus with that workspace's id before the claim is returned, switches a
+    transaction that goes on confined to it (role and row-level security) before it locks
+    anything: Citus reaches a worker over one connection per role, so rows the login role's
+    connection locked would block the scoped role's statements of the same transaction."""
     if not enabled(conn):
         return claim
     found = conn.execute(oldest).scalar()
-    return None if found is None else claim.where(*(column == found for column in workspace))
+    if found is None:
+        return None
+    if enter is not None:
+        enter(found)
+    return claim.where(*(column == found for column in workspace))
 
 
 def returning_rows(statement: sa.Insert) -> sa.Insert:

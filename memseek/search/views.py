@@ -27,7 +27,6 @@ from memseek.catalog.models import View
 from memseek.catalog.template import PLACEHOLDER
 from memseek.catalog.template import fill_template
 from memseek.catalog.template import validate_arguments
-from memseek.db import workspace_transaction
 from memseek.errors import Detail
 from memseek.errors import FormulaOverflow
 from memseek.errors import Loc
@@ -44,6 +43,7 @@ from memseek.search.graph import citation_values
 from memseek.search.graph import citations_statement
 from memseek.search.graph import find_orphans
 from memseek.search.graph import first_use_order
+from memseek.search.graph import graph_transaction
 from memseek.search.graph import link_citations
 from memseek.search.graph import orphan_values
 from memseek.search.graph import orphans_statement
@@ -274,7 +274,7 @@ def _orphans_limit(runtime: Runtime, values: dict[str, Any]) -> int:
 def _run_graph_view(runtime: Runtime, workspace_id: UUID, view: View, values: dict[str, Any]) -> ViewResult:
     spec = _walk(runtime, values)
     label = view_label(view)
-    with workspace_transaction(runtime.engine, workspace_id) as conn:
+    with graph_transaction(runtime.engine, workspace_id) as conn:
         walked = walk_paths(conn, workspace_id, _graph(view), spec, label)
         citations = link_citations(conn, workspace_id, _graph(view), first_use_order(walked.paths), label)
     paths = [
@@ -295,7 +295,7 @@ def _run_graph_view(runtime: Runtime, workspace_id: UUID, view: View, values: di
 
 def _run_orphans_view(runtime: Runtime, workspace_id: UUID, view: View, values: dict[str, Any]) -> ViewResult:
     limit = _orphans_limit(runtime, values)
-    with workspace_transaction(runtime.engine, workspace_id) as conn:
+    with graph_transaction(runtime.engine, workspace_id) as conn:
         report = find_orphans(conn, workspace_id, _graph(view), limit, view_label(view))
     orphans = list(report.orphans)
     body = {
@@ -320,7 +320,7 @@ def _explain_graph_view(
     spec, label, graph = _walk(runtime, values), view_label(view), _graph(view)
     walk = walk_statement(graph, spec.direction, spec.depth, bool(spec.predicates), label)
     script = Script(workspace_id)
-    with workspace_transaction(runtime.engine, workspace_id) as conn:
+    with graph_transaction(runtime.engine, workspace_id) as conn:
         script.comment("the walk")
         script.statement(conn, walk, walk_values(workspace_id, spec), analyze)
         used = first_use_order(walk_paths(conn, workspace_id, graph, spec, label).paths)
@@ -337,7 +337,7 @@ def _explain_orphans_view(
     report = orphans_statement(_graph(view), view_label(view))
     report_values = orphan_values(workspace_id, _orphans_limit(runtime, values))
     script = Script(workspace_id)
-    with workspace_transaction(runtime.engine, workspace_id) as conn:
+    with graph_transaction(runtime.engine, workspace_id) as conn:
         script.comment("the orphan report")
         script.statement(conn, report, report_values, analyze)
     return script.text()

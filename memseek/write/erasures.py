@@ -34,6 +34,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from dataclasses import replace
 from datetime import datetime
+from functools import partial
 from typing import Any
 from uuid import UUID
 
@@ -330,29 +331,38 @@ def forget(
 
 def claim(conn: Connection) -> Erasure | None:
     """The oldest running erasure of any workspace that no one else holds, its row locked (on
-    Citus, of the workspace of the oldest running one: `citus.claim_in_one_workspace`)."""
+    Citus, of the workspace of the oldest running one: `citus.claim_in_one_workspace`); the
+    transaction goes on confined to the erasure's workspace (role and row-level security), on
+    Citus entered before the row is locked."""
     running = sa.select(erasures).where(e.state == "running").order_by(e.started_at, e.id).limit(1)
     oldest = running.with_only_columns(e.workspace_id).prefix_with(DUE, dialect="postgresql")
-    stmt = citus.claim_in_one_workspace(
-        conn, running.with_for_update(skip_locked=True), oldest, e.workspace_id
-    )
+    locking = running.with_for_update(skip_locked=True)
+    stmt = citus.claim_in_one_workspace(conn, locking, oldest, e.workspace_id, enter=partial(_enter, conn))
     row = None if stmt is None else conn.execute(stmt).one_or_none()
-    return None if row is None else _from_row(row)
+    if row is None:
+        return None
+    if not citus.enabled(conn):  # on Citus, entered before the claim
+        _enter(conn, row.workspace_id)
+    return _from_row(row)
+
+
+def _enter(conn: Connection, workspace_id: UUID) -> None:
+    set_local(conn, scope_settings(workspace_id))
 
 
 DUE = "/* memseek worker due */"
-"""The label of the look-up of whose work is due first, the one statement reading every workspace."""
+"""The label of the look-ups of whose work is due (a queue row, an erasure, a retention run): the
+background jobs' statements that read every workspace."""
 
 
 def work_once(runtime: Runtime) -> bool:
     """One batch of the oldest unclaimed running erasure; False when there is none. Workers
     connect as the login role to claim across workspaces; the batch itself runs confined to the
-    erasure's workspace (role and row-level security), in the claiming transaction."""
+    erasure's workspace (role and row-level security), in the claiming transaction (`claim`)."""
     with runtime.engine.begin() as conn:
         erasure = claim(conn)
         if erasure is None:
             return False
-        set_local(conn, scope_settings(erasure.workspace_id))
         run_batch(conn, runtime.catalog, erasure)
     runtime.search.large_workspaces.discard(erasure.workspace_id)
     return True

@@ -22,6 +22,7 @@ from uuid import UUID
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
+from memseek import citus
 from memseek.catalog.catalog import Catalog
 from memseek.catalog.models import Retention
 from memseek.runtime import Runtime
@@ -29,6 +30,7 @@ from memseek.schema import erasures
 from memseek.schema import records
 from memseek.schema import workspaces
 from memseek.write import store
+from memseek.write.erasures import DUE
 from memseek.write.erasures import Erasure
 from memseek.write.erasures import high_water
 from memseek.write.erasures import insert_erasure
@@ -74,13 +76,24 @@ def _runs(conn: Connection, collection: str, rule: Retention) -> list[Erasure]:
 
 
 def _expired(conn: Connection, collection: str, rule: Retention, cutoff: datetime) -> list[UUID]:
-    """Workspaces with records of `collection` past `cutoff` and no retention run of it going."""
-    w, r, e = workspaces.c, records.c, erasures.c
-    expired = sa.exists().where(r.workspace_id == w.id, r.collection == collection, r[rule.field] < cutoff)
-    running = sa.exists().where(
-        e.workspace_id == w.id, e.state == "running", e.kind == "retention", e.collection == collection
-    )
-    return list(conn.scalars(sa.select(w.id).where(expired, ~running).order_by(w.id)))
+    """Workspaces with records of `collection` past `cutoff` and no retention run of it going:
+    an index probe per workspace. Citus cannot probe a distributed table per row of a reference
+    table ("complex joins are only supported when all distributed tables are co-located"), so
+    there each shard lists the workspaces of its own expired records, next to their erasures."""
+    r, e = records.c, erasures.c
+    expired = (r.collection == collection, r[rule.field] < cutoff)
+    ours = (e.state == "running", e.kind == "retention", e.collection == collection)
+
+    def running(workspace: sa.ColumnElement[UUID]) -> sa.Exists:
+        return sa.exists().where(e.workspace_id == workspace, *ours)
+
+    if citus.enabled(conn):
+        found = sa.select(r.workspace_id).where(*expired, ~running(r.workspace_id)).distinct()
+    else:
+        w = workspaces.c
+        found = sa.select(w.id).where(sa.exists().where(r.workspace_id == w.id, *expired), ~running(w.id))
+    found = found.order_by(found.selected_columns[0]).prefix_with(DUE, dialect="postgresql")
+    return list(conn.scalars(found))
 
 
 def _run(conn: Connection, workspace_id: UUID, collection: str, rule: Retention, cutoff: datetime) -> Erasure:

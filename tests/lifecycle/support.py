@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import sqlalchemy as sa
+from sqlalchemy.engine import Connection
 from sqlalchemy.engine import Engine
 
 from memseek.runtime import Runtime
@@ -68,6 +69,16 @@ def processed(runtime: Runtime) -> None:
 def rows(engine: Engine, sql: str, **params: Any) -> list[dict[str, Any]]:
     with engine.connect() as conn:
         return [dict(row._mapping) for row in conn.execute(sa.text(sql), params)]
+
+
+def hold(conn: Connection, table: str, column: str, value: Any) -> None:
+    """Lock the rows of `table` whose `column` is `value` (FOR UPDATE) until `conn`'s transaction
+    ends, as a worker busy with them does. The statement names their workspace too: Citus locks
+    rows only in a statement routed to one shard."""
+    found = sa.text(f"SELECT DISTINCT workspace_id FROM {table} WHERE {column} = :value")
+    (workspace_id,) = conn.execute(found, {"value": value}).scalars()
+    lock = f"SELECT 1 FROM {table} WHERE workspace_id = :ws AND {column} = :value FOR UPDATE"
+    conn.execute(sa.text(lock), {"ws": workspace_id, "value": value})
 
 
 def count(engine: Engine, table: str, **where: Any) -> int:

@@ -23,6 +23,7 @@ from tests.helpers import written_ids
 from tests.lifecycle.support import count
 from tests.lifecycle.support import delete
 from tests.lifecycle.support import fact
+from tests.lifecycle.support import hold
 from tests.lifecycle.support import node
 from tests.lifecycle.support import note
 from tests.lifecycle.support import processed
@@ -192,15 +193,13 @@ def test_an_erasure_waits_for_the_worker_processing_the_record(lc: Client, db: E
     [record_id] = written_ids(lc, note("ann", "being embedded"))
     answers: list[int] = []
     with db.begin() as worker:
-        worker.execute(
-            sa.text("SELECT 1 FROM processing_queue WHERE record_id = :id FOR UPDATE"), {"id": record_id}
-        )
+        hold(worker, "processing_queue", "record_id", record_id)
         eraser = threading.Thread(
             target=lambda: answers.append(delete(lc, f"/records/{record_id}").status_code)
         )
         eraser.start()
         time.sleep(0.5)
         assert answers == []  # waiting on the queue row
-        worker.execute(sa.text("SELECT 1 FROM records WHERE id = :id FOR UPDATE"), {"id": record_id})
+        hold(worker, "records", "id", record_id)
     eraser.join(30)
     assert answers == [200] and count(db, "records", id=record_id) == 0

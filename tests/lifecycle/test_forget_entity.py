@@ -10,7 +10,6 @@ import time
 from uuid import uuid4
 
 import pytest
-import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
 from memseek.db import workspace_transaction
@@ -31,6 +30,7 @@ from tests.lifecycle.support import count
 from tests.lifecycle.support import delete
 from tests.lifecycle.support import edge
 from tests.lifecycle.support import fact
+from tests.lifecycle.support import hold
 from tests.lifecycle.support import holding
 from tests.lifecycle.support import node
 from tests.lifecycle.support import note
@@ -154,7 +154,7 @@ def test_each_batch_commits_on_its_own(
     assert erasures.work_once(lc_runtime)
     assert count(db, "records") == 3  # seen from another connection: the batch committed
     with db.begin() as conn:  # a batch in flight holds the job: a second worker skips it
-        conn.execute(sa.text("SELECT 1 FROM erasures WHERE id = :id FOR UPDATE"), {"id": erasure_id})
+        hold(conn, "erasures", "id", erasure_id)
         assert not erasures.work_once(lc_runtime)
     assert count(db, "records") == 3
     processed(lc_runtime)  # the worker loop finishes it
@@ -302,9 +302,7 @@ def test_a_small_forget_out_of_time_goes_on_in_the_background(
     hurried = Client(app_for(with_settings(lc_runtime, search_timeout_ms=3000)).test_client(), lc.tenant)
     [held, *_] = written_ids(lc, *(note("ann", f"ann {n}") for n in range(3)))
     with db.begin() as worker:
-        worker.execute(
-            sa.text("SELECT 1 FROM processing_queue WHERE record_id = :id FOR UPDATE"), {"id": held}
-        )
+        hold(worker, "processing_queue", "record_id", held)
         response = delete(hurried, "/entities/ann", {"reason": "slow"})
     assert response.status_code == 202, response.get_json()
     assert count(db, "records") == 3

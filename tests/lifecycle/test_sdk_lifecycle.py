@@ -8,7 +8,6 @@ import inspect
 import time
 
 import pytest
-import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
 from memseek.client import AsyncMemseek
@@ -20,6 +19,7 @@ from memseek.client import NotFound
 from memseek.client import Record
 from memseek.write import erasures
 from tests.conftest import make_tenant
+from tests.lifecycle.support import hold
 from tests.sdk.support import BOB
 from tests.sdk.support import MARIA
 from tests.sdk.support import event
@@ -96,7 +96,7 @@ def test_forget_stops_waiting_after_its_timeout(m: Memseek, background: None, db
     erasure running once `timeout` has passed, and the erasure finishes when the lock goes."""
     written = m.records.write([event(f"n{n}") for n in range(5)], wait=True)
     with db.begin() as holder:
-        holder.execute(sa.text("SELECT 1 FROM records WHERE id = :r FOR UPDATE"), {"r": written[0].id})
+        hold(holder, "records", "id", written[0].id)
         began = time.monotonic()
         running = m.entities.forget(MARIA, timeout=1.0)
         assert (running.state, running.done) == ("running", False)

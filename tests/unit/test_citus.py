@@ -10,7 +10,7 @@ from memseek import citus
 def test_propagation_comes_first_then_each_setting_in_order() -> None:
     statements = citus.set_local_statements({"role": "memseek_scoped", "hnsw.ef_search": "40"})
     assert statements == [
-        "SET LOCAL citus.propagate_set_commands = 'local'",
+        "SELECT set_config('citus.propagate_set_commands', 'local', true)",
         "SET LOCAL role = 'memseek_scoped'",
         "SET LOCAL hnsw.ef_search = '40'",
     ]
