@@ -33,6 +33,7 @@ share one queue.
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections import Counter
@@ -43,6 +44,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Protocol
 from uuid import UUID
+
+log = logging.getLogger(__name__)
 
 DEFAULT_THREADS = 8
 """`memseek serve --threads`' default; an app served otherwise assumes it."""
@@ -144,6 +147,8 @@ class FairDispatcher:
             key, task = turn
             try:
                 task.service()
+            except Exception:  # as waitress's own dispatcher: one task's failure ends no thread
+                log.exception("a request task failed outside the app")
             finally:
                 with self._lock:
                     self._running[key] -= 1

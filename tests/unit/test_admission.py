@@ -126,3 +126,25 @@ def test_a_full_queue_refuses_and_a_late_task_expires(release: threading.Event) 
     assert dispatch.load() == 1
     release.set()
     dispatch.shutdown()
+
+
+class Failing:
+    """A task whose servicing raises, as waitress's does when the server closed under it."""
+
+    def service(self) -> None:
+        raise OSError(9, "Bad file descriptor")
+
+
+def test_a_failing_task_is_logged_and_its_thread_serves_the_next(
+    release: threading.Event, caplog: pytest.LogCaptureFixture
+) -> None:
+    dispatch = dispatcher(1)
+    try:
+        dispatch.submit("a", Failing())
+        after = Held("after", [], release)
+        dispatch.submit("a", after)
+        assert after.started.wait(5), "the pool's one thread died with the failing task"
+        assert "a request task failed" in caplog.text
+    finally:
+        release.set()
+        dispatch.shutdown()
