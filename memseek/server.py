@@ -216,9 +216,8 @@ class MemseekServer(TcpWSGIServer):  # type: ignore[misc]
     channel_class = MemseekChannel
 
     def __init__(self, app: Any, sock: socket.socket, adj: Adjustments, shares: Shares) -> None:
-        self.shares = shares
         self.requests = FairDispatcher(adj.threads, shares.requests, "memseek-request")
-        waits = Bounds(shares.requests.queued, shares.requests.max_wait)
+        waits = Bounds(shares.requests.queued, shares.requests.max_wait, shares.waits_per_workspace)
         self.waits = FairDispatcher(shares.waits_total, waits, "memseek-wait")
         self.flask = app  # `application` may be a middleware around it
         self._loop_answers: deque[HTTPChannel] = deque()
@@ -245,15 +244,12 @@ class MemseekServer(TcpWSGIServer):  # type: ignore[misc]
             self.answer_now(channel, RefusedTask)
 
     def _lane(self, request: Any) -> FairDispatcher:
-        """The wait threads for a write that asks to wait while its workspace and the wait
-        threads have room (it then runs as a `WaitTask`), else the request threads."""
+        """The wait threads for a write that asks to wait (it then runs as a `WaitTask`, queued
+        in its workspace's turn like any request), else the request threads."""
         if not _asks_to_wait(request):
             return self.requests
-        free = self.waits.load() < self.waits.threads
-        if free and self.waits.load(self._key(request)) < self.shares.waits_per_workspace:
-            request.answer_with = WaitTask
-            return self.waits
-        return self.requests
+        request.answer_with = WaitTask
+        return self.waits
 
     def _key(self, request: Any) -> Hashable:
         """The queue of `request`: its API key's (`memseek.api.admission`); one for all requests

@@ -105,10 +105,14 @@ def waits(written: Written) -> bool:
 
 def settled(written: list[Written], timeout: float | None) -> list[Written]:
     """`written` as `?wait=` asks: their states after waiting up to `timeout` seconds (None: as
-    written). A bounded number of requests wait at once (`admission`), and under `memseek serve`
-    only on its wait threads; past it a write answers at once with its records' current states."""
-    if timeout is None or not any(map(waits, written)) or request.environ.get(WAIT_LANE) is False:
+    written). Under `memseek serve` only its wait threads wait (they bound how many do, a
+    write queued for one waits its turn); under another server a bounded number of requests wait
+    at once (`admission`), and a write past it answers at once with its records' current states."""
+    lane = request.environ.get(WAIT_LANE)
+    if timeout is None or not any(map(waits, written)) or lane is False:
         return written
+    if lane:
+        return wait_for(written, timeout)
     with admission().wait_slot(workspace()) as granted:
         return wait_for(written, timeout) if granted else written
 

@@ -31,7 +31,9 @@ from tests.conftest import make_tenant
 from tests.helpers import with_settings
 from tests.service import serving
 
-SAMPLES = 40
+SAMPLES = 42
+ROUNDS = 3
+"""Quiet and flooded phases alternate this many times, `SAMPLES // ROUNDS` searches each."""
 FLOOD_WAITS = 10
 """Concurrent slow waits of the flooding workspace: more than the server's 8 threads."""
 FLOOD_SEARCHES = 2
@@ -108,22 +110,30 @@ def flooder(db: Engine) -> Tenant:
 
 
 def test_a_flooding_workspace_cannot_starve_another(service: str, tenant: Tenant, flooder: Tenant) -> None:
+    """Quiet and flooded searches alternate in rounds, so that a change in the machine's other
+    load during the test weighs on both alike."""
     headers = {"Authorization": f"Bearer {tenant.key}"}
+    quiet: list[float] = []
+    flooded: list[float] = []
+    health: list[float] = []
+    statuses: Counter[str] = Counter()
     with httpx.Client(base_url=service, headers=headers, timeout=30) as http:
         timed_searches(http, 5)  # warm: plans, pool connections
-        quiet = p95(timed_searches(http, SAMPLES))
-        with Flood(service, flooder) as flood:
-            flooded = p95(timed_searches(http, SAMPLES))
-            health = [_health(service) for _ in range(10)]
+        for _ in range(ROUNDS):
+            quiet += timed_searches(http, SAMPLES // ROUNDS)
+            with Flood(service, flooder) as flood:
+                flooded += timed_searches(http, SAMPLES // ROUNDS)
+                health += [_health(service) for _ in range(4)]
+            statuses += flood.statuses
     print(
-        f"victim search p95: quiet {quiet * 1000:.1f} ms, flooded {flooded * 1000:.1f} ms; "
-        f"health max {max(health) * 1000:.1f} ms; flood answers {dict(flood.statuses)}"
+        f"victim search p95: quiet {p95(quiet) * 1000:.1f} ms, flooded {p95(flooded) * 1000:.1f} ms; "
+        f"health max {max(health) * 1000:.1f} ms; flood answers {dict(statuses)}"
     )
-    assert flooded <= 2 * max(quiet, NOISE_FLOOR), (quiet, flooded, flood.statuses)
+    assert p95(flooded) <= 2 * max(p95(quiet), NOISE_FLOOR), (p95(quiet), p95(flooded), statuses)
     assert max(health) <= 1.0, health
-    # the flood met its bounds without a refusal: waits past the wait share answered at once,
-    # requests past the workspace's share of threads queued until their turn
-    assert flood.statuses["201 pending"] > 0 and "429" not in flood.statuses, flood.statuses
+    # the flood met its bounds without a refusal: its waits and its requests past the workspace's
+    # share of threads queued until their turn (its records are never processed here)
+    assert statuses["201 pending"] > 0 and "429" not in statuses, statuses
 
 
 def _health(service: str) -> float:

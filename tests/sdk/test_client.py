@@ -3,6 +3,7 @@ views of the reference catalog (search and graph kinds), context, lifecycle, err
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC
 from datetime import datetime
 from typing import Any
@@ -45,6 +46,15 @@ def test_write_one_or_many_waits_until_processed(m: Memseek) -> None:
     assert [w.processing for w in (one, *many)] == ["ready"] * 3
     assert all(w.current for w in (one, *many))
     assert len({one.id, *(w.id for w in many)}) == 3
+
+
+def test_concurrent_waits_of_one_client_all_come_back_processed(m: Memseek) -> None:
+    """More writes waiting at once than the server has wait threads (4 of 8): each still returns
+    once its record is processed, the ones past the threads having waited their turn."""
+    texts = [f"Maria's note number {n}." for n in range(12)]
+    with ThreadPoolExecutor(len(texts)) as pool:
+        answers = list(pool.map(lambda text: m.records.write(event(text), wait=True), texts))
+    assert [w.processing for [w] in answers] == ["ready"] * len(texts)
 
 
 def test_written_without_wait_is_still_pending_or_ready(m: Memseek) -> None:
