@@ -24,6 +24,7 @@ from memseek.app import create_app
 from memseek.client import AsyncMemseek
 from memseek.client import Memseek
 from memseek.runtime import Runtime
+from memseek.server import MemseekServer
 from memseek.server import make_server
 from memseek.serving import bind
 from memseek.write.worker import BackgroundWorker
@@ -31,18 +32,29 @@ from tests.conftest import Tenant
 
 
 @contextmanager
-def serving(app: Flask, threads: int = 8) -> Iterator[str]:
+def served(app: Flask, threads: int = 8) -> Iterator[MemseekServer]:
     """`app` served on 127.0.0.1 by `memseek serve`'s server with `threads` request threads (the
-    app must be built for as many: `create_app(threads=…)`); yields its base URL."""
+    app must be built for as many: `create_app(threads=…)`); yields the running server."""
     server = make_server(app, bind("127.0.0.1", 0), threads)
     thread = threading.Thread(target=server.run, name="test-service", daemon=True)
     thread.start()
     try:
-        yield f"http://127.0.0.1:{server.effective_port}"
+        yield server
     finally:
         server.stop()
         thread.join(10)
         server.close()
+
+
+def url_of(server: MemseekServer) -> str:
+    return f"http://127.0.0.1:{server.effective_port}"
+
+
+@contextmanager
+def serving(app: Flask, threads: int = 8) -> Iterator[str]:
+    """`served`, yielding the server's base URL."""
+    with served(app, threads) as server:
+        yield url_of(server)
 
 
 @pytest.fixture(scope="module")

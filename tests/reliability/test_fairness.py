@@ -26,6 +26,7 @@ from sqlalchemy.engine import Engine
 
 from memseek.app import create_app
 from memseek.runtime import Runtime
+from memseek.server import MemseekServer
 from tests.conftest import Tenant
 from tests.conftest import make_tenant
 from tests.helpers import with_settings
@@ -239,8 +240,17 @@ def test_a_workspace_alone_runs_a_request_on_every_thread(service: str, tenant: 
     assert max(health) <= 1.0, health
 
 
+def queued(server: MemseekServer, key: str, count: int, within: float = 15.0) -> None:
+    """Return once `count` requests sent with `key` are running or queued in `server`'s request
+    dispatcher (fail after `within` s)."""
+    deadline = time.monotonic() + within
+    while (found := server.requests.load(f"Bearer {key}")) < count and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert found == count, f"{found} requests of the workspace at the server, expected {count}"
+
+
 def test_another_workspace_is_served_before_a_floods_backlog(
-    service: str, tenant: Tenant, flooder: Tenant, db: Engine
+    server: MemseekServer, service: str, tenant: Tenant, flooder: Tenant, db: Engine
 ) -> None:
     """Every thread busy with the flood and 16 more of its requests queued: the other workspace's
     one request is the next a thread takes, before the flood's backlog."""
@@ -248,9 +258,9 @@ def test_another_workspace_is_served_before_a_floods_backlog(
         flood = Searches(service, flooder.key, THREADS)
         waiting_on_lock(db, THREADS)
         backlog = Searches(service, flooder.key, 16)
-        time.sleep(0.5)  # all queued behind the locked ones
+        queued(server, flooder.key, THREADS + 16)  # all queued behind the locked ones
         other = Searches(service, tenant.key, 1)
-        time.sleep(0.3)
+        queued(server, tenant.key, 1)
     done_other, response = other.join()[0]
     assert response.status_code == 200, response.text
     flooded = [when for when, r in flood.join() + backlog.join() if r.status_code == 200]
