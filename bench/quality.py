@@ -64,9 +64,9 @@ WEIGHTED_RANK: list[Any] = [
 """`hybrid_weighted`: hybrid mode with this formula as the request's `rank` (spec "Rank
 expressions": a request's rank replaces the default; the bench catalog ships none, so plain
 `hybrid` measures the service's built-in `N(max(similarity, text_match))`): 0.7 N(similarity) +
-0.3 N(text_match) + D24(age(last_accessed)), the blended formula docs/catalog.md shows a
-deployment how to publish. 70 % meaning, 30 % keywords is a round split, fixed before it was
-measured, not fitted."""
+0.3 N(text_match) + D24(age(last_accessed)), the earlier blend docs/catalog.md still names
+beside its BM25 formula (`blended`). 70 % meaning, 30 % keywords is a round split, fixed before
+it was measured, not fitted."""
 METRICS = {
     "scifact": ("ndcg@10", "recall@10", "recall@100"),
     "locomo": ("recall@5", "recall@10", "recall@20", "ndcg@10"),

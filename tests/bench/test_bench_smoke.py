@@ -13,7 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
+from bench import CATALOG_DIR
 from bench import data_dir
 from bench.__main__ import main
 from bench.baselines import parse_tsvector
@@ -23,6 +25,8 @@ from bench.datasets import normalise_evidence
 from bench.datasets import session_time
 from bench.latency import _around
 from bench.metrics import evaluate
+from bench.quality import BLENDED_VIEW
+from bench.quality import blended_rank
 
 
 def test_mini_data_reads_like_the_shared_data(tmp_path: Path) -> None:
@@ -84,6 +88,18 @@ def test_metrics_follow_the_ranked_order() -> None:
     result = evaluate(qrels, {"q1": ["a", "x", "b"]}, ["ndcg@10", "recall@10"])
     assert result["recall@10"] == pytest.approx(0.5)  # q2 returned nothing: counts as 0
     assert result["ndcg@10"] == pytest.approx((1 + 1 / 2) / (1 + 1 / 1.5849625) / 2, rel=1e-6)
+
+
+def test_blended_formula_is_the_documented_one() -> None:
+    """The suites measure, as `blended`, exactly the hybrid formula docs/catalog.md documents, in
+    both views: figures quoted for one formula must not come from another."""
+    section = (Path(__file__).parents[2] / "docs" / "catalog.md").read_text(encoding="utf-8")
+    section = section.split("### A blended hybrid formula", 1)[1]
+    documented = yaml.safe_load(section.split("```yaml", 1)[1].split("```", 1)[0])["variants"]["hybrid"]
+    views = yaml.safe_load((CATALOG_DIR / "views" / "bench.yaml").read_text(encoding="utf-8"))["views"]
+    ranks = [view["query"]["rank"] for view in views if view["name"] in BLENDED_VIEW.values()]
+    assert blended_rank() == documented
+    assert ranks == [documented] * len(BLENDED_VIEW)
 
 
 def test_tsvector_parsing_counts_positions() -> None:
