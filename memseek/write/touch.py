@@ -119,9 +119,10 @@ class TouchQueue:
     once the queue has stayed empty for `LINGER_SECONDS`. It is not a daemon thread, so a process
     that exits normally first writes what is queued (each statement is bounded by `LIMITS`).
 
-    A workspace's queued ids share one time, that of the latest `add` (a search that returned
-    them again moves them all to its own moment): the writer writes each set with the time it
-    had when taken, and `queued` reports the same times until the write has committed.
+    A workspace's queued ids share one time, that of its latest `add`: an id an earlier search
+    queued counts as read when the latest did, at most one write's duration later (the writer
+    used to write the database's `now()`, later still). The writer writes each set with the time
+    it had when taken, and `queued` reports the same times until that write has committed.
     """
 
     def __init__(self, engine: Engine, max_pending: int = MAX_PENDING) -> None:
