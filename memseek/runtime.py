@@ -8,8 +8,10 @@ services import this module, so it must import none of them.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Protocol
 from uuid import UUID
 
@@ -26,6 +28,10 @@ class Touches(Protocol):
 
     def add(self, workspace_id: UUID, ids: Sequence[UUID]) -> None:
         """Queue `ids` of a workspace to be touched; returns at once."""
+        ...
+
+    def queued(self, workspace_id: UUID) -> Mapping[UUID, datetime]:
+        """The workspace's touches not yet committed, each id with the time it will be written with."""
         ...
 
     def settle(self, workspace_id: UUID, timeout: float = ...) -> bool:

@@ -179,17 +179,19 @@ erasures = sa.Table(
 what was named, why, by whom, and how many records of each collection went, never their content."""
 
 
-def last_accessed(record: Any = None, workspace: Any = None) -> sa.ColumnElement[Any]:
+def last_accessed(record: Any = None, workspace: Any = None, queued: Any = None) -> sa.ColumnElement[Any]:
     """`last_accessed` of the `records` row `record` (default: the table itself): its own
     column or its latest touch, whichever is later (GREATEST ignores a missing touch). With
     `workspace` (the statement's workspace id or its parameter) the touch is looked up by it:
     Citus routes a statement to one shard only where every table names its workspace itself,
-    not through the row it correlates with."""
+    not through the row it correlates with. `queued` is the record's touch not yet written, as
+    the statement knows it (a search's `Query.queued_touch`; NULL when there is none)."""
     r = (records if record is None else record).c
     t = record_touches.c
     owner = r.workspace_id if workspace is None else workspace
     touched = sa.select(t.last_accessed).where(t.workspace_id == owner, t.record_id == r.id)
-    return sa.func.greatest(r.last_accessed, touched.scalar_subquery(), type_=TS)
+    also = () if queued is None else (queued,)
+    return sa.func.greatest(r.last_accessed, touched.scalar_subquery(), *also, type_=TS)
 
 
 _DIALECT = postgresql_dialect()  # type: ignore[no-untyped-call]
@@ -212,8 +214,10 @@ def field_text(table: Any, name: str) -> sa.ColumnElement[str]:
     return value
 
 
-def record_columns(names: Iterable[str], workspace: Any = None) -> list[sa.ColumnElement[Any]]:
+def record_columns(
+    names: Iterable[str], workspace: Any = None, queued: Any = None
+) -> list[sa.ColumnElement[Any]]:
     """`records` columns by name, as reads show them: `last_accessed` is `last_accessed()` (of
-    `workspace`, the statement's)."""
-    touched = last_accessed(workspace=workspace)
+    `workspace`, the statement's, with the `queued` touch of the row)."""
+    touched = last_accessed(workspace=workspace, queued=queued)
     return [touched.label(name) if name == "last_accessed" else records.c[name] for name in names]

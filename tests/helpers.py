@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING
 from typing import Any
 from uuid import UUID
 
+import pytest
 import sqlalchemy as sa
 from flask import Flask
 from sqlalchemy.engine import Connection
@@ -39,6 +40,7 @@ from memseek.boot import build_runtime
 from memseek.models.registry import ModelRegistry
 from memseek.paths import reference_catalog
 from memseek.runtime import Runtime
+from memseek.write import touch as touch_writer
 
 if TYPE_CHECKING:  # conftest imports this module: a runtime import would be circular
     from tests.conftest import Client
@@ -187,6 +189,25 @@ def fetch(client: Client, record_id: str | UUID) -> dict[str, Any]:
 def touches_written(client: Client) -> None:
     """Wait until the background touch-on-read of every search `client`'s app answered is written."""
     assert client.raw.application.extensions["memseek"].touches.flush(timeout=30)
+
+
+@contextmanager
+def touch_writer_held(monkeypatch: pytest.MonkeyPatch) -> Iterator[threading.Event]:
+    """Hold every touch the touch-on-read writer starts until the block ends (nothing of it
+    written); yields the event set once the writer is inside one."""
+    writing, released = threading.Event(), threading.Event()
+    real = touch_writer.touch
+
+    def held(*args: Any) -> None:
+        writing.set()
+        released.wait(30)
+        real(*args)
+
+    monkeypatch.setattr(touch_writer, "touch", held)
+    try:
+        yield writing
+    finally:
+        released.set()
 
 
 def error(response: Any, status: int, code: str | None = None) -> dict[str, Any]:

@@ -8,6 +8,7 @@ search compiles to its statement (`compile.compile_search`) with the request's o
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from collections.abc import Sequence
 from dataclasses import dataclass
 from dataclasses import replace
@@ -16,6 +17,7 @@ from datetime import datetime
 from uuid import UUID
 
 from memseek.catalog.catalog import Catalog
+from memseek.catalog.rank import age_fields
 from memseek.errors import BackendUnavailable
 from memseek.errors import Detail
 from memseek.errors import RequestInvalid
@@ -56,6 +58,7 @@ def prepare(runtime: Runtime, workspace_id: UUID, spec: SearchSpec, label: str =
     embed_ms = (time.perf_counter() - started) * 1000.0
     now = datetime.now(UTC)
     large = workspace_id in runtime.search.large_workspaces
+    queued = runtime.touches.queued(workspace_id) if reads_last_accessed(plan) else {}
     # The judge reads each record's text, so reranking fetches it even when no hit shows it.
     output = Output(
         text="text" in plan.include or plan.render or plan.rerank is not None,
@@ -65,16 +68,31 @@ def prepare(runtime: Runtime, workspace_id: UUID, spec: SearchSpec, label: str =
     )
     compiled = tuple(
         compile_search(
-            _as_compiled(p, plan), _inputs(workspace_id, now, own or embedded, large), output, label
+            _as_compiled(p, plan), _inputs(workspace_id, now, own or embedded, large, queued), output, label
         )
         for p, own in zip(plan.searches, supplied, strict=True)
     )
     return Prepared(plan, compiled, now, embed_ms)
 
 
-def _inputs(workspace_id: UUID, now: datetime, vector: QueryVector | None, large: bool) -> Inputs:
+def _inputs(
+    workspace_id: UUID,
+    now: datetime,
+    vector: QueryVector | None,
+    large: bool,
+    queued: Mapping[UUID, datetime],
+) -> Inputs:
     values, model = (vector.values, vector.model_id) if vector else (None, None)
-    return Inputs(workspace_id, now, values, model, large_workspace=large)
+    return Inputs(workspace_id, now, values, model, large_workspace=large, queued_touches=queued)
+
+
+def reads_last_accessed(plan: RequestPlan) -> bool:
+    """Whether the request's order can depend on `last_accessed`: a search's rank formula or the
+    combined boost ages it. Only then does the search bind this process's touches of the
+    workspace not yet written (`Inputs.queued_touches`): read-your-touches without waiting for
+    them to commit. No other part of a search reads the column, and the response never shows it."""
+    formulas = [search.rank for search in plan.searches] + [plan.boost]
+    return any("last_accessed" in age_fields(formula) for formula in formulas if formula is not None)
 
 
 def caller_vectors(models: ModelRegistry, searches: Sequence[SearchPlan]) -> tuple[QueryVector | None, ...]:

@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from typing import Any
 from uuid import UUID
 
-from memseek.catalog.rank import age_fields
 from memseek.db import workspace_transaction
 from memseek.errors import FormulaOverflow
 from memseek.errors import RankEvaluationFailed
@@ -98,8 +97,6 @@ def _run_search(runtime: Runtime, workspace_id: UUID, spec: SearchSpec, label: s
     started = time.perf_counter()
     prepared = prepare(runtime, workspace_id, spec, label)
     plan, limits = prepared.plan, runtime.settings
-    if reads_last_accessed(plan):
-        runtime.touches.settle(workspace_id)  # rank on the last_accessed earlier searches set
     searched = time.perf_counter()
     concurrency, timeout_ms = limits.search_max_concurrency, limits.search_timeout_ms
     results = run_searches(runtime.search, workspace_id, prepared.compiled, concurrency, timeout_ms)
@@ -118,14 +115,6 @@ def note_workspace_size(runtime: Runtime, workspace_id: UUID, results: Sequence[
     (`SearchState.large_workspaces`)."""
     if any((result.counted_records or 0) >= RARITY_SCALE for result in results):
         runtime.search.large_workspaces.add(workspace_id)
-
-
-def reads_last_accessed(plan: RequestPlan) -> bool:
-    """Whether the request's order can depend on `last_accessed`: a search's rank formula or the
-    combined boost ages it. Only then does the search wait for the workspace's queued touches
-    (no other part of a search reads the column, and the response never shows it)."""
-    formulas = [search.rank for search in plan.searches] + [plan.boost]
-    return any("last_accessed" in age_fields(formula) for formula in formulas if formula is not None)
 
 
 def search_response(

@@ -7,18 +7,22 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from collections.abc import Mapping
 from dataclasses import dataclass
 from dataclasses import replace
+from datetime import datetime
 from typing import Any
 from uuid import UUID
 
+import pytest
 import sqlalchemy as sa
 from flask import Flask
 from sqlalchemy.engine import Engine
 
 from memseek.models.local import MODEL_ID
 from memseek.runtime import Runtime
-from memseek.write.touch import TouchQueue
+from memseek.runtime import Touches
+from memseek.write.touch import SETTLE_SECONDS
 from tests.blackbox.conftest import ClientFactory
 from tests.blackbox.design_support import VECTOR
 from tests.blackbox.design_support import locked
@@ -38,6 +42,7 @@ from tests.conftest import client_for
 from tests.helpers import error
 from tests.helpers import fetch
 from tests.helpers import ok
+from tests.helpers import touch_writer_held
 from tests.helpers import touches_written
 from tests.helpers import view_query
 from tests.helpers import with_settings
@@ -57,32 +62,37 @@ def test_touch_on_read_updates_last_accessed_of_returned_records(bw: Client) -> 
 
 
 @dataclass
-class SettleSpy:
-    """A runtime's touch queue, counting the reads that waited for it."""
+class QueueSpy:
+    """A runtime's touch queue, counting the reads that waited for it or read what it holds."""
 
-    queue: TouchQueue
+    queue: Touches
     settled: int = 0
+    read: int = 0
 
     def settle(self, workspace_id: UUID, timeout: float = 1.0) -> bool:
         self.settled += 1
         return self.queue.settle(workspace_id, timeout)
 
+    def queued(self, workspace_id: UUID) -> Mapping[UUID, datetime]:
+        self.read += 1
+        return self.queue.queued(workspace_id)
+
     def __getattr__(self, name: str) -> Any:
         return getattr(self.queue, name)
 
 
-def test_only_a_search_ranked_on_last_accessed_waits_for_queued_touches(
+def test_no_search_waits_for_queued_touches_and_only_one_ranked_on_last_accessed_reads_them(
     bw_runtime: Runtime, bw_ws: Tenant
 ) -> None:
-    spy = SettleSpy(bw_runtime.touches)
-    client = client_for(replace(bw_runtime, touches=spy), bw_ws)  # type: ignore[arg-type]
+    spy = QueueSpy(bw_runtime.touches)
+    client = client_for(replace(bw_runtime, touches=spy), bw_ws)
     written_ids(client, rec(text="settle me"))
     plain = {"mode": "recent", "scope": {"collections": ["bw_plain"]}}  # ranked on occurred_at
     assert client.post("/search", json=plain).status_code == 200
-    assert spy.settled == 0
+    assert (spy.settled, spy.read) == (0, 0)
     aged = {**plain, "rank": ["age_hours", "last_accessed"]}
     assert client.post("/search", json=aged).status_code == 200
-    assert spy.settled == 1
+    assert (spy.settled, spy.read) == (0, 1)
 
 
 def test_a_search_ranked_on_last_accessed_sees_the_touches_of_earlier_searches(bw: Client) -> None:
@@ -101,7 +111,40 @@ def test_a_search_ranked_on_last_accessed_sees_the_touches_of_earlier_searches(b
 
     first = age()
     assert first >= 0.5 / 3600
-    assert age() < first  # no flush: the second search waited for the first one's touch
+    assert age() < first  # no flush: the second search ranks on the first one's touch
+
+
+def test_a_search_ranks_on_an_earlier_searchs_touch_before_it_is_written(
+    bw: Client, bw_db: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Read-your-touches without the wait: while the touch writer is held inside the first
+    search's touch (nothing of it committed), a search ranked on `last_accessed` right after it
+    already ages the record from that touch, and answers without waiting for the write."""
+    (record_id,) = written_ids(bw, rec(text="rank me before my touch is written"))
+    time.sleep(0.5)
+    body = {"mode": "recent", "scope": {"collections": ["bw_plain"]}, "rank": ["age_hours", "last_accessed"]}
+
+    def age() -> float:
+        [hit] = ok(bw.post("/search", json=body))["hits"]
+        return float(hit["rank_score"])
+
+    with touch_writer_held(monkeypatch) as writing:
+        first = age()
+        assert writing.wait(30)
+        started = time.monotonic()
+        second = age()
+        elapsed = time.monotonic() - started
+        with bw_db.connect() as conn:
+            stored = conn.execute(
+                sa.text("SELECT count(*) FROM record_touches WHERE record_id = :r"), {"r": record_id}
+            )
+            assert stored.scalar_one() == 0  # the first search's touch is not written yet
+    assert first >= 0.5 / 3600
+    assert second < first  # aged from the touch still being written
+    assert elapsed < SETTLE_SECONDS  # the search did not wait for it
+    touches_written(bw)
+    record = fetch(bw, record_id)
+    assert record["last_accessed"] > record["created_at"]
 
 
 def test_a_search_request_checks_out_one_connection(bw_runtime: Runtime, bw_ws: Tenant) -> None:

@@ -13,6 +13,8 @@ import subprocess
 import threading
 import time
 from collections.abc import Iterator
+from datetime import UTC
+from datetime import datetime
 from typing import Any
 from uuid import UUID
 
@@ -353,7 +355,7 @@ def test_touch_sets_last_accessed_in_own_workspace(
     [theirs] = written(their_client, record_in())
     time.sleep(0.01)
     with workspace_transaction(db, tenant.id) as conn:
-        touch(conn, tenant.id, [UUID(mine["id"]), UUID(theirs["id"])])
+        touch(conn, tenant.id, [UUID(mine["id"]), UUID(theirs["id"])], datetime.now(UTC))
     record = fetch(wclient, mine["id"])
     assert record["last_accessed"] > record["created_at"]
     untouched = fetch(their_client, theirs["id"])

@@ -7,7 +7,9 @@ import random
 from collections.abc import Iterator
 from collections.abc import Sequence
 from dataclasses import replace
+from datetime import datetime
 from typing import Any
+from uuid import UUID
 
 import pytest
 import sqlalchemy as sa
@@ -23,11 +25,13 @@ from memseek.search.compile import Explain
 from memseek.search.compile import Inputs
 from memseek.search.compile import build_statement
 from memseek.search.compile import candidates
+from memseek.search.compile import compile_search
 from memseek.search.compile import pool
 from memseek.search.compile.candidates import Proposal
 from memseek.search.compile.keywords import Keywords
 from memseek.search.compile.query import Query
 from memseek.search.compile.rank import Reading
+from memseek.write.touch import touch
 from tests.conftest import Tenant
 from tests.conftest import make_tenant
 from tests.integration.searchdata import NOW
@@ -539,3 +543,39 @@ def test_a_pool_of_carried_columns_equals_one_that_reads_records_again(
     assert joins == [1, 2]  # the final rows only, against the pool's read and the final rows
     results = outcomes(db, tenant, carried, reading)
     assert results[0] == results[1] and len(results[0][0]) >= 5
+
+
+QUEUED_BODIES = [
+    pytest.param({"mode": mode, "q": "pricing churn", "k": 20, "rank": ["sum", [*signals, AGES[1]]]}, id=mode)
+    for mode, signals in {**EVERY_SIGNAL, "hybrid": [SIM, MATCH]}.items()
+]
+
+
+@pytest.mark.parametrize("body", QUEUED_BODIES)
+def test_touches_still_queued_rank_as_written_ones(db: Engine, tenant: Tenant, body: dict[str, Any]) -> None:
+    """A search ranks on this process's touches not yet written (`Inputs.queued_touches`): its
+    values, pool bounds and each row's `last_accessed` are those of the same search once the
+    touch writer has written them, and of one that finds them both queued and written (a touch
+    committed while the search was being prepared)."""
+    rng = random.Random(5)
+    with db.begin() as conn:
+        ids = insert(conn, tenant.id, *random_records(rng, 60, entities=4, hours=300))
+        stored = [{"w": tenant.id, "r": i, "t": hours_ago(rng.randint(10, 50))} for i in ids[::2]]
+        conn.execute(sa.text("INSERT INTO record_touches VALUES (:w, :r, :t)"), stored)
+    queued = {i: hours_ago(rng.randint(0, 20)) for i in ids[::3]}  # some older than a stored touch
+    vector = unit(*(rng.gauss(0, 1) for _ in range(16)))
+    (plan,) = plans(body)
+
+    def ranked(touches: dict[UUID, datetime]) -> list[tuple[Any, ...]]:
+        inputs = Inputs(tenant.id, NOW, vector, "test-model", queued_touches=touches)
+        with workspace_transaction(db, tenant.id) as conn:
+            result = run_compiled(conn, compile_search(plan, inputs, TEXT_OUTPUT, "test"))
+        rows = [(h.id, h.value, h.record["last_accessed"]) for h in result.hits]
+        return [rows, result.low, result.high, result.candidate_count]
+
+    unaware, before = ranked({}), ranked(queued)
+    with workspace_transaction(db, tenant.id) as conn:
+        for record_id, at in queued.items():
+            touch(conn, tenant.id, [record_id], at)
+    assert before == ranked({}) == ranked(queued)
+    assert before != unaware and len(before[0]) >= 5

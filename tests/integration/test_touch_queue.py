@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import threading
+from datetime import UTC
+from datetime import datetime
+from datetime import timedelta
 from typing import Any
 from uuid import UUID
 
@@ -12,11 +15,14 @@ from sqlalchemy.engine import Engine
 
 from memseek.db import workspace_transaction
 from memseek.schema import last_accessed
+from memseek.schema import record_touches
 from memseek.schema import records
 from memseek.write.touch import LINGER_SECONDS
 from memseek.write.touch import TouchQueue
+from memseek.write.touch import touch
 from tests.conftest import Tenant
 from tests.helpers import statements_sent
+from tests.helpers import touch_writer_held
 from tests.integration.searchdata import NOW
 from tests.integration.searchdata import Rec
 from tests.integration.searchdata import insert
@@ -118,6 +124,45 @@ def test_settle_waits_for_its_workspace_only(db: Engine, tenant: Tenant, other_t
     queue.add(tenant.id, mine)
     assert queue.settle(tenant.id, timeout=30)
     assert touched(db, mine) == [True, True]  # written before settle returned, no flush needed
+
+
+def stored(db: Engine, ids: list[UUID]) -> dict[UUID, datetime]:
+    """The touches written for `ids` (rows of `record_touches`)."""
+    query = sa.select(record_touches.c.record_id, record_touches.c.last_accessed)
+    with db.connect() as conn:
+        return dict(conn.execute(query.where(record_touches.c.record_id.in_(ids))).all())
+
+
+def test_queued_reports_uncommitted_touches_with_the_times_then_written(
+    db: Engine, tenant: Tenant, other_tenant: Tenant, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What a search ranks on instead of waiting: the touches being written and those queued
+    behind them, until they commit, each with exactly the time the database then holds."""
+    a, b, c = given(db, tenant, 3)
+    queue = TouchQueue(db)
+    with touch_writer_held(monkeypatch) as writing:
+        queue.add(tenant.id, [a])
+        assert writing.wait(30)
+        being_written = queue.queued(tenant.id)
+        queue.add(tenant.id, [a, b])  # `a` again, queued behind its own write
+        both = queue.queued(tenant.id)
+        assert queue.queued(other_tenant.id) == {}
+        assert stored(db, [a, b, c]) == {}
+    assert set(being_written) == {a}
+    assert set(both) == {a, b} and both[a] == both[b] > being_written[a]
+    assert queue.flush(timeout=30)
+    assert queue.queued(tenant.id) == {}
+    assert stored(db, [a, b, c]) == both  # the later touch of `a` wins
+
+
+def test_a_touch_never_moves_last_accessed_back(db: Engine, tenant: Tenant) -> None:
+    """Two processes' writers may commit out of order: the later time stays."""
+    (record,) = given(db, tenant, 1)
+    later = datetime.now(UTC)
+    for at in (later, later - timedelta(seconds=5)):
+        with workspace_transaction(db, tenant.id) as conn:
+            touch(conn, tenant.id, [record], at)
+    assert stored(db, [record]) == {record: later}
 
 
 def writers() -> set[threading.Thread]:

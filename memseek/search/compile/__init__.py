@@ -35,9 +35,10 @@ pg_stat_statements.
 Statements are templates: building one is far dearer than running a cached one's bookkeeping,
 so each shape is built once and reused (`compile_search` keeps the last `TEMPLATE_CACHE`
 shapes). The values that change from request to request — workspace, `now`, the query text and
-vector, the embedding model, the scope's entities and time bounds — are required named
-parameters (`REQUEST_VALUES`) supplied at execution (`CompiledSearch.params`); everything else a
-statement depends on is part of its shape key.
+vector, the embedding model, the scope's entities and time bounds, the touches this process has
+not yet written (`Query.queued_touch`) — are required named parameters (`REQUEST_VALUES`)
+supplied at execution (`CompiledSearch.params`); everything else a statement depends on is part
+of its shape key.
 """
 
 from memseek.search.compile.keywords import RARITY_MIN_RECORDS

@@ -59,7 +59,7 @@ def _hits(query: Query, top: CTE, output: Output) -> Any:
     own)."""
     if not output.reads_records():
         return sa.select(top).subquery("hits")
-    wanted = record_columns(OUTPUT_COLUMNS, query.ws)
+    wanted = record_columns(OUTPUT_COLUMNS, query.ws, query.queued_touch())
     wanted += [R.text] if output.text else []
     wanted += [R.content] if output.content else []
     wanted += [R.annotations] if output.annotations else []

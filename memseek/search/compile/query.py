@@ -9,18 +9,21 @@ from collections.abc import Callable
 from collections.abc import Mapping
 from collections.abc import Sequence
 from dataclasses import dataclass
+from dataclasses import field
 from datetime import datetime
 from typing import Any
 from typing import Protocol
 from uuid import UUID
 
 import sqlalchemy as sa
+from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.dialects.postgresql import DOUBLE_PRECISION
 from sqlalchemy.dialects.postgresql import REGCONFIG
 from sqlalchemy.dialects.postgresql import TSQUERY
 from sqlalchemy.dialects.postgresql import TSVECTOR
 from sqlalchemy.sql.elements import BindParameter
 from sqlalchemy.sql.elements import ColumnElement
+from sqlalchemy.sql.elements import Grouping
 
 from memseek.catalog.rank import RankNode
 from memseek.schema import records
@@ -107,6 +110,9 @@ class Inputs:
     large_workspace: bool = False
     """The workspace is known to hold at least `RARITY_SCALE` records, so rarity labels need not
     count them (records are never deleted: once true, it stays true)."""
+    queued_touches: Mapping[UUID, datetime] = field(default_factory=dict)
+    """This process's touches of the workspace not yet committed, each with the time it will be
+    written with (`Query.queued_touch`)."""
 
 
 class Lists(enum.Enum):
@@ -195,6 +201,16 @@ class Query:
         if self.inputs.vector is None:
             raise ValueError("this search needs the query embedding")
         return request_value("query_vector", QueryVectorType())
+
+    def queued_touch(self, row: Any = records) -> ColumnElement[Any]:
+        """The row's touch not yet written (NULL when there is none): the time at the id's place
+        in the request's two parallel arrays (`Inputs.queued_touches`). A search ranks on the
+        touches of the searches before it without waiting for them to commit, with the very
+        time the touch writer will write (`memseek.write.touch`)."""
+        ids = request_value("queued_touches", ARRAY(records.c.id.type))
+        times = request_value("queued_touch_times", ARRAY(TS))
+        # Parenthesised: bare, `$1::timestamptz[][i]` would read the subscript as part of the type.
+        return Grouping(times)[sa.func.array_position(ids, row.c.id)]
 
     def same_model(self, row: Any = records) -> list[ColumnElement[bool]]:
         """The embedding must come from the query vector's model (when the request names one)."""

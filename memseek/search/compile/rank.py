@@ -276,11 +276,11 @@ def _(node: AgeHours, read: Reading) -> ColumnElement[float]:
     row = read.row
     moment = row.c[node.field]
     if node.field == "last_accessed":
-        touched = read.touched
+        queued, touched = read.query.queued_touch(row), read.touched
         if touched is None:
-            moment = last_accessed(row, read.query.ws)
+            moment = last_accessed(row, read.query.ws, queued)
         else:
-            moment = sa.func.greatest(moment, touched, type_=TS)
+            moment = sa.func.greatest(moment, touched, queued, type_=TS)
     seconds = sa.cast(sa.extract("epoch", read.query.now - moment), FLOAT)
     return sa.func.greatest(float_literal(0.0), seconds / float_literal(3600.0), type_=FLOAT)
 

@@ -152,6 +152,8 @@ REQUEST_VALUES = (
     "scope_entities",
     "occurred_after",
     "occurred_before",
+    "queued_touches",
+    "queued_touch_times",
 )
 """The statement parameters whose values come from each request (`request_values`)."""
 
@@ -169,6 +171,8 @@ def request_values(plan: CompilablePlan, inputs: Inputs) -> dict[str, Any]:
         values["scope_entities"] = list(scope.entities)
     bounds = {"occurred_after": scope.occurred_after, "occurred_before": scope.occurred_before}
     values.update({name: bound for name, bound in bounds.items() if bound is not None})
+    values["queued_touches"] = list(inputs.queued_touches)
+    values["queued_touch_times"] = list(inputs.queued_touches.values())
     return values
 
 
