@@ -7,7 +7,10 @@
 * Writes (`BARE_PATHS`): batched INSERTs and COPY, each into its own table created `LIKE records
   INCLUDING ALL` (same columns, HNSW, GIN and B-tree indexes, constraints) with the storage
   parameters of `records`, and batched INSERTs into such a table without the HNSW index; each
-  batch one transaction.
+  batch one transaction. `LIKE` copies no trigger, no foreign key and no row-level security, and
+  the BM25 columns are dropped: a bare table keeps only what a plain pgvector application's
+  table has, so the service's search structures (postings, BM25 statistics) and checks count
+  against the service. The paths named "postings trigger" add that one trigger back.
 """
 
 from __future__ import annotations
