@@ -11,6 +11,7 @@ import argparse
 import io
 import logging
 import os
+import signal
 import sys
 import threading
 import time
@@ -81,7 +82,9 @@ def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
         command = invocation(sys.argv[0], sys.executable)
         banner = Banner(public_url(args.host, server.effective_port), key, embedded, command)
         print("\n".join(banner.lines()), flush=True)
-        server.run()  # returns on Ctrl-C
+        # a service manager's stop (docker stop, systemd) stops it as Ctrl-C does
+        signal.signal(signal.SIGTERM, lambda signum, frame: server.interrupt())
+        server.run()  # returns on Ctrl-C or SIGTERM
         if worker is not None:  # its threads use the engine the runtime closes next
             worker.stop()
         # The model runtime's own threads must not be torn down mid-load at exit (the process

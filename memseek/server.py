@@ -279,6 +279,12 @@ class MemseekServer(TcpWSGIServer):  # type: ignore[misc]
         finally:
             self._answering = None
 
+    def interrupt(self) -> None:
+        """Stop as Ctrl-C does, from a signal handler (`memseek serve`'s SIGTERM): the loop, woken,
+        raises KeyboardInterrupt at its next look at the server and closes everything."""
+        self._interrupted = True
+        self.trigger.pull_trigger()
+
     def run(self) -> None:
         """Serve until interrupted. What start-up built (modules, the catalog, the app) is
         frozen out of the cyclic garbage collector first: a full collection would otherwise walk

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -39,6 +40,15 @@ from tests.openai_server import running_server
 
 STATISTICS_TABLES = ("text_corpus", "text_lexemes")
 TENANT_TABLES = f"processing_queue, records, {', '.join(STATISTICS_TABLES)}, api_keys, workspaces"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Tests stop `memseek serve` with Ctrl-C's signal. A runner started in the background by a
+    shell without job control ignores SIGINT, and so would every child it starts (a process
+    started with a signal ignored keeps it ignored); with Python's own handler instead, which an
+    exec'd child does not inherit, the children start with the default."""
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture(scope="session")

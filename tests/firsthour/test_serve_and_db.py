@@ -113,6 +113,18 @@ def test_the_first_start_prints_the_key_once_and_what_to_try(url_env: dict[str, 
     stopped(proc)
 
 
+def test_sigterm_stops_it_as_ctrl_c_does(url_env: dict[str, str]) -> None:
+    """A service manager's stop (docker stop, systemd) ends it cleanly: exit status 0, nothing
+    but the stop on standard error."""
+    port, proc, _ = serve(url_env, "--no-worker")
+    proc.terminate()
+    _, err = proc.communicate(timeout=STOP_SECONDS)
+    assert proc.returncode == 0, err
+    assert not any(noise in err for noise in NOISE), err
+    with pytest.raises(OSError):
+        socket.create_connection(("127.0.0.1", port), timeout=2).close()
+
+
 @pytest.mark.parametrize(
     ("argv0", "on_path", "command"),
     [
