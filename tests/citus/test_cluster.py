@@ -1,8 +1,9 @@
 """Memseek on a real Citus cluster: a coordinator and two workers on localhost.
 
 * `memseek migrate` distributes the schema by workspace, idempotently;
-* the test modules of `MODULES` pass with the cluster's coordinator as the database, and
-  every statement they make the service send is planned by Citus for one shard (EXPLAIN);
+* the whole black-box suite and the lifecycle tests (`MODULES`) pass with the cluster's
+  coordinator as the database, and every statement they make the service send is planned by
+  Citus for one shard (EXPLAIN);
 * row-level security holds on the workers (the settings reach them);
 * a rebalance while writes and searches run loses nothing and fails nothing.
 """
@@ -42,22 +43,10 @@ from tests.helpers import cli_env
 from tests.helpers import memseek
 
 ROOT = Path(__file__).resolve().parents[2]
-MODULES = [
-    "tests/blackbox/test_search_modes.py",  # every mode
-    "tests/blackbox/test_fusion_sources.py",  # fused sources
-    "tests/blackbox/test_graph.py",  # graph walks and orphans
-    "tests/blackbox/test_graph_boost.py",  # boosts
-    "tests/blackbox/test_records.py",  # writes
-    "tests/blackbox/test_record_actions.py",
-    "tests/blackbox/test_lanes.py",
-    "tests/blackbox/test_idempotency.py",
-    "tests/blackbox/test_processing.py",  # the processing worker
-    "tests/blackbox/test_auth_isolation.py",  # workspaces isolated
-    "tests/blackbox/test_touch.py",  # touch-on-read
-    "tests/lifecycle",  # erasure, forget, retention, listing, export and import
-]
-"""The test modules run on the cluster: each kind of search and write, processing, isolation,
-touches and the lifecycle (each module runs on plain PostgreSQL in the ordinary run too)."""
+MODULES = ["tests/blackbox", "tests/lifecycle"]
+"""The test directories run on the cluster: the whole black-box suite (every kind of search and
+write, processing, isolation, touches) and the lifecycle (erasure, forget, retention, listing,
+export and import); each runs on plain PostgreSQL in the ordinary run too, from the same commit."""
 PLAIN_ONLY = ["tests/lifecycle/test_list_records.py::test_an_entitys_listing_reads_an_index_of_it"]
 """Left out on the cluster: which index PostgreSQL picks among near-equal ones depends on the
 table's pages, and on Citus the earlier modules' rows are deleted from the shared shards, not
@@ -69,7 +58,7 @@ work is due (`citus.claim_in_one_workspace`, the retention sweep's expired works
 
 @pytest.fixture(scope="module")
 def blackbox(cluster: Cluster, tmp_path_factory: pytest.TempPathFactory) -> tuple[int, str, Path]:
-    """The `MODULES` run by pytest on the cluster: exit status, output, routes file."""
+    """`MODULES` run by pytest on the cluster: exit status, output, routes file."""
     folder = tmp_path_factory.mktemp("blackbox-on-citus")
     report = folder / "routes.jsonl"
     env = {**os.environ, "MEMSEEK_TEST_CITUS": str(cluster.save()), routes.REPORT: str(report)}
@@ -80,7 +69,7 @@ def blackbox(cluster: Cluster, tmp_path_factory: pytest.TempPathFactory) -> tupl
     return done.returncode, done.stdout[-6000:] + done.stderr[-2000:], report
 
 
-def test_blackbox_modules_pass_on_citus(blackbox: tuple[int, str, Path]) -> None:
+def test_blackbox_suite_passes_on_citus(blackbox: tuple[int, str, Path]) -> None:
     status, output, _ = blackbox
     assert status == 0, output
 
