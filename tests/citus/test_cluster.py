@@ -189,6 +189,15 @@ def test_the_scoped_role_logs_in_on_every_node(cluster: Cluster, layout: Any) ->
             assert row.fetchone() == (True,)
 
 
+@pytest.mark.parametrize(("citus_on", "readers"), [(True, 1), (False, 4)], ids=["citus", "plain"])
+def test_a_combined_searchs_sources_share_a_snapshot_in_parallel_only_on_one_node(
+    layout: Layout, engine: Engine, citus_on: bool, readers: int
+) -> None:
+    """A snapshot exported on the coordinator does not reach the workers: on Citus the sources
+    run one after another in one transaction, on plain PostgreSQL up to the configured number."""
+    assert citus.snapshot_readers(layout[0] if citus_on else engine, 4) == readers
+
+
 # --- isolation on the workers ---------------------------------------------------------------------
 
 
