@@ -88,6 +88,16 @@ def graph_settings(engine: Engine) -> dict[str, str]:
     return dict(OWNER_RIGHTS) if enabled_on(engine) else {}
 
 
+def snapshot_readers(engine: Engine, wanted: int) -> int:
+    """How many transactions may read one exported snapshot at once: `wanted` on plain
+    PostgreSQL, one on Citus. A snapshot exported on the coordinator never reaches the workers:
+    each transaction reads its shard in a worker transaction of its own, whose snapshot that
+    worker takes when the transaction first reaches it, so parallel readers would read different
+    moments. One transaction reaches the shard over one connection, in one REPEATABLE READ
+    snapshot, so its statements read one moment there."""
+    return 1 if enabled_on(engine) else wanted
+
+
 def set_local_statements(settings: Mapping[str, str]) -> list[str]:
     """`settings` (name → value) as `SET LOCAL` statements that reach the workers: propagation
     first (`PROPAGATE`), then each setting, with the values Citus cannot honour replaced. The

@@ -125,22 +125,24 @@ def app(runtime: Runtime) -> Flask:
 
 
 def empty_tenant_tables(engine: Engine) -> None:
-    """Remove every workspace and everything in it (definitions stay). Background threads of the
-    session's services (the touch writer, a worker's erasure and retention rounds) may read the
-    same tables meanwhile and deadlock with the truncation: it is then tried again. On Citus,
-    `delete_tenant_rows` instead."""
+    """Remove every workspace and everything in it (definitions stay): by TRUNCATE, on Citus by
+    `delete_tenant_rows`. Background threads of the session's services (the touch writer, a
+    worker's erasure and retention rounds) may write the same tables meanwhile and deadlock with
+    the emptying: it is then tried again."""
     with engine.connect() as conn:
-        if citus.enabled(conn):
-            delete_tenant_rows(engine)
-            return
+        empty = delete_tenant_rows if citus.enabled(conn) else truncate_tenant_tables
     for attempt in range(5):
         try:
-            with engine.begin() as conn:
-                conn.execute(sa.text(f"TRUNCATE {TENANT_TABLES} CASCADE"))
+            empty(engine)
             return
         except sa.exc.OperationalError as exc:
             if not isinstance(exc.orig, psycopg.errors.DeadlockDetected) or attempt == 4:
                 raise
+
+
+def truncate_tenant_tables(engine: Engine) -> None:
+    with engine.begin() as conn:
+        conn.execute(sa.text(f"TRUNCATE {TENANT_TABLES} CASCADE"))
 
 
 def delete_tenant_rows(engine: Engine) -> None:

@@ -6,7 +6,8 @@ with a `workspace_id`).
 A combined request's searches run concurrently (at most SEARCH_MAX_CONCURRENCY at once) and
 read one exported snapshot; results are returned in request order, so which search finishes
 first never changes anything. The request's own thread runs searches too, beside the runtime's
-helper threads (`SearchState.helpers`).
+helper threads (`SearchState.helpers`). On Citus, where an exported snapshot does not reach the
+workers, they run one after another in one transaction (`citus.snapshot_readers`).
 
 Filtered ANN: before a vector or hybrid statement, the transaction sets `hnsw.ef_search` a
 quarter past the length of its semantic list, the candidate count or, in a hybrid search's first
@@ -46,6 +47,7 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.sql.expression import Executable
 from sqlalchemy.sql.expression import Select
 
+from memseek import citus
 from memseek.db import run_statement
 from memseek.db import scoped_connection
 from memseek.db import shared_snapshot
@@ -223,7 +225,8 @@ def run_searches(
     """Run every search; results in request order. One search runs in one workspace transaction
     (scope, planner settings and timeout in one round trip). Several all read one snapshot: the
     calling thread's transaction exports it and runs its share, each helper's transaction imports
-    it, so a write that commits while they run is in every source's answer or in none."""
+    it, so a write that commits while they run is in every source's answer or in none. On Citus
+    they all run in the calling thread's transaction (`citus.snapshot_readers`)."""
     engine = state.engine
     if len(searches) <= 1:
         return [_alone(state, workspace_id, compiled, timeout_ms) for compiled in searches]
@@ -235,7 +238,8 @@ def run_searches(
                 yield partial(_run_in, conn, state, workspace_id, timeout_ms)
 
         job = partial(_run_in, lead, state, workspace_id, timeout_ms)
-        return run_parallel(state.helpers, job, searches, max_concurrency, importing)
+        readers = citus.snapshot_readers(engine, max_concurrency)
+        return run_parallel(state.helpers, job, searches, readers, importing)
 
 
 def _alone(state: SearchState, workspace_id: UUID, compiled: CompiledSearch, timeout_ms: int) -> SearchResult:
