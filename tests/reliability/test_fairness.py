@@ -32,7 +32,7 @@ from tests.conftest import make_tenant
 from tests.helpers import with_settings
 from tests.service import serving
 
-SAMPLES = 42
+SAMPLES = 90
 ROUNDS = 3
 """Quiet and flooded phases alternate this many times, `SAMPLES // ROUNDS` searches each."""
 FLOOD_WAITS = 10
