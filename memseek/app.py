@@ -33,6 +33,7 @@ from memseek.api import view_query
 from memseek.api import views
 from memseek.api import writes
 from memseek.api.admission import DEFAULT_THREADS
+from memseek.api.admission import QUEUED_MS
 from memseek.api.admission import Admission
 from memseek.api.admission import Shares
 from memseek.api.common import outage_body
@@ -135,13 +136,16 @@ def _before_request() -> None:
 
 
 def _timed(response: Response) -> Response:
-    """`Server-Timing` gains `auth` (the key's look-up) and `app` (the milliseconds from the app's
-    first look at the request to its response), so that a client can tell the service's work
-    from the HTTP exchange's."""
+    """`Server-Timing` gains `auth` (the key's look-up), `app` (the milliseconds from the app's
+    first look at the request to its response) and, under `memseek serve`, `queue` (the time the
+    request waited for a thread), so that a client can tell the service's work from the HTTP
+    exchange's and from its wait behind other requests."""
     if "started" in g:
         app = f"app;dur={(time.perf_counter() - g.started) * 1000:.2f}"
         if "auth_ms" in g:
             app = f"auth;dur={g.auth_ms:.2f}, {app}"
+        if QUEUED_MS in request.environ:
+            app = f"queue;dur={request.environ[QUEUED_MS]:.2f}, {app}"
         timing = response.headers.get("Server-Timing")
         response.headers["Server-Timing"] = f"{timing}, {app}" if timing else app
     return response

@@ -37,6 +37,7 @@ from waitress.task import WSGITask
 from waitress.wasyncore import close_all
 
 from memseek.api import health
+from memseek.api.admission import QUEUED_MS
 from memseek.api.admission import WAIT_LANE
 from memseek.api.admission import Bounds
 from memseek.api.admission import FairDispatcher
@@ -137,6 +138,7 @@ class AppTask(OneWrite, WSGITask):  # type: ignore[misc]
     def get_environment(self) -> dict[str, Any]:
         environ: dict[str, Any] = super().get_environment()
         environ[WAIT_LANE] = self.wait_lane
+        environ[QUEUED_MS] = (time.monotonic() - self.request.queued_at) * 1000
         return environ
 
 
@@ -239,9 +241,15 @@ class MemseekServer(TcpWSGIServer):  # type: ignore[misc]
             self.answer_now(channel)
         elif (request.command, request.path) == HEALTH:
             self.answer_now(channel, HealthTask)
-        elif not self._lane(request).submit(self._key(request), channel):
+        elif not self._queue(request, channel):
             log_throttled(log, logging.WARNING, "queue-full", "a workspace's queue is full: answering 429")
             self.answer_now(channel, RefusedTask)
+
+    def _queue(self, request: Any, channel: HTTPChannel) -> bool:
+        """Queue `request` in its workspace's turn; False when its queue is full. The moment is
+        kept: the app reports how long the request waited for a thread (`Server-Timing: queue`)."""
+        request.queued_at = time.monotonic()
+        return self._lane(request).submit(self._key(request), channel)
 
     def _lane(self, request: Any) -> FairDispatcher:
         """The wait threads for a write that asks to wait (it then runs as a `WaitTask`, queued

@@ -239,6 +239,9 @@ class Shares:
         return cls(bounds, waits_per_workspace=max(1, threads // 8), waits_total=max(1, threads // 2))
 
 
+QUEUED_MS = "memseek.queued_ms"
+"""The WSGI environ key `memseek serve` sets on every request: the milliseconds it waited in its
+workspace's queue for a thread (`Server-Timing: queue`)."""
 WAIT_LANE = "memseek.wait_lane"
 """The WSGI environ key `memseek serve` sets on every request: whether it runs on the threads
 that may wait for processing (a request without it comes from another server)."""

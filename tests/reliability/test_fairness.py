@@ -17,6 +17,9 @@ from collections import Counter
 from collections.abc import Callable
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
+from dataclasses import field
+from statistics import median
 from typing import Any
 
 import httpx
@@ -37,24 +40,53 @@ ROUNDS = 3
 """Quiet and flooded phases alternate this many times, `SAMPLES // ROUNDS` searches each."""
 FLOOD_WAITS = 10
 """Concurrent slow waits of the flooding workspace: more than the server's 8 threads."""
-FLOOD_SEARCHES = 2
-NOISE_FLOOR = 0.02
-"""Seconds: a quiet p95 below this is taken as this, so that a few milliseconds of scheduling
-noise on a shared machine cannot fail the ratio."""
+FLOOD_SEARCHES = 48
+"""Concurrent searches of the flooding workspace: six times the server's threads, so that
+served first come, first served they would hold every thread and queue ahead of the other
+workspace's searches."""
+QUEUE_BOUND = 0.002
+"""Seconds the other workspace's searches may wait for a thread (median) during the flood. Fair,
+a thread is free for them at once and the wait is a thread's wake-up, a fraction of a millisecond
+(p95 a few: the wake-up waits for the interpreter's lock); first come, first served, they wait
+behind the flood's queue of searches, about ten milliseconds, even with the machine's cores
+busy with other work."""
 
 
 def p95(samples: list[float]) -> float:
     return statistics.quantiles(samples, n=20)[-1]
 
 
-def timed_searches(http: httpx.Client, count: int) -> list[float]:
-    took = []
+def server_timing(response: httpx.Response, metric: str) -> float:
+    """Seconds of `metric` in `response`'s `Server-Timing` header."""
+    for part in response.headers["Server-Timing"].split(","):
+        name, _, duration = part.strip().partition(";dur=")
+        if name == metric:
+            return float(duration) / 1000
+    raise AssertionError(f"no {metric} in {response.headers['Server-Timing']!r}")
+
+
+@dataclass
+class Timed:
+    """What a client saw of its searches: its own waits, and how long each waited for a thread."""
+
+    took: list[float] = field(default_factory=list)
+    queued: list[float] = field(default_factory=list)
+
+    def __iadd__(self, other: Timed) -> Timed:
+        self.took += other.took
+        self.queued += other.queued
+        return self
+
+
+def timed_searches(http: httpx.Client, count: int) -> Timed:
+    timed = Timed()
     for _ in range(count):
         started = time.perf_counter()
         response = http.post("/search", json={"q": "alpha", "mode": "text"})
-        took.append(time.perf_counter() - started)
+        timed.took.append(time.perf_counter() - started)
         assert response.status_code == 200, response.text
-    return took
+        timed.queued.append(server_timing(response, "queue"))
+    return timed
 
 
 def record(text: str) -> dict[str, object]:
@@ -110,15 +142,19 @@ def flooder(db: Engine) -> Tenant:
     return make_tenant(db, "flooder")
 
 
-def test_a_flooding_workspace_cannot_starve_another(service: str, tenant: Tenant, flooder: Tenant) -> None:
-    """Quiet and flooded searches alternate in rounds, so that a change in the machine's other
-    load during the test weighs on both alike."""
-    headers = {"Authorization": f"Bearer {tenant.key}"}
-    quiet: list[float] = []
-    flooded: list[float] = []
-    health: list[float] = []
-    statuses: Counter[str] = Counter()
-    with httpx.Client(base_url=service, headers=headers, timeout=30) as http:
+def ms(seconds: float) -> str:
+    return f"{seconds * 1000:.2f} ms"
+
+
+def flooded_searches(
+    service: str, tenant: Tenant, flooder: Tenant
+) -> tuple[Timed, Timed, list[float], Counter[str]]:
+    """`tenant`'s searches quiet and during `flooder`'s flood, in alternating rounds (a change in
+    the machine's other load weighs on both alike); `/health`'s times and the flood's answers."""
+    quiet, flooded, health, statuses = Timed(), Timed(), [], Counter[str]()
+    with httpx.Client(
+        base_url=service, headers={"Authorization": f"Bearer {tenant.key}"}, timeout=30
+    ) as http:
         timed_searches(http, 5)  # warm: plans, pool connections
         for _ in range(ROUNDS):
             quiet += timed_searches(http, SAMPLES // ROUNDS)
@@ -127,14 +163,35 @@ def test_a_flooding_workspace_cannot_starve_another(service: str, tenant: Tenant
                 health += [_health(service) for _ in range(4)]
             statuses += flood.statuses
     print(
-        f"victim search p95: quiet {p95(quiet) * 1000:.1f} ms, flooded {p95(flooded) * 1000:.1f} ms; "
-        f"health max {max(health) * 1000:.1f} ms; flood answers {dict(statuses)}"
+        f"other's search p95: quiet {ms(p95(quiet.took))}, flooded {ms(p95(flooded.took))};"
+        f" its wait for a thread, median: quiet {ms(median(quiet.queued))}, flooded"
+        f" {ms(median(flooded.queued))}; health max {ms(max(health))}; flood answers {dict(statuses)}"
     )
-    assert p95(flooded) <= 2 * max(p95(quiet), NOISE_FLOOR), (p95(quiet), p95(flooded), statuses)
+    return quiet, flooded, health, statuses
+
+
+def test_a_flooding_workspace_cannot_starve_another(service: str, tenant: Tenant, flooder: Tenant) -> None:
+    """The other workspace's searches get a thread at once throughout the flood (the server's
+    `Server-Timing: queue`). What they then wait for is the CPU the flood's running requests
+    use, shared with whatever else the machine runs: the p95 of their whole time, flooded
+    against quiet, is a target `python -m bench soak` measures (docs/reliability.md), not a
+    timed assertion here."""
+    _, flooded, health, statuses = flooded_searches(service, tenant, flooder)
+    assert median(flooded.queued) <= QUEUE_BOUND, sorted(flooded.queued)[-10:]
     assert max(health) <= 1.0, health
     # the flood met its bounds without a refusal: its waits and its requests past the workspace's
     # share of threads queued until their turn (its records are never processed here)
     assert statuses["201 pending"] > 0 and "429" not in statuses, statuses
+
+
+def test_served_first_come_first_served_the_flood_would_starve_it(
+    runtime: Runtime, tenant: Tenant, flooder: Tenant
+) -> None:
+    """The bound above can fail: with a workspace's share as large as the threads, the other
+    workspace's searches queue behind the flood's."""
+    with served_with(runtime, workspace_max_requests=THREADS) as url:
+        _, flooded, _, _ = flooded_searches(url, tenant, flooder)
+    assert median(flooded.queued) > QUEUE_BOUND, sorted(flooded.queued)[-10:]
 
 
 def _health(service: str) -> float:
