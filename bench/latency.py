@@ -274,15 +274,32 @@ def _probes_of(raw_name: str) -> str:
 
 
 SCANS = frozenset({"text", "hybrid"})
-"""Bare statements that rank every match of the query. Each reads more of the table than the
-service's whole working set, so before any request it would evict that set and the request
-would be measured on cold caches (at 1M records, several times its p95). They run
-last, after every request of the run (the modes, the fused sources and throughput), on caches
-the requests warmed: a conservative ratio for the service."""
+"""Bare statements that rank every match of the query. Where the records table is too large to
+stay cached beside the service's working set (`fits_in_cache`), each reads more of it than that
+set, so before any request it would evict the set and the request would be measured on cold
+caches (at 1M records, several times its p95): they then run last, after every request of the
+run (the modes, the fused sources and throughput), on caches the requests warmed, a
+conservative ratio for the service. Where it stays cached they run beside their mode's requests
+like every other bare statement, so that a change in the machine's other load during the run
+weighs on both alike."""
+
+CACHE_SHARE = 4
+"""The records table fits in the cache when it takes at most this fraction (1/n) of
+`shared_buffers`: its indexes, the other tables and the service's own reads share the rest."""
 
 
-PLACEMENTS = {False: "beside its mode's requests", True: "after every request of the run"}
-"""Where a bare statement ran, by whether it is one of `SCANS` (recorded with its result)."""
+def fits_in_cache(conn: Any) -> bool:
+    """Whether the records table stays in `shared_buffers` whatever a bare scan reads (`SCANS`)."""
+    row = conn.execute(
+        "SELECT pg_table_size('records'), (SELECT setting::bigint * 8192 FROM pg_settings"
+        " WHERE name = 'shared_buffers')"
+    ).fetchone()
+    return bool(row[0] * CACHE_SHARE <= row[1])
+
+
+def placement(scan: bool, scans_beside: bool) -> str:
+    """Where a bare statement ran (recorded with its result)."""
+    return "after every request of the run" if scan and not scans_beside else "beside its mode's requests"
 
 
 class BareRuns:
@@ -293,10 +310,15 @@ class BareRuns:
     def __init__(self, conn: Any, names: Iterable[str], opts: LatencyOptions, workspace: Any) -> None:
         self.conn, self.opts, self.workspace = conn, opts, workspace
         self.samples: dict[str, list[tuple[float, int]]] = {name: [] for name in names}
+        self.scans_beside = fits_in_cache(conn)
+
+    def runs_last(self, name: str) -> bool:
+        """Whether `name` runs after every request of the run (`SCANS`)."""
+        return name in SCANS and not self.scans_beside
 
     def beside(self, mode: str) -> list[str]:
-        """The statements that use `mode`'s probes and read a bounded part of the table."""
-        return [name for name in self.samples if _probes_of(name) == mode and name not in SCANS]
+        """The statements that use `mode`'s probes and run beside its requests."""
+        return [name for name in self.samples if _probes_of(name) == mode and not self.runs_last(name)]
 
     def run_alone(self, name: str, items: list[Probe]) -> None:
         for index, probe in enumerate(items):
@@ -319,7 +341,7 @@ class BareRuns:
         return {
             name: {
                 "raw": name,
-                "placement": PLACEMENTS[name in SCANS],
+                "placement": placement(name in SCANS, self.scans_beside),
                 "latency": percentiles([ms for ms, _ in samples]),
                 "mean_rows": float(np.mean([rows for _, rows in samples])),
             }
@@ -457,7 +479,7 @@ def run(options: LatencyOptions, service_options: ServiceOptions) -> dict[str, A
                 measure_mode(service, mode, probes.per_mode[mode], options, bare) for mode in options.modes
             ]
             for name in bare.samples:
-                if _probes_of(name) not in options.modes and name not in SCANS:
+                if _probes_of(name) not in options.modes and not bare.runs_last(name):
                     bare.run_alone(name, probes.per_mode[_probes_of(name)])
             fused_sources_result = (
                 measure_fused_sources(service, probes.per_mode["fused"], options)
@@ -468,7 +490,7 @@ def run(options: LatencyOptions, service_options: ServiceOptions) -> dict[str, A
             levels = throughput(service, probes.pool, options) if hybrid_ok else []
             rss = service.rss_bytes()
             for name in bare.samples:  # last: each evicts the requests' working set (`SCANS`)
-                if name in SCANS:
+                if bare.runs_last(name):
                     bare.run_alone(name, probes.per_mode[_probes_of(name)])
             raw = bare.results()
             sizes = relation_sizes(conn)

@@ -165,11 +165,8 @@ def test_latency_suite(tmp_path: Path) -> None:
     assert set(result["raw"]) == {"vector", "vector_pool", "text", "hybrid", "recent", "structured"}
     assert all(raw["latency"]["n"] == 5 for raw in result["raw"].values())  # one per timed request
     placements = {name: raw["placement"] for name, raw in result["raw"].items()}
-    beside, last = "beside its mode's requests", "after every request of the run"
-    assert placements == {
-        "vector": beside, "vector_pool": beside, "recent": beside, "structured": beside,
-        "text": last, "hybrid": last,
-    }  # fmt: skip
+    # 300 records stay cached whatever a bare scan reads: the scans too run beside their requests
+    assert set(placements.values()) == {"beside its mode's requests"}, placements
     vector = next(m for m in result["modes"] if m["mode"] == "vector")
     assert vector["searching"]["p50"] < vector["server"]["p50"]  # the query embedding is left out
     assert set(vector) >= {"vs_raw", "vs_raw_pool"}
