@@ -125,11 +125,13 @@ def ef_search(list_size: int) -> str:
 
 
 def fallback_settings(compiled: CompiledSearch) -> dict[str, str]:
-    """The settings a fallback runs with beyond the first statement's: its semantic list is
-    full length (`compile.hybrid_list_size`)."""
+    """The settings a fallback runs with beyond the first statement's: it is planned for its
+    request's values (an exact keyword list ranks every match, which a generic plan cannot
+    size), and its semantic list is full length (`compile.hybrid_list_size`)."""
+    widen = {"plan_cache_mode": "force_custom_plan"}
     if compiled.uses_vector and compiled.list_size < compiled.candidates:
-        return {"hnsw.ef_search": ef_search(compiled.candidates)}
-    return {}
+        widen["hnsw.ef_search"] = ef_search(compiled.candidates)
+    return widen
 
 
 def search_settings(pgvector: tuple[int, ...], compiled: CompiledSearch, timeout_ms: int) -> dict[str, str]:

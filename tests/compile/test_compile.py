@@ -474,10 +474,11 @@ def test_only_a_broad_vector_or_hybrid_search_learns_its_plan_per_workspace(
     [
         pytest.param({"mode": "hybrid", "q": "x y"}, True, id="hybrid"),
         pytest.param({"mode": "hybrid", "q": "x", "scope": {"entities": ["a"]}}, False, id="hybrid-entity"),
-        pytest.param({"mode": "text", "q": "x y"}, False, id="text"),
+        pytest.param({"mode": "text", "q": "x y"}, True, id="text"),
+        pytest.param({"mode": "text", "q": "x", "scope": {"entities": ["a"]}}, False, id="text-entity"),
         pytest.param({"mode": "hybrid", "q": "x", "rank": ["text_match"]}, True, id="hybrid-text-match"),
         pytest.param({"mode": "hybrid", "q": "x", "scope": {"occurred_after": AT}}, False, id="hybrid-since"),
-        pytest.param({"mode": "text", "q": "x", "rank": ["text_match"]}, False, id="text-match"),
+        pytest.param({"mode": "text", "q": "x", "rank": ["text_match"]}, True, id="text-match"),
     ],
 )
 def test_the_querys_tsquery_is_computed_once_only_where_a_generic_plan_may_run(

@@ -90,7 +90,7 @@ def test_explain_prints_a_broad_hybrid_searchs_fallbacks_with_their_ef_search(
     env: None, db: Engine, tenant: Tenant, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """k 10 → 100 candidates: the first statement's semantic list is 50 long (ef_search 63), its
-    fallbacks' 100 (125)."""
+    fallbacks' 100 (125); each fallback is planned for its request's values."""
     body = {"q": "budget", "mode": "hybrid", "k": 10, "scope": {"collections": ["memories"]}}
     lines = explained(db, tenant, tmp_path, capsys, body)
     fences = [
@@ -99,4 +99,5 @@ def test_explain_prints_a_broad_hybrid_searchs_fallbacks_with_their_ef_search(
     assert len(fences) == 2
     ef = [line for line in lines if line.startswith("SET LOCAL hnsw.ef_search")]
     assert ef == [f"SET LOCAL hnsw.ef_search = '{n}';" for n in (63, 125, 125)]
-    assert all(lines[fence + 1] == ef[1] for fence in fences)
+    custom = "SET LOCAL plan_cache_mode = 'force_custom_plan';"
+    assert all(lines[fence + 1 : fence + 3] == [custom, ef[1]] for fence in fences)

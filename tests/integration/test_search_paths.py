@@ -260,7 +260,7 @@ def test_signals_reused_from_the_candidate_lists_equal_the_pools_own(
         "text_candidates.match AS sig_": body["mode"] == "text",
         "coalesce(hybrid_candidates.match": body["mode"] == "hybrid" and "similarity" not in rank,
         # The default vector and text formulas age last_accessed: one scan reads every touch.
-        "AS touches ON": body["mode"] in ("vector", "text") and "rank" not in body,
+        "touches ON touches.record_id": body["mode"] in ("vector", "text") and "rank" not in body,
     }
     assert "vector_candidates_raw.embedding" not in sql[0]
     assert "text_candidates_raw.tsv" not in sql[0]
@@ -374,6 +374,35 @@ def test_a_newest_first_list_of_one_entity_keeps_a_generic_plan(
     "body",
     [
         pytest.param({"mode": "text", "q": "refund outage", "k": 10}, id="text"),
+        pytest.param(
+            {"mode": "text", "q": "refund", "k": 10, "scope": {"occurred_after": hours_ago(200).isoformat()}},
+            id="since",
+        ),
+        pytest.param({"mode": "text", "q": "refund outage", "k": 3, "rank": ["text_match"]}, id="text-match"),
+    ],
+)
+def test_a_broad_text_search_keeps_a_generic_plan(
+    corpus: tuple[Tenant, list[float]], engine: Engine, body: dict[str, Any]
+) -> None:
+    """Its keyword list walks a bounded number of postings whatever the words (`compile.reuses_plan`):
+    what it finds on a generic plan is what a plan made for the request finds, and PostgreSQL
+    does take the generic plan."""
+    tenant, vector = corpus
+    search = compiled(body, tenant.id, vector=vector)
+    assert search.reuses_plan
+    custom, _ = _prepared_runs(engine, tenant, search, "force_custom_plan")
+    generic, (generic_made, _) = _prepared_runs(engine, tenant, search, "force_generic_plan")
+    _, made = _prepared_runs(engine, tenant, search, None)
+    assert custom == generic and len(set(map(str, custom))) == 1 and custom[0][0]
+    assert generic_made > 0 and made[0] > 0  # psycopg prepared it, and auto chose the generic plan
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        pytest.param(
+            {"mode": "text", "q": "refund outage", "k": 10, "scope": {"entities": ["e3"]}}, id="text-entity"
+        ),
         pytest.param(
             {"mode": "recent", "k": 10, "scope": {"entities": ["e3", "e4"]}}, id="recent-two-entities"
         ),

@@ -343,8 +343,13 @@ def test_search_sorting(nested: MemseekStore) -> None:
 
 @pytest.mark.parametrize(
     ("key", "text"),
-    [("1", "这是中文"), ("2", "これは日本語です"), ("3", "이건 한국어야"), ("4", "Это русский"),
-     ("5", "यह रूसी है")],  # fmt: skip
+    [
+        ("1", "这是中文"),
+        ("2", "これは日本語です"),
+        ("3", "이건 한국어야"),
+        ("4", "Это русский"),
+        ("5", "यह रूसी है"),
+    ],  # fmt: skip
     ids=["chinese", "japanese", "korean", "russian", "hindi"],
 )
 def test_non_ascii(store: MemseekStore, key: str, text: str) -> None:

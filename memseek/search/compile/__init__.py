@@ -51,6 +51,7 @@ from memseek.search.compile.query import PlanCollection
 from memseek.search.compile.query import bounds_keywords
 from memseek.search.compile.query import hybrid_list_size
 from memseek.search.compile.query import learns_plan
+from memseek.search.compile.query import reuses_plan
 from memseek.search.compile.rank import RankContext
 from memseek.search.compile.rank import UnsupportedNode
 from memseek.search.compile.rank import compile_rank
@@ -67,7 +68,6 @@ from memseek.search.compile.statement import Explain
 from memseek.search.compile.statement import build_statement
 from memseek.search.compile.statement import compile_search
 from memseek.search.compile.statement import request_values
-from memseek.search.compile.statement import reuses_plan
 from memseek.search.compile.statement import shape_key
 from memseek.search.compile.statement import tag
 from memseek.search.compile.structured import SORTED_LIST

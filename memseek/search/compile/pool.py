@@ -86,11 +86,16 @@ def touches_of(query: Query, proposed: CTE) -> Any:
 
     Joined to the list alone, it is hash-joined. A hybrid pool, which joins `records` and the
     three lists, keeps a lookup per candidate: PostgreSQL estimates 10 rows for any array it
-    cannot see, and there it chose a nested loop over the materialised touches."""
+    cannot see, and there it chose a nested loop over the materialised touches. A generic plan
+    (`Query.keeps_generic_plan`), which estimates the list itself at a row, would too, scanning
+    the whole array once per candidate: there the touches are read into a table of their own
+    first (a materialised CTE)."""
     t = record_touches.c
     ids = sa.func.array(sa.select(proposed.c.id).scalar_subquery(), type_=ARRAY(records.c.id.type))
     found = sa.select(t.record_id, t.last_accessed)
     found = found.where(t.workspace_id == query.ws, t.record_id == sa.any_(ids))
+    if query.keeps_generic_plan:
+        return found.cte("touches").prefix_with("MATERIALIZED")
     return found.subquery("touches")
 
 

@@ -147,6 +147,32 @@ def bounds_keywords(plan: CompilablePlan) -> bool:
     return plan.mode in ("text", "hybrid") and not scopes_entities(plan)
 
 
+def reuses_plan(plan: CompilablePlan) -> bool:
+    """Whether one plan serves every request of this shape alike, so that PostgreSQL may keep a
+    generic plan for its prepared statement instead of planning each request:
+
+    * a newest-first or structured list of one entity in one collection version. It reads one
+      index in order, `records_scope` (workspace, collection, entity, occurred_at) or the
+      order's sort index (`memseek.indexes.sort_index`: the collection, the JSON key and the
+      type guard are literals, `inline`, so the partial expression index matches a generic plan
+      too), and stops after its rows, however many the entity has;
+    * a text search of a broad scope (`bounds_keywords`): its keyword list walks a bounded
+      number of postings of whatever words the query has and looks their records up by id,
+      whatever the workspace's size, so planning it for each request (most of a small
+      workspace's statement time) buys nothing. Its tsquery is computed once (`Query.tsquery`)
+      and its touches read into a table of their own (`pool.touches_of`): on a generic plan
+      the function would otherwise run for every row, and the touches be looked up once per
+      candidate. Its exact fallback, which ranks every match, is planned per request
+      (`execute.fallback_settings`).
+
+    Any other shape is planned per request: a generic plan suited to a small account reads and
+    sorts all of a large one's rows (docs/search.md)."""
+    one_entity = len(plan.collections) == 1 and len(plan.scope.entities) == 1
+    return (plan.mode in ("recent", "structured") and one_entity) or (
+        plan.mode == "text" and bounds_keywords(plan)
+    )
+
+
 def learns_plan(plan: CompilablePlan) -> bool:
     """Whether the statement's plan depends on the request's values only through the workspace,
     and there only in whether its semantic list is read through the HNSW index: a vector or
@@ -218,15 +244,22 @@ class Query:
             return []
         return [row.c.embedding_model == request_value("embedding_model", sa.Text)]
 
+    @property
+    def keeps_generic_plan(self) -> bool:
+        """Whether this statement may run on a generic plan (`reuses_plan`; a bounded keyword
+        list's exact fallback never does)."""
+        return reuses_plan(self.plan) and not self.exact_keywords
+
     def tsquery(self) -> ColumnElement[Any]:
         """OR over the query's lexemes (`memseek_any_lexeme`). Planned for each request, the call
         is folded into a constant whose selectivity the planner reads (as a parameter it guesses
         a few rows, and would look a text search's touches up once per candidate). A statement
-        that may run on a generic plan (`learns_plan`) computes it in a subquery, once (an
-        InitPlan): a generic plan would otherwise call the function, which PostgreSQL cannot
-        inline, for every row it matches or ranks."""
+        that may run on a generic plan (`learns_plan`, `keeps_generic_plan`) computes it in a
+        subquery, once (an InitPlan): a generic plan would otherwise call the function, which
+        PostgreSQL cannot inline, for every row it matches or ranks."""
         built = self._per_language(lambda cfg, q: sa.func.memseek_any_lexeme(cfg, q, type_=TSQUERY), TSQUERY)
-        return sa.select(built).scalar_subquery() if learns_plan(self.plan) else built
+        once = learns_plan(self.plan) or self.keeps_generic_plan
+        return sa.select(built).scalar_subquery() if once else built
 
     def matches_query(self, row: Any = records) -> ColumnElement[bool]:
         """Whether the record holds any of the query's lexemes (`tsv @@ tsquery`)."""

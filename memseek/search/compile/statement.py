@@ -29,6 +29,7 @@ from memseek.search.compile.query import Query
 from memseek.search.compile.query import bounds_keywords
 from memseek.search.compile.query import hybrid_list_size
 from memseek.search.compile.query import learns_plan
+from memseek.search.compile.query import reuses_plan
 from memseek.search.compile.rank import matches_keywords
 from memseek.search.compile.structured import structured_top
 
@@ -112,21 +113,6 @@ def compile_search(plan: CompilablePlan, inputs: Inputs, output: Output, label: 
         reuses_plan(plan),
         tuple(fallbacks),
         learns_plan(plan),
-    )
-
-
-def reuses_plan(plan: CompilablePlan) -> bool:
-    """Whether one plan serves every request of this shape alike, so that PostgreSQL may keep a
-    generic plan for its prepared statement instead of planning each request: a newest-first
-    or structured list of one entity in one collection version. It reads one index in order,
-    `records_scope` (workspace, collection, entity, occurred_at) or the order's sort index
-    (`memseek.indexes.sort_index`: the collection, the JSON key and the type guard are
-    literals, `inline`, so the partial expression index matches a generic plan too), and stops
-    after its rows, however many the entity has. Any other shape is planned per request: a
-    generic plan suited to a small account reads and sorts all of a large one's rows; one
-    cannot fold the query's tsquery into a constant nor bound its lists (docs/search.md)."""
-    return (
-        plan.mode in ("recent", "structured") and len(plan.collections) == 1 and len(plan.scope.entities) == 1
     )
 
 
