@@ -17,20 +17,15 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-import sqlalchemy as sa
-
-from bench import CATALOG_DIR
-from bench.latency import MEMORIES
-from bench.latency import make_queries
+from bench.corpus import MEMORIES
+from bench.corpus import queries as make_queries
 from bench.metrics import percentiles
-from memseek.boot import build_runtime
-from memseek.db import embedded_url
+from bench.service import kept_runtime
 from memseek.db import hold_for_request
 from memseek.db import release_held
 from memseek.runtime import Runtime
 from memseek.search.request import parse_search
 from memseek.search.service import search_response
-from memseek.settings import Settings
 
 DEFAULT_HYBRID: list[Any] = [
     "sum",
@@ -55,14 +50,8 @@ def search_ms(runtime: Runtime, workspace: Any, body: dict[str, Any]) -> float:
 
 
 def run(home: Path, queries: int, warmup: int, seed: int) -> dict[str, Any]:
-    settings = Settings(
-        database_url=embedded_url(home), memseek_catalog=CATALOG_DIR, run_worker=False, touch_on_read=False
-    )
-    runtime = build_runtime(settings, upgrade=False)
-    try:
-        with runtime.engine.connect() as conn:
-            workspace = conn.execute(sa.text("SELECT id FROM workspaces WHERE name = 'default'")).scalar_one()
-        samples: dict[str, list[float]] = {name: [] for name in FORMULAS}
+    samples: dict[str, list[float]] = {name: [] for name in FORMULAS}
+    with kept_runtime(home, touch_on_read=False) as (runtime, workspace):
         for index, text in enumerate(make_queries(seed, warmup + queries)):
             names = list(FORMULAS) if index % 2 else list(reversed(FORMULAS))
             for name in names:
@@ -70,8 +59,6 @@ def run(home: Path, queries: int, warmup: int, seed: int) -> dict[str, Any]:
                 took = search_ms(runtime, workspace, body | {"rank": FORMULAS[name]})
                 if index >= warmup:
                     samples[name].append(took)
-    finally:
-        runtime.close()
     result = {name: percentiles(values) for name, values in samples.items()}
     base, added = result["hybrid"], result["hybrid + bm25"]
     return result | {"added_ms": {p: added[p] - base[p] for p in ("p50", "p95")}}

