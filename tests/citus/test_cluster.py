@@ -47,24 +47,10 @@ MODULES = ["tests/blackbox", "tests/lifecycle"]
 """The test directories run on the cluster: the whole black-box suite (every kind of search and
 write, processing, isolation, touches) and the lifecycle (erasure, forget, retention, listing,
 export and import); each runs on plain PostgreSQL in the ordinary run too, from the same commit."""
-PLAIN_ONLY = [
-    "tests/lifecycle/test_list_records.py::test_an_entitys_listing_reads_an_index_of_it",
-    "tests/blackbox/test_embeddings.py::test_a_zero_vector_record_is_answered_with_finite_scores",
-    *(
-        f"tests/blackbox/test_visibility.py::test_invisible_rows_never_crowd_out_the_visible_ones[{hidden}-vector]"
-        for hidden in ("superseded", "drafts", "too-deep", "too-old", "other-entity")
-    ),
-    "tests/blackbox/test_visibility.py::test_retracted_rows_never_crowd_out_the_visible_ones[vector]",
-]
-"""Left out on the cluster. The listing's: which index PostgreSQL picks among near-equal ones
-depends on the table's pages, and on Citus the earlier modules' rows are deleted from the shared
-shards, not truncated; the listing's statements themselves run (and are checked) in the other
-tests. The vector searches over a handful of records: on the cluster they came back short (a
-record missing, or none) in some whole-suite runs — the zero vector's, and a vector search past
-250 invisible rows of identical vectors nearer the query (each of these tests' vector mode
-failed in one run or another) — after thousands of earlier tests' vectors were deleted, not
-truncated, from the shards' HNSW indexes; not yet explained, so left out of the tier rather
-than made flaky (they run on plain PostgreSQL in the ordinary run)."""
+PLAIN_ONLY = ["tests/lifecycle/test_list_records.py::test_an_entitys_listing_reads_an_index_of_it"]
+"""Left out on the cluster: which index PostgreSQL picks among near-equal ones depends on the
+table's pages, and on Citus the earlier modules' rows are deleted from the shared shards, not
+truncated; the listing's statements themselves run (and are checked) in the other tests."""
 ACROSS = {"worker due"}
 """The statements that read across workspaces on purpose: the background jobs' look-ups of whose
 work is due (`citus.claim_in_one_workspace`, the retention sweep's expired workspaces)."""

@@ -31,6 +31,9 @@ from memseek.search.compile.candidates import Proposal
 from memseek.search.compile.keywords import Keywords
 from memseek.search.compile.query import Query
 from memseek.search.compile.rank import Reading
+from memseek.search.execute import planner_settings
+from memseek.search.execute import runner
+from memseek.search.execute import with_fallbacks
 from memseek.write.touch import touch
 from tests.conftest import Tenant
 from tests.conftest import make_tenant
@@ -41,6 +44,7 @@ from tests.integration.searchdata import compiled
 from tests.integration.searchdata import execute_compiled
 from tests.integration.searchdata import hours_ago
 from tests.integration.searchdata import insert
+from tests.integration.searchdata import pgvector
 from tests.integration.searchdata import plans
 from tests.integration.searchdata import prepare_transaction
 from tests.integration.searchdata import run_compiled
@@ -609,3 +613,34 @@ def test_touches_still_queued_rank_as_written_ones(db: Engine, tenant: Tenant, b
             touch(conn, tenant.id, [record_id], at)
     assert before == ranked({}) == ranked(queued)
     assert before != unaware and len(before[0]) >= 5
+
+
+def test_a_vector_list_the_index_left_short_is_measured_exactly(engine: Engine) -> None:
+    """An HNSW scan can stop before it reaches the scope's rows: here 200 nearer drafts fill its
+    first pass (`hnsw.ef_search` 40) and `hnsw.max_scan_tuples` ends its iterations. The statement
+    reports its list short, and the exact fallback (`Lists.EXACT_VECTORS`) finds the scope's rows;
+    a scan let run finds them itself, and its list is not short."""
+    tenant = make_tenant(engine, "short-vector-list")
+    query = unit(1.0)
+    drafts = [Rec(text="draft", status="draft", embedding=unit(1.0, i / 1000)) for i in range(200)]
+    visible = [Rec(text=f"far {i}", embedding=unit(1.0, 1.0 + i)) for i in range(3)]
+    with engine.begin() as conn:
+        insert(conn, tenant.id, *drafts)
+        wanted = insert(conn, tenant.id, *visible)
+    body = {"mode": "vector", "q": "x", "k": 3, "params": {"candidates": 20}}
+    search = compiled(body, tenant.id, vector=query)
+    firsts, found = [], []
+    try:
+        for stop_after in ("1", "20000"):
+            with workspace_transaction(engine, tenant.id) as conn:
+                set_local(conn, {**PATHS["indexes"], "hnsw.max_scan_tuples": stop_after})
+                run = runner(conn, search, planner_settings(pgvector(engine), search))
+                firsts.append(run(search.statement, {}))
+                found.append([hit.id for hit in with_fallbacks(search, run).hits])
+    finally:
+        with engine.begin() as conn:
+            conn.execute(sa.delete(records).where(records.c.workspace_id == tenant.id))
+    stopped, let_run = firsts
+    assert stopped[0]["short"] and stopped[0]["id"] is None  # the index alone proposed none of them
+    assert [row["id"] for row in let_run] == wanted and let_run[0]["short"] is False
+    assert found == [wanted, wanted]

@@ -27,6 +27,7 @@ from memseek.search.compile.query import SINGLE_LIST_MODES
 from memseek.search.compile.query import Query
 from memseek.search.compile.query import R
 from memseek.search.compile.query import bounds_keywords
+from memseek.search.compile.query import bounds_vectors
 from memseek.search.compile.query import float_literal
 from memseek.search.compile.query import scopes_entities
 from memseek.search.compile.rank import carried_columns
@@ -90,15 +91,25 @@ def _row_count(cte: CTE) -> ColumnElement[int]:
 def vector_candidates(query: Query, keywords: Keywords | None = None) -> Proposal:
     carried = carried_columns(query.plan)
     distance = proposal_distance(query)
-    inner = (
-        eligible(query, R.embedding.isnot(None), *query.same_model())
-        .add_columns(distance.label("distance"))
-        .order_by(distance)
-        .limit(query.list_size)
-    )
+    embedded = (R.embedding.isnot(None), *query.same_model())
+    inner = eligible(query, *embedded).add_columns(distance.label("distance"))
+    inner = inner.order_by(distance).limit(query.list_size)
     order = lambda sub: [sub.c.distance, sub.c.id]  # noqa: E731
     cte = _numbered(query, _carry(inner, carried), "vector_candidates", order, "distance", *carried)
-    return Proposal(cte, carried, distance=cte.c.distance)
+    short: tuple[ColumnElement[bool], ...] = ()
+    if bounds_vectors(query.plan) and not query.exact_vectors:
+        short = (_vectors_short(query, cte, embedded),)
+    return Proposal(cte, carried, distance=cte.c.distance, short=short)
+
+
+def _vectors_short(query: Query, cte: CTE, embedded: Sequence[ColumnElement[bool]]) -> ColumnElement[bool]:
+    """The index's list cannot fill `k` although the scope has embeddings it did not propose:
+    the search then measures the scope exactly (`Lists.EXACT_VECTORS`). Only a list under `k`
+    looks further (PostgreSQL evaluates the second test only when the first holds), so a search
+    that fills its `k` pays nothing for it."""
+    enough = min(query.plan.k, query.list_size)  # part of the shape key
+    unproposed = eligible(query, *embedded, R.id.not_in(sa.select(cte.c.id)))
+    return sa.and_(_row_count(cte) < enough, unproposed.exists())
 
 
 def proposal_distance(query: Query) -> ColumnElement[float]:
@@ -110,9 +121,12 @@ def proposal_distance(query: Query) -> ColumnElement[float]:
     row is measured. An entity's records are not spread evenly around a query (accounts have
     topics), so the iterative scan can step over `hnsw.max_scan_tuples` rows of other entities
     and stop short of the candidates wanted, where the exact scan of the entity's own rows finds
-    them all. The same rule as keyword candidates, which take the exact path for entity scopes."""
+    them all. The same rule as keyword candidates, which take the exact path for entity scopes.
+    A broad vector search whose index list came back short is measured exactly too
+    (`Lists.EXACT_VECTORS`, `_vectors_short`)."""
     distance: ColumnElement[float] = R.embedding.cosine_distance(query.vector())
-    return distance + float_literal(0.0) if scopes_entities(query.plan) else distance
+    exact = scopes_entities(query.plan) or query.exact_vectors
+    return distance + float_literal(0.0) if exact else distance
 
 
 # --- keyword matches ----------------------------------------------------------------------------

@@ -116,19 +116,30 @@ class Inputs:
 
 
 class Lists(enum.Enum):
-    """How long a statement's candidate lists are: the first try (a hybrid search's semantic and
-    keyword lists shortened), full length, or full length with the scope's keyword matches
-    ranked exactly (no postings bound)."""
+    """How long a statement's candidate lists are and how they are read: the first try (a hybrid
+    search's semantic and keyword lists shortened), full length, full length with the scope's
+    keyword matches ranked exactly (no postings bound), or a vector search's nearest embeddings
+    measured exactly (no HNSW index)."""
 
     FIRST = "first"
     FULL = "full"
     EXACT_KEYWORDS = "exact_keywords"
+    EXACT_VECTORS = "exact_vectors"
 
 
 def scopes_entities(plan: CompilablePlan) -> bool:
     """Whether the plan's scope names entities: their rows are few and read exactly, however
     long the lists (`candidates.proposal_distance`, `bounds_keywords`)."""
     return len(plan.scope.entities) > 0
+
+
+def bounds_vectors(plan: CompilablePlan) -> bool:
+    """Whether a vector search's nearest embeddings come from the HNSW index alone: a broad
+    scope (an entity scope is read exactly, `candidates.proposal_distance`). The index can stop
+    short of the scope's rows (an iterative scan ends at `hnsw.max_scan_tuples`, nearer rows the
+    scope filters out can fill it), so such a search reports when its list is too short to be
+    trusted and then measures the scope exactly (`Lists.EXACT_VECTORS`)."""
+    return plan.mode == "vector" and not scopes_entities(plan)
 
 
 def hybrid_list_size(plan: CompilablePlan) -> int:
@@ -213,6 +224,8 @@ class Query:
     """How many rows the semantic and keyword lists propose (`hybrid_list_size`)."""
     exact_keywords: bool
     """Rank every match of the scope, not only the records holding the best postings."""
+    exact_vectors: bool
+    """Measure every embedding of the scope, not only those the HNSW index proposes."""
     ws: BindParameter[Any]
     now: BindParameter[Any]
 
@@ -221,7 +234,8 @@ class Query:
         list_size = hybrid_list_size(plan) if lists is Lists.FIRST else plan.candidates
         ws = request_value("workspace_id", records.c.workspace_id.type)
         now = request_value("now", TS)
-        return cls(plan, inputs, list_size, lists is Lists.EXACT_KEYWORDS, ws, now)
+        exact_keywords, exact_vectors = lists is Lists.EXACT_KEYWORDS, lists is Lists.EXACT_VECTORS
+        return cls(plan, inputs, list_size, exact_keywords, exact_vectors, ws, now)
 
     def vector(self) -> ColumnElement[Any]:
         if self.inputs.vector is None:

@@ -27,6 +27,7 @@ from memseek.search.compile.query import Lists
 from memseek.search.compile.query import Output
 from memseek.search.compile.query import Query
 from memseek.search.compile.query import bounds_keywords
+from memseek.search.compile.query import bounds_vectors
 from memseek.search.compile.query import hybrid_list_size
 from memseek.search.compile.query import learns_plan
 from memseek.search.compile.query import reuses_plan
@@ -103,6 +104,8 @@ def compile_search(plan: CompilablePlan, inputs: Inputs, output: Output, label: 
         fallbacks.append(partial(_template, shape, Lists.FULL))
     if bounds_keywords(plan):
         fallbacks.append(partial(_template, shape, Lists.EXACT_KEYWORDS))
+    if bounds_vectors(plan):
+        fallbacks.append(partial(_template, shape, Lists.EXACT_VECTORS))
     return CompiledSearch(
         _template(shape, Lists.FIRST),
         request_values(plan, inputs),
