@@ -109,7 +109,7 @@ class Inputs:
     embedding_model: str | None = None
     large_workspace: bool = False
     """The workspace is known to hold at least `RARITY_SCALE` records, so rarity labels need not
-    count them (records are never deleted: once true, it stays true)."""
+    count them (`search_state.LargeWorkspaces`: a finding that expires, and that an erasure drops)."""
     queued_touches: Mapping[UUID, datetime] = field(default_factory=dict)
     """This process's touches of the workspace not yet committed, each with the time it will be
     written with (`Query.queued_touch`)."""
