@@ -1,11 +1,14 @@
-"""JSON text parsed the same way wherever it enters: request bodies and import files."""
+"""JSON text parsed the same way wherever it enters (request bodies and import files), and a
+search's response written as the json module writes it."""
 
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 import msgspec
+import orjson
 
 _DECODER = msgspec.json.Decoder()
 
@@ -20,3 +23,32 @@ def parse_json(raw: bytes) -> Any:
         return _DECODER.decode(raw)
     except msgspec.DecodeError:
         return json.loads(raw)
+
+
+def compact_json(value: Any) -> bytes:
+    """`json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)` as UTF-8,
+    by orjson where it can: a response of a hundred records encodes tens of times faster. orjson
+    writes a non-finite float as `null` where json refuses it, so such a value is refused first,
+    with json's error; what orjson itself refuses (integers beyond 64 bits, nesting past 254
+    levels) is written by json."""
+    if _holds_non_finite(value):
+        raise ValueError("Out of range float values are not JSON compliant")
+    try:
+        return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS)
+    except orjson.JSONEncodeError:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+
+
+def _holds_non_finite(value: Any) -> bool:
+    """Whether a NaN or an infinity is anywhere in `value` (iteratively: any depth json takes)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, float):
+            if not math.isfinite(item):
+                return True
+        elif isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list | tuple):
+            stack.extend(item)
+    return False

@@ -10,7 +10,6 @@ rather than drop anything from it.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from collections.abc import Sequence
 from datetime import UTC
@@ -22,6 +21,7 @@ from memseek.catalog.conf import LlmScore
 from memseek.catalog.fields import MISSING
 from memseek.catalog.fields import read_field
 from memseek.errors import ResponseTooLarge
+from memseek.jsontext import compact_json
 from memseek.search import fuse
 from memseek.search.execute import SearchResult
 from memseek.search.fuse import Hit
@@ -154,7 +154,7 @@ def _render_row(record: Mapping[str, Any], catalog: Catalog) -> RenderRow:
 
 def encode(body: Mapping[str, Any], max_bytes: int) -> bytes:
     """The JSON response bytes; 409 response_too_large past MAX_RESPONSE_BYTES (nothing is dropped)."""
-    data = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+    data = compact_json(body)
     if len(data) > max_bytes:
         raise ResponseTooLarge(
             f"the response is {len(data)} bytes, over MAX_RESPONSE_BYTES ({max_bytes}); "
