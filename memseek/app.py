@@ -36,6 +36,7 @@ from memseek.api.admission import DEFAULT_THREADS
 from memseek.api.admission import QUEUED_MS
 from memseek.api.admission import Admission
 from memseek.api.admission import Shares
+from memseek.api.common import TextConverter
 from memseek.api.common import outage_body
 from memseek.api.common import runtime
 from memseek.api.health import HealthProbe
@@ -89,6 +90,7 @@ def create_app(
     `threads` is the WSGI server's request threads, which the workspaces share (`Shares`)."""
     rt = shared or build_runtime(settings or Settings.from_env())
     app = Flask("memseek", static_folder=None)  # every route is an API route
+    app.url_map.converters["text"] = TextConverter
     app.config["MAX_CONTENT_LENGTH"] = rt.settings.max_request_bytes
     app.json.sort_keys = False  # type: ignore[attr-defined]
     app.extensions["memseek"] = rt

@@ -13,6 +13,7 @@ from flask import g
 from flask import has_app_context
 from flask import request
 from sqlalchemy.engine import Connection
+from werkzeug.routing import PathConverter
 
 from memseek.api.admission import Admission
 from memseek.db import workspace_transaction
@@ -26,6 +27,14 @@ from memseek.logs import log_throttled
 from memseek.runtime import Runtime
 
 log = logging.getLogger("memseek")
+
+
+class TextConverter(PathConverter):
+    """A path variable that is any stored text, slashes and line breaks included (an entity):
+    Werkzeug's `path` stops at a line break (its `.` does not match one), and the request would
+    be answered as an unknown route instead of read and checked."""
+
+    regex = r"[^/][\s\S]*?"
 
 
 def runtime() -> Runtime:

@@ -99,7 +99,7 @@ def erase_record(raw_id: str) -> Response:
     return jsonify({**body, "erasure_id": str(done.id), "counts": done.to_json()["counts"]})
 
 
-@bp.delete("/entities/<path:entity>")
+@bp.delete("/entities/<text:entity>")
 def forget_entity(entity: str) -> tuple[Response, int]:
     collection, reason = query().get("collection"), _reason()
     done = erasures.forget(runtime(), workspace(), entity, collection, reason, _requested_by())

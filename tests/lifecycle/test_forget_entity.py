@@ -94,6 +94,16 @@ def test_an_entity_with_a_slash_in_its_name(lc: Client, db: Engine, tenant: Tena
     assert texts(db, tenant) == []
 
 
+def test_an_entity_with_line_breaks_in_its_name(lc: Client, db: Engine, tenant: Tenant) -> None:
+    """Any stored text names an entity: its route reads line breaks too (Werkzeug's `path`
+    converter stops at one), and a name that could not be stored is a 422 at its place."""
+    written_ids(lc, note("ann\nsmith/\r\n2", "ann note"), note("ann", "other note"))
+    assert ok(delete(lc, "/entities/ann%0Asmith%2F%0D%0A2"))["counts"] == {"lc_notes": 1}
+    assert texts(db, tenant) == ["other note"]
+    assert error(delete(lc, "/entities/nobody.%0A%00"), 422)["details"][0]["loc"] == ["path", "entity"]
+    assert "entity" in error(delete(lc, "/entities/nobody%0Aelse"), 404, "not_found")["message"]
+
+
 @pytest.mark.parametrize(
     "path", ["/entities/nobody", "/entities/ann?collection=lc_edges", "/entities/ann?collection=nothing"]
 )
