@@ -25,6 +25,7 @@ from sqlalchemy.engine import Engine
 
 from memseek.db import EXPORT
 from memseek.db import workspace_transaction
+from memseek.jsontext import json_text
 from memseek.schema import records
 from memseek.write import store
 from memseek.write.listing import RecordFilter
@@ -57,11 +58,11 @@ def export_lines(engine: Engine, workspace_id: UUID, name: str, which: RecordFil
         "exported_at": datetime.now(UTC).isoformat(),
         "filter": chosen,
     }
-    yield store.dump(header).encode() + b"\n"
+    yield json_text(header).encode() + b"\n"
     extra = [records.c[name] for name in ("idempotency_key", "payload_hash", "embedding", "embedding_model")]
     with workspace_transaction(engine, workspace_id, snapshot=EXPORT) as conn:
         for row in all_records(conn, workspace_id, which, extra):
-            yield store.dump(exported(row)).encode() + b"\n"
+            yield json_text(exported(row)).encode() + b"\n"
 
 
 def export_file(engine: Engine, workspace_id: UUID, name: str, which: RecordFilter, out: BinaryIO) -> int:

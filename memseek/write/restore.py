@@ -48,6 +48,7 @@ from memseek.errors import Conflict
 from memseek.errors import Detail
 from memseek.errors import Loc
 from memseek.errors import details_from_pydantic
+from memseek.jsontext import json_text
 from memseek.runtime import Runtime
 from memseek.schema import lane_seq
 from memseek.schema import records
@@ -200,7 +201,7 @@ def _insert(conn: Connection, workspace_id: UUID, rows: list[dict[str, Any]]) ->
     columns = [sa.column(c.name, c.type) for c in RESTORED]
     columns += [sa.column("language", sa.Text()), sa.column("n", sa.Integer())]
     batch = sa.cast(
-        sa.bindparam("restore", store.dump([{**row, "n": n} for n, row in enumerate(rows)])), sa.JSON
+        sa.bindparam("restore", json_text([{**row, "n": n} for n, row in enumerate(rows)])), sa.JSON
     )
     src = sa.func.json_to_recordset(batch).table_valued(*columns).render_derived("u", with_types=True)
     terms = store.text_terms(src.c.language, src.c.text).lateral("terms")

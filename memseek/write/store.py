@@ -13,7 +13,6 @@ columns (`SOURCE`) and feed the same SELECT, so the stored rows are the same.
 
 from __future__ import annotations
 
-import json
 import struct
 from collections.abc import Iterable
 from collections.abc import Mapping
@@ -24,7 +23,6 @@ from datetime import datetime
 from typing import Any
 from uuid import UUID
 
-import orjson
 import psycopg
 import sqlalchemy as sa
 from pgvector.sqlalchemy import Vector
@@ -41,6 +39,7 @@ from sqlalchemy.schema import CreateTable
 from sqlalchemy.sql.elements import BindParameter
 
 from memseek import citus
+from memseek.jsontext import json_text
 from memseek.schema import EMBEDDING_DIM
 from memseek.schema import lane_seq
 from memseek.schema import processing_queue
@@ -58,18 +57,6 @@ COMMENT = "/* memseek {route} */"
 def array(values: Sequence[Any], item: Any) -> BindParameter[Any]:
     """An anonymous array bind parameter of element type `item`."""
     return sa.bindparam(None, list(values), type_=ARRAY(item))
-
-
-def dump(value: Any) -> str:
-    """Compact JSON text (UUIDs and datetimes as strings), for casts to json/jsonb in SQL.
-
-    orjson rather than the json module: it formats floats far faster, and supplied vectors are 384
-    floats a record; integers beyond 64 bits, which orjson refuses, take the json module's path.
-    """
-    try:
-        return orjson.dumps(value).decode()
-    except orjson.JSONEncodeError:
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
 
 
 Column = tuple[Sequence[Any], Any]
@@ -150,7 +137,7 @@ def _source_values(n: int, row: Row) -> tuple[Any, ...]:
 def _source_json(rows: Sequence[Row]) -> str:
     """The batch as ONE JSON array: PostgreSQL parses it in C, far cheaper than binding 25 arrays."""
     names = tuple(SOURCE)
-    return dump([dict(zip(names, _source_values(n, row), strict=True)) for n, row in enumerate(rows)])
+    return json_text([dict(zip(names, _source_values(n, row), strict=True)) for n, row in enumerate(rows)])
 
 
 _JSON_AT = tuple(at for at, kind in enumerate(SOURCE.values()) if kind is JSONB)
@@ -192,7 +179,7 @@ def _copy_values(n: int, row: Row) -> tuple[Any, ...]:
     float by float."""
     values = list(_source_values(n, row))
     for at in _JSON_AT:
-        values[at] = _JSONB_VERSION + dump(values[at]).encode()
+        values[at] = _JSONB_VERSION + json_text(values[at]).encode()
     if row.embedding is not None:
         values[_EMBEDDING_AT] = _vector_bytes(row.embedding)
     values[_DERIVED_AT] = list(row.derived_from)

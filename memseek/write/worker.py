@@ -43,6 +43,7 @@ from memseek.catalog.models import Collection
 from memseek.db import DATABASE_OUTAGES
 from memseek.db import STATEMENT_LABEL
 from memseek.errors import MemseekError
+from memseek.jsontext import json_text
 from memseek.logs import first_line
 from memseek.logs import log_throttled
 from memseek.models import ModelOutputInvalid
@@ -246,10 +247,10 @@ def _write_records(
             "id": values(lambda i, o: i.id, store.UUID_T),
             "state": values(lambda i, o: states[i.id], sa.Text),
             "error": values(lambda i, o: o.error if states[i.id] == "failed" else None, sa.Text),
-            "vector": values(lambda i, o: None if o.embedding is None else store.dump(o.embedding), sa.Text),
+            "vector": values(lambda i, o: None if o.embedding is None else json_text(o.embedding), sa.Text),
             "model": values(lambda i, o: o.embedding_model, sa.Text),
-            "scores": values(lambda i, o: store.dump(o.scores), sa.Text),
-            "annotations": values(lambda i, o: store.dump(o.annotations), sa.Text),
+            "scores": values(lambda i, o: json_text(o.scores), sa.Text),
+            "annotations": values(lambda i, o: json_text(o.annotations), sa.Text),
         },
         "u",
     ).c
