@@ -273,3 +273,11 @@ def test_a_json_answer_ends_with_a_line_break(client: Client, method: str, path:
     prompt too."""
     response = client.request(method, path, json=body)
     assert response.mimetype == "application/json" and response.get_data().endswith(b"}\n")
+
+
+def test_an_mcp_answer_ends_with_a_line_break(client: Client) -> None:
+    listing = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+    accept = {"Accept": "application/json, text/event-stream"}
+    response = client.post("/mcp", json=listing, headers=accept)
+    assert response.mimetype == "application/json" and response.get_data().endswith(b"}\n")
+    assert response.get_json()["result"]["tools"]

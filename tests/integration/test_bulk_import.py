@@ -177,4 +177,5 @@ def test_an_unknown_collection_is_told_the_nearest(write_runtime: Runtime) -> No
         bulk.check_file(write_runtime, jsonl(record_in(collection="w_evnts")))
     (detail,) = raised.value.details
     assert detail.loc == ("line", 1, "collection")
-    assert detail.msg.startswith("unknown collection 'w_evnts'; did you mean 'w_events'? the collections are: ")
+    nearest = "unknown collection 'w_evnts'; did you mean 'w_events'? the collections are: "
+    assert detail.msg.startswith(nearest)
