@@ -22,9 +22,16 @@ def test_the_page_has_examples() -> None:
 
 @pytest.mark.parametrize("source", EXAMPLES, ids=[f"example-{n}" for n in range(1, len(EXAMPLES) + 1)])
 def test_an_example_runs(
-    source: str, service: str, tenant: Tenant, runtime: Runtime, monkeypatch: pytest.MonkeyPatch
+    source: str,
+    service: str,
+    tenant: Tenant,
+    runtime: Runtime,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     monkeypatch.setenv("MEMSEEK_URL", service)
     monkeypatch.setenv("MEMSEEK_API_KEY", tenant.key)
     exec(compile(source, f"{PAGE.name} example", "exec"), {"__name__": "__example__"})
     runtime.touches.flush(timeout=30)
+    if source == EXAMPLES[0]:  # its search request's best document, printed last
+        assert capsys.readouterr().out.splitlines()[-1] == "Maria confirmed the Q3 budget."
