@@ -120,6 +120,7 @@ WAIT_QUERY = (
         "bounded number of requests wait at once; beyond it the write answers at once, its "
         "records `pending`, as without wait. true or false (any case), or 1 or 0.",
         bounds=(("pattern", WAIT_PATTERN),),
+        form="true or false (in any case), 1 or 0",
     ),
     QueryParam(
         "timeout",
