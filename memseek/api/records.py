@@ -7,8 +7,6 @@ workspace's id): a path segment that cannot name a record names nothing.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 from uuid import UUID
 
@@ -31,7 +29,6 @@ from memseek.api.openapi import document
 from memseek.errors import Detail
 from memseek.errors import NotFound
 from memseek.errors import RequestInvalid
-from memseek.suggest import hint
 from memseek.write import lanes
 from memseek.write import store
 from memseek.write.ingest import Written
@@ -76,26 +73,6 @@ def wait_params() -> float | None:
     params = query()
     wait = params.get("wait", "false").lower() in ("true", "1")
     return float(params.get("timeout", DEFAULT_WAIT)) if wait else None
-
-
-@contextmanager
-def naming_collections(items: list[Any]) -> Iterator[None]:
-    """A record's unknown collection answered with the collections there are, and the nearest."""
-    try:
-        yield
-    except RequestInvalid as exc:
-        raise RequestInvalid(exc.message, [_collection_hint(d, items) for d in exc.details]) from exc
-
-
-def _collection_hint(detail: Detail, items: list[Any]) -> Detail:
-    if len(detail.loc) != 3 or detail.loc[0] != "records" or detail.loc[2] != "collection":
-        return detail
-    item = items[detail.loc[1]] if isinstance(detail.loc[1], int) else None
-    name = item.get("collection") if isinstance(item, dict) else None
-    catalog = runtime().catalog
-    if not isinstance(name, str) or catalog.versions(name):
-        return detail
-    return Detail(detail.loc, detail.msg + hint(name, catalog.collections, "the collections are"))
 
 
 def waits(written: Written) -> bool:
@@ -143,6 +120,7 @@ WAIT_QUERY = (
         "bounded number of requests wait at once; beyond it the write answers at once, its "
         "records `pending`, as without wait. true or false (any case), or 1 or 0.",
         bounds=(("pattern", WAIT_PATTERN),),
+        form="true or false (in any case), 1 or 0",
     ),
     QueryParam(
         "timeout",
@@ -158,7 +136,7 @@ WAIT_QUERY = (
 def post_records() -> tuple[Response, int]:
     timeout = wait_params()
     items = _records_list(json_body())
-    with scoped() as conn, naming_collections(items):
+    with scoped() as conn:
         written = write_records(conn, runtime(), workspace(), items)
     return jsonify({"records": [w.to_json() for w in settled(written, timeout)]}), 201
 

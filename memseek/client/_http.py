@@ -16,6 +16,7 @@ from uuid import UUID
 
 import httpx
 
+from memseek.client.errors import AuthenticationError
 from memseek.client.errors import ErrorDetail
 from memseek.client.errors import InvalidRequest
 from memseek.client.errors import MemseekError
@@ -180,8 +181,21 @@ def retry_pause(config: Config, request: Request, attempt: int, outcome: Reply |
     return config.pause(attempt, outcome if isinstance(outcome, Reply) else None)
 
 
-def final(outcome: Reply | Exception, request: Request) -> Reply:
-    """The reply to hand back, or the `Unavailable` a failed connection ends in."""
+NO_KEY = (
+    "this client has no API key: pass api_key= or set MEMSEEK_API_KEY (memseek serve prints the "
+    "first one; memseek key create default mints another)"
+)
+
+
+def final(outcome: Reply | Exception, request: Request, config: Config) -> Reply:
+    """The reply to hand back, or the `Unavailable` a failed connection ends in. A 401 to a
+    client built without a key says how to give it one: the service can only say that the
+    header is missing."""
+    if isinstance(outcome, Reply) and outcome.status == 401 and config.api_key is None:
+        refused = error_for(outcome.status, outcome.content)
+        raise AuthenticationError(
+            f"{refused.message}; {NO_KEY}", status=401, code=refused.code, body=refused.body
+        )
     if isinstance(outcome, Reply):
         return outcome
     kind = "timeout" if isinstance(outcome, httpx.TimeoutException) else "connection_error"

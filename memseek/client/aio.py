@@ -66,7 +66,7 @@ class AsyncMemseek(ClientSurface[Async]):
                 outcome = exc
             pause = retry_pause(self._config, request, attempt, outcome)
             if pause is None:
-                return final(outcome, request)
+                return final(outcome, request, self._config)
             import anyio  # only a retry pauses: importing it on first need keeps the import cheap
 
             await anyio.sleep(pause)

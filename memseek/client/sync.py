@@ -71,6 +71,6 @@ class Memseek(ClientSurface[Sync]):
                 outcome = exc
             pause = retry_pause(self._config, request, attempt, outcome)
             if pause is None:
-                return final(outcome, request)
+                return final(outcome, request, self._config)
             time.sleep(pause)
             attempt += 1

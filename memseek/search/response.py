@@ -153,8 +153,10 @@ def _render_row(record: Mapping[str, Any], catalog: Catalog) -> RenderRow:
 
 
 def encode(body: Mapping[str, Any], max_bytes: int) -> bytes:
-    """The JSON response bytes; 409 response_too_large past MAX_RESPONSE_BYTES (nothing is dropped)."""
-    data = compact_json(body)
+    """The JSON response bytes, ending with a line break as every other JSON answer does (Flask's),
+    so that a terminal prints what follows on a line of its own; 409 response_too_large past
+    MAX_RESPONSE_BYTES, the line break counted (nothing is dropped)."""
+    data = compact_json(body) + b"\n"
     if len(data) > max_bytes:
         raise ResponseTooLarge(
             f"the response is {len(data)} bytes, over MAX_RESPONSE_BYTES ({max_bytes}); "

@@ -28,6 +28,7 @@ from memseek.errors import Loc
 from memseek.errors import details_from_pydantic
 from memseek.models.vectors import values_problem
 from memseek.storable import unstorable_values
+from memseek.suggest import hint
 from memseek.write.models import RecordIn
 
 
@@ -138,7 +139,8 @@ def check_record(
 
 def _collection(catalog: Catalog, record: RecordIn, at: Loc) -> tuple[Collection | None, list[Detail]]:
     if not catalog.versions(record.collection):
-        return None, [Detail((*at, "collection"), f"unknown collection {record.collection!r}")]
+        named = hint(record.collection, catalog.collections, "the collections are")
+        return None, [Detail((*at, "collection"), f"unknown collection {record.collection!r}{named}")]
     try:
         return catalog.collection(record.collection, record.collection_version), []
     except UnknownDefinition as exc:

@@ -87,6 +87,16 @@ def test_an_unscored_search_prints_no_score_column(running: Server) -> None:
     assert rest == [] and "score" not in result.stdout  # structured hits are not scored
 
 
+def test_a_field_asked_for_is_a_column(running: Server) -> None:
+    env, _ = running
+    args = ("--mode", "structured", "--collection", "customer_events", "--order-by", "channel:desc")
+    result = run(env, "search", *args, "--field", "channel")
+    assert result.returncode == 0, result.stderr
+    header, first = result.stdout.splitlines()
+    assert header.split() == ["rank", "collection/type", "entity", "occurred_at", "channel", "text"]
+    assert first.split()[:2] == ["1", "customer_events/event"] and first.split()[4] == "call"
+
+
 def test_views_lists_names_parameters_and_descriptions(running: Server) -> None:
     env, _ = running
     result = run(env, "views")

@@ -257,3 +257,27 @@ def test_a_name_far_from_every_option_only_lists_them(client: Client, tenant: Te
     body = {"q": "x", "mode": "text", "scope": {"collections": ["zzzz"]}}
     err = error(client.post("/search", json=body), 422)
     assert err["details"][0]["msg"] == f"unknown collection 'zzzz'; the collections are: {COLLECTIONS}"
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "body"),
+    [
+        pytest.param("POST", "/search", {"mode": "recent"}, id="search"),
+        pytest.param("POST", "/views/recall/query", {"entity": "contact.maria", "query": "x"}, id="view"),
+        pytest.param("GET", "/collections", None, id="collections"),
+        pytest.param("POST", "/records", {"records": []}, id="error"),
+    ],
+)
+def test_a_json_answer_ends_with_a_line_break(client: Client, method: str, path: str, body: Any) -> None:
+    """README's commands print one answer after another: each on its own line, the next shell
+    prompt too."""
+    response = client.request(method, path, json=body)
+    assert response.mimetype == "application/json" and response.get_data().endswith(b"}\n")
+
+
+def test_an_mcp_answer_ends_with_a_line_break(client: Client) -> None:
+    listing = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+    accept = {"Accept": "application/json, text/event-stream"}
+    response = client.post("/mcp", json=listing, headers=accept)
+    assert response.mimetype == "application/json" and response.get_data().endswith(b"}\n")
+    assert response.get_json()["result"]["tools"]

@@ -15,8 +15,9 @@ How a fenced block of the "Quick start" section is run, as a reader with two ter
   absolute path, as the page asks); its tools are listed and one is called.
 * step 5's browser: the inspector in headless Chromium (as tests/firsthour/test_inspector.py
   drives it), the key typed, the view's form filled and run, its hits shown.
-* a block without a language is output shown to the reader: not run; the banner it shows must be
-  the one the first start printed.
+* a block without a language is output shown to the reader: not run. The banner it shows must be
+  the one the first start printed; any other must be what the block before it printed, line for
+  line, where `…` stands for any text (an id, a score, a line of a table, more lines).
 
 What the reader would type differently: `127.0.0.1:8000` is the test's port (`MEMSEEK_URL` for
 the SDK and the CLI), `msk_…` the key the banner printed, and the data lives in a temporary
@@ -91,6 +92,11 @@ def steps(title: str) -> list[tuple[str, list[tuple[str, str]]]]:
     ]
 
 
+def shown(output: str) -> re.Pattern[str]:
+    """What an output block of the page matches: its text, `…` standing for any text."""
+    return re.compile(".*?".join(map(re.escape, output.strip().split("…"))), re.S)
+
+
 def view_in_the_browser(url: str, key: str) -> list[str]:
     """What the quick start's step 5 says the browser shows: the inspector at `/ui`, the key typed
     once, `customer_context`'s form filled and run; the rendered block, then the hits' rows."""
@@ -150,6 +156,7 @@ class Reader:
             assert self.localised(text).replace(SHOWN_HOME, home).splitlines() == printed
         else:
             assert language == "", f"a block the reader cannot run: {language}"
+            assert shown(text).fullmatch(self.outputs[-1].strip()), (text, self.outputs[-1])
 
     def start(self, text: str) -> None:
         """The first terminal: `[NAME=value …] .venv/bin/memseek serve`, on the test's port."""
@@ -255,6 +262,7 @@ def test_the_quick_start_runs_as_printed(reader: Reader) -> None:
     assert '"state":"done"' in output  # the entity was forgotten
     assert {"recall", "contact_facts", "remember"} <= set(output.splitlines())  # the agent's tools
     assert not (reader.pgdata / "postmaster.pid").exists()  # `memseek db stop` stopped it
+    assert " INFO " not in (reader.cwd / "serve.log").read_text()  # the first terminal stayed quiet
 
 
 def test_the_test_command_is_the_one_ci_runs() -> None:

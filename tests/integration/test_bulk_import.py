@@ -169,3 +169,13 @@ def test_a_file_changed_after_its_check_stops_the_import(
     source = jsonl(*[record_in(entity=e) for e in ENTITIES * 3], changed_line)
     with pytest.raises(raised):
         bulk.write_file(write_runtime, tenant.id, source, jobs=2, batch=2)
+
+
+def test_an_unknown_collection_is_told_the_nearest(write_runtime: Runtime) -> None:
+    """As `POST /records` answers it: the import's check names the collections and the nearest."""
+    with pytest.raises(RequestInvalid) as raised:
+        bulk.check_file(write_runtime, jsonl(record_in(collection="w_evnts")))
+    (detail,) = raised.value.details
+    assert detail.loc == ("line", 1, "collection")
+    nearest = "unknown collection 'w_evnts'; did you mean 'w_events'? the collections are: "
+    assert detail.msg.startswith(nearest)

@@ -393,6 +393,12 @@ class TestWait:
         assert loc in locs(post_records(wclient, record_in(), query=query))
         assert count(db) == 0
 
+    def test_a_wait_of_another_form_is_told_the_forms(self, wclient: Client) -> None:
+        response = post_records(wclient, record_in(), query="?wait=yes")
+        assert error(response, 422)["details"] == [
+            {"loc": ["query", "wait"], "msg": "must be true or false (in any case), 1 or 0, not 'yes'"}
+        ]
+
     def test_timeout_returns_pending_states(self, wclient: Client, db: Any) -> None:
         [result] = written(wclient, record_in("w_local"), query="?wait=true&timeout=0.2")
         assert result["processing"] == "pending"

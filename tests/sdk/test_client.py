@@ -341,8 +341,10 @@ def test_bad_key_is_an_authentication_error(service: str) -> None:
 
 def test_no_key_is_an_authentication_error(service: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("MEMSEEK_API_KEY", raising=False)
-    with Memseek(service) as anonymous, pytest.raises(AuthenticationError):
+    with Memseek(service) as anonymous, pytest.raises(AuthenticationError) as caught:
         anonymous.views.list()
+    assert (caught.value.status, caught.value.code) == (401, "unauthorized")
+    assert "pass api_key= or set MEMSEEK_API_KEY" in caught.value.message  # what to do
 
 
 def test_unknown_view_is_not_found(m: Memseek) -> None:
