@@ -139,10 +139,16 @@ def cmd_migrate(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
-def cmd_workspace_create(args: argparse.Namespace, settings: Settings) -> int:
+def _migrated_engine(settings: Settings):  # type: ignore[no-untyped-def]
+    """The engine of a database brought to the current schema: the admin commands may be the
+    first to touch a fresh database, and must answer there as they do after `memseek serve`."""
     engine = _engine(settings)
     migrate.upgrade(engine)
-    with engine.begin() as conn:
+    return engine
+
+
+def cmd_workspace_create(args: argparse.Namespace, settings: Settings) -> int:
+    with _migrated_engine(settings).begin() as conn:
         workspace, key = auth.create_workspace(conn, args.name)
     print(f"workspace {args.name} ({workspace}) created; its key:")
     print(key)
@@ -150,7 +156,7 @@ def cmd_workspace_create(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_key_create(args: argparse.Namespace, settings: Settings) -> int:
-    with _engine(settings).begin() as conn:
+    with _migrated_engine(settings).begin() as conn:
         key = auth.create_key(conn, args.workspace)
     print(f"new key for workspace {args.workspace}:")
     print(key)
@@ -158,7 +164,7 @@ def cmd_key_create(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_key_revoke(args: argparse.Namespace, settings: Settings) -> int:
-    with _engine(settings).begin() as conn:
+    with _migrated_engine(settings).begin() as conn:
         auth.revoke_key(conn, args.prefix)
     print(f"revoked key {args.prefix[: auth.PREFIX_CHARS]}…")
     return 0

@@ -94,6 +94,27 @@ def test_admin_errors_are_one_line(env: dict[str, str], server: object, args: tu
     assert "Traceback" not in result.stderr
 
 
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        pytest.param(("key", "create", "default"), "no workspace named 'default'", id="key-create"),
+        pytest.param(("key", "revoke", "msk_zzzzzzzz"), "no live key starts with", id="key-revoke"),
+    ],
+)
+def test_key_commands_on_a_database_never_migrated(
+    pg_server_url: str, tmp_path: Path, args: tuple[str, ...], message: str
+) -> None:
+    """Design §1: "Admin commands (not HTTP): `memseek workspace create NAME` (prints a key),
+    `memseek key create WORKSPACE`, `memseek key revoke KEY_PREFIX`"; issue 2: a missing key or
+    database state "gets a clear error … no traceback wall". On a fresh database the key
+    commands find the schema as `workspace create` does, and answer in one line."""
+    url = make_database(pg_server_url, f"memseek_cli_fresh_{args[1]}")
+    result = memseek(cli_env(DATABASE_URL=url, MEMSEEK_HOME=str(tmp_path)), *args)
+    assert result.returncode == 2
+    assert result.stderr.startswith("memseek: error: ") and message in result.stderr
+    assert "Traceback" not in result.stderr
+
+
 def _event(n: int) -> str:
     record = {"collection": "customer_events", "entity": f"c{n % 3}", "type": "event", "text": f"event {n}"}
     return json.dumps(record)
