@@ -203,8 +203,9 @@ def cmd_mcp(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
-def _import_source(name: str) -> BinaryIO:
-    """The file to import, open for both passes (standard input is read once, into memory)."""
+def _source(name: str) -> BinaryIO:
+    """The input file a command reads (`-`: standard input, read once, into memory), open for
+    reading; a file that cannot be opened is the caller's one-line error, not a traceback."""
     if name == "-":
         return io.BytesIO(sys.stdin.buffer.read())
     try:
@@ -255,7 +256,7 @@ def _import_file(
     each pass shows its progress on standard error."""
     from memseek.write import bulk
 
-    with _import_source(args.file) as source:
+    with _source(args.file) as source:
         started = time.perf_counter()
         checked = read_with_progress(source, "checking", lambda lines: bulk.check_file(runtime, lines, batch))
         kind = "exported records" if checked.lanes is not None else "records"
@@ -338,10 +339,11 @@ def cmd_explain(args: argparse.Namespace, settings: Settings) -> int:
     from memseek.search.service import explain_search
     from memseek.search.views import explain_view
 
-    raw = sys.stdin.read() if args.file == "-" else Path(args.file).read_text(encoding="utf-8")
+    with _source(args.file) as source:
+        raw = source.read()
     try:
-        body = json.loads(raw)
-    except ValueError as exc:
+        body = json.loads(raw.decode("utf-8"))
+    except ValueError as exc:  # UnicodeDecodeError included
         raise ConfigError(f"the input is not valid JSON: {exc}") from None
     with closing(build_runtime(settings)) as runtime:
         workspace = _workspace_named(runtime, args.workspace)
