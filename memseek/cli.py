@@ -16,6 +16,7 @@ import sys
 import threading
 import time
 import warnings
+from collections.abc import Callable
 from collections.abc import Sequence
 from contextlib import closing
 from pathlib import Path
@@ -465,6 +466,28 @@ def _db_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     psql.set_defaults(handler=cmd_db_psql)
 
 
+def _bounded(lowest: int, highest: int | None = None) -> Callable[[str], int]:
+    """An argparse type: an integer from `lowest` (to `highest`). Out of range is argparse's
+    usage error, before anything runs: a port past 65535 would otherwise wrap to another port."""
+
+    def parse(raw: str) -> int:
+        try:
+            value = int(raw)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer, got {raw!r}") from None
+        if value < lowest or (highest is not None and value > highest):
+            bounds = f"from {lowest} to {highest}" if highest is not None else f"at least {lowest}"
+            raise argparse.ArgumentTypeError(f"must be {bounds}, got {value}")
+        return value
+
+    return parse
+
+
+POSITIVE = _bounded(1)
+PORT = _bounded(0, 65535)
+"""A TCP port; 0 lets the system choose a free one (the banner prints it)."""
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="memseek", description=__doc__.splitlines()[0])
     parser.add_argument("-v", "--verbose", action="store_true", help="log debug output")
@@ -472,19 +495,19 @@ def build_parser() -> argparse.ArgumentParser:
 
     serve = sub.add_parser("serve", help="run the HTTP service (and one in-process worker)")
     serve.add_argument("--host", default="127.0.0.1")
-    serve.add_argument("--port", type=int, default=8000)
+    serve.add_argument("--port", type=PORT, default=8000)
     serve.add_argument(
-        "--threads", "--workers", type=int, default=8, help="request-handling threads of the WSGI server"
+        "--threads", "--workers", type=POSITIVE, default=8, help="request-handling threads of the WSGI server"
     )
     serve.add_argument("--no-worker", action="store_true", help="do not process records in-process")
     serve.set_defaults(handler=cmd_serve)
 
     worker = sub.add_parser("worker", help="process pending records (embeddings, enrichments)")
     worker.add_argument(
-        "--batch", type=int, help="records claimed per transaction (default: as the in-process worker)"
+        "--batch", type=POSITIVE, help="records claimed per transaction (default: as the in-process worker)"
     )
     worker.add_argument("--once", action="store_true", help="exit when nothing is due instead of waiting")
-    worker.add_argument("--max-attempts", type=int, default=5, help="tries before a record is failed")
+    worker.add_argument("--max-attempts", type=POSITIVE, default=5, help="tries before a record is failed")
     worker.set_defaults(handler=cmd_worker)
 
     mig = sub.add_parser("migrate", help="upgrade (or downgrade) the database schema")

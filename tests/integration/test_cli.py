@@ -115,6 +115,30 @@ def test_key_commands_on_a_database_never_migrated(
     assert "Traceback" not in result.stderr
 
 
+@pytest.mark.parametrize(
+    ("args", "named"),
+    [
+        pytest.param(("serve", "--port", "99999"), "--port", id="port-past-65535"),
+        pytest.param(("serve", "--port", "-1"), "--port", id="negative-port"),
+        pytest.param(("serve", "--threads", "0"), "--threads", id="no-threads"),
+        pytest.param(("worker", "--once", "--batch", "0"), "--batch", id="empty-batch"),
+        pytest.param(("worker", "--once", "--max-attempts", "0"), "--max-attempts", id="no-attempts"),
+        pytest.param(("migrate", "--downgrade", "bogus"), "bogus", id="unknown-revision"),
+    ],
+)
+def test_impossible_arguments_are_refused_before_anything_runs(
+    env: dict[str, str], server: object, args: tuple[str, ...], named: str
+) -> None:
+    """Issue 2: "`memseek serve` takes `--host` and `--port`" and bad input "gets a clear error";
+    issue 41: "never a traceback". A port outside 0–65535 (which the socket layer would wrap to
+    another port), no request thread, an empty worker batch, no attempt, an unknown migration
+    revision: each is refused in the error lines, naming the argument, with status 2."""
+    result = memseek(env, *args, timeout=60)
+    assert result.returncode == 2, result.stdout
+    assert "memseek" in result.stderr and "error:" in result.stderr and named in result.stderr
+    assert "Traceback" not in result.stderr and "listening" not in result.stdout
+
+
 def _event(n: int) -> str:
     record = {"collection": "customer_events", "entity": f"c{n % 3}", "type": "event", "text": f"event {n}"}
     return json.dumps(record)
