@@ -129,6 +129,26 @@ def test_errors_name_problems_with_a_json_path(bw: Client) -> None:
     assert [d["loc"][:3] for d in err["details"]] == [["records", 1, "entity"]]
 
 
+@pytest.mark.parametrize(
+    ("values", "loc"),
+    [
+        pytest.param({"scores": {"": 1}}, ["records", 0, "scores", ""], id="blank-score-name"),
+        pytest.param({"annotations": {"": 1}}, ["records", 0, "annotations", ""], id="blank-annotation-name"),
+        pytest.param({"scores": {"s" * 300: 1}}, ["records", 0, "scores", "s" * 300], id="long-score-name"),
+    ],
+)
+def test_a_bad_object_key_is_located_by_a_json_path(
+    bw: Client, values: dict[str, Any], loc: list[Any]
+) -> None:
+    """Design §3: "`details` items carry a `loc` (JSON path) and `msg`". A refused name in
+    `scores` or `annotations` is located at its entry — a path into the request — and the
+    message says that the name is what is wrong (pydantic's own `[key]` marker is no member
+    of the request)."""
+    err = error(post_records(bw, rec(**values)), 422, "invalid_request")
+    assert [d["loc"] for d in err["details"]] == [loc]
+    assert err["details"][0]["msg"].startswith("the name: ")
+
+
 BODY_ROUTES = [
     ("POST", "/search"),
     ("POST", "/views/ald_plain/query"),
