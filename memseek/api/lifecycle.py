@@ -19,7 +19,7 @@ from flask import Response
 from flask import jsonify
 from flask import request
 
-from memseek.api.common import json_body
+from memseek.api.common import json_object
 from memseek.api.common import query
 from memseek.api.common import runtime
 from memseek.api.common import scoped
@@ -81,7 +81,7 @@ FORGET_QUERY = (
 
 
 def _reason() -> str | None:
-    return EraseIn.model_validate(json_body(required=False)).reason
+    return EraseIn.model_validate(json_object(required=False)).reason
 
 
 def _requested_by() -> str | None:

@@ -149,6 +149,29 @@ def test_a_bad_object_key_is_located_by_a_json_path(
     assert err["details"][0]["msg"].startswith("the name: ")
 
 
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [
+        pytest.param("POST", "/records", id="write"),
+        pytest.param("POST", f"/records/{ID}/retract", id="retract"),
+        pytest.param("POST", f"/records/{ID}/approve", id="approve"),
+        pytest.param("POST", f"/records/{ID}/reject", id="reject"),
+        pytest.param("DELETE", f"/records/{ID}", id="erase"),
+        pytest.param("DELETE", "/entities/someone", id="forget"),
+    ],
+)
+@pytest.mark.parametrize("body", [[1], "text", 5], ids=["array", "string", "number"])
+def test_a_body_that_is_not_an_object_is_told_so_at_body(
+    bw: Client, method: str, path: str, body: Any
+) -> None:
+    """Design §3: one error shape whose `details` carry a `loc` (a JSON path into the request).
+    Every write route answers a JSON body that is not an object alike — at `["body"]`, saying
+    an object was expected — not with a validator's own class name at the root."""
+    err = error(bw.request(method, path, json=body), 422, "invalid_request")
+    assert err["message"] == "the body must be a JSON object"
+    assert err["details"] == [{"loc": ["body"], "msg": "expected an object"}]
+
+
 BODY_ROUTES = [
     ("POST", "/search"),
     ("POST", "/views/ald_plain/query"),
