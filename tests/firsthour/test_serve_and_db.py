@@ -131,13 +131,15 @@ def test_agents_calling_tools_over_http_log_no_line_per_call(url_env: dict[str, 
     request"; issue 42: libraries' own logging kept out of the way. The MCP SDK behind `/mcp`
     logs each stateless exchange at INFO; `memseek serve` shows such lines only with --verbose."""
     port, proc, _ = serve(url_env, "--no-worker")
-    key = last_line(memseek(url_env, "key", "create", "default"))
-    accept = {"Accept": "application/json, text/event-stream"}
-    for n in range(3):
-        listing = {"jsonrpc": "2.0", "id": n, "method": "tools/list"}
-        status, answer = http_call(port, "POST", "/mcp", key, listing, headers=accept)
-        assert status == 200 and answer["result"]["tools"], answer
-    err = stopped(proc)
+    try:
+        key = last_line(memseek(url_env, "key", "create", "default"))
+        accept = {"Accept": "application/json, text/event-stream"}
+        for n in range(3):
+            listing = {"jsonrpc": "2.0", "id": n, "method": "tools/list"}
+            status, answer = http_call(port, "POST", "/mcp", key, listing, headers=accept)
+            assert status == 200 and answer["result"]["tools"], answer
+    finally:
+        err = stopped(proc)
     assert not any(noise in err for noise in NOISE), err
 
 
