@@ -16,6 +16,7 @@ import sys
 import threading
 import time
 import warnings
+from collections.abc import Callable
 from collections.abc import Sequence
 from contextlib import closing
 from pathlib import Path
@@ -139,10 +140,16 @@ def cmd_migrate(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
-def cmd_workspace_create(args: argparse.Namespace, settings: Settings) -> int:
+def _migrated_engine(settings: Settings):  # type: ignore[no-untyped-def]
+    """The engine of a database brought to the current schema: the admin commands may be the
+    first to touch a fresh database, and must answer there as they do after `memseek serve`."""
     engine = _engine(settings)
     migrate.upgrade(engine)
-    with engine.begin() as conn:
+    return engine
+
+
+def cmd_workspace_create(args: argparse.Namespace, settings: Settings) -> int:
+    with _migrated_engine(settings).begin() as conn:
         workspace, key = auth.create_workspace(conn, args.name)
     print(f"workspace {args.name} ({workspace}) created; its key:")
     print(key)
@@ -150,7 +157,7 @@ def cmd_workspace_create(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_key_create(args: argparse.Namespace, settings: Settings) -> int:
-    with _engine(settings).begin() as conn:
+    with _migrated_engine(settings).begin() as conn:
         key = auth.create_key(conn, args.workspace)
     print(f"new key for workspace {args.workspace}:")
     print(key)
@@ -158,7 +165,7 @@ def cmd_key_create(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_key_revoke(args: argparse.Namespace, settings: Settings) -> int:
-    with _engine(settings).begin() as conn:
+    with _migrated_engine(settings).begin() as conn:
         auth.revoke_key(conn, args.prefix)
     print(f"revoked key {args.prefix[: auth.PREFIX_CHARS]}…")
     return 0
@@ -197,8 +204,9 @@ def cmd_mcp(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
-def _import_source(name: str) -> BinaryIO:
-    """The file to import, open for both passes (standard input is read once, into memory)."""
+def _source(name: str) -> BinaryIO:
+    """The input file a command reads (`-`: standard input, read once, into memory), open for
+    reading; a file that cannot be opened is the caller's one-line error, not a traceback."""
     if name == "-":
         return io.BytesIO(sys.stdin.buffer.read())
     try:
@@ -249,7 +257,7 @@ def _import_file(
     each pass shows its progress on standard error."""
     from memseek.write import bulk
 
-    with _import_source(args.file) as source:
+    with _source(args.file) as source:
         started = time.perf_counter()
         checked = read_with_progress(source, "checking", lambda lines: bulk.check_file(runtime, lines, batch))
         kind = "exported records" if checked.lanes is not None else "records"
@@ -332,10 +340,11 @@ def cmd_explain(args: argparse.Namespace, settings: Settings) -> int:
     from memseek.search.service import explain_search
     from memseek.search.views import explain_view
 
-    raw = sys.stdin.read() if args.file == "-" else Path(args.file).read_text(encoding="utf-8")
+    with _source(args.file) as source:
+        raw = source.read()
     try:
-        body = json.loads(raw)
-    except ValueError as exc:
+        body = json.loads(raw.decode("utf-8"))
+    except ValueError as exc:  # UnicodeDecodeError included
         raise ConfigError(f"the input is not valid JSON: {exc}") from None
     with closing(build_runtime(settings)) as runtime:
         workspace = _workspace_named(runtime, args.workspace)
@@ -466,6 +475,28 @@ def _db_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     psql.set_defaults(handler=cmd_db_psql)
 
 
+def _bounded(lowest: int, highest: int | None = None) -> Callable[[str], int]:
+    """An argparse type: an integer from `lowest` (to `highest`). Out of range is argparse's
+    usage error, before anything runs: a port past 65535 would otherwise wrap to another port."""
+
+    def parse(raw: str) -> int:
+        try:
+            value = int(raw)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer, got {raw!r}") from None
+        if value < lowest or (highest is not None and value > highest):
+            bounds = f"from {lowest} to {highest}" if highest is not None else f"at least {lowest}"
+            raise argparse.ArgumentTypeError(f"must be {bounds}, got {value}")
+        return value
+
+    return parse
+
+
+POSITIVE = _bounded(1)
+PORT = _bounded(0, 65535)
+"""A TCP port; 0 lets the system choose a free one (the banner prints it)."""
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="memseek", description=__doc__.splitlines()[0])
     parser.add_argument("-v", "--verbose", action="store_true", help="log debug output")
@@ -473,19 +504,19 @@ def build_parser() -> argparse.ArgumentParser:
 
     serve = sub.add_parser("serve", help="run the HTTP service (and one in-process worker)")
     serve.add_argument("--host", default="127.0.0.1")
-    serve.add_argument("--port", type=int, default=8000)
+    serve.add_argument("--port", type=PORT, default=8000)
     serve.add_argument(
-        "--threads", "--workers", type=int, default=8, help="request-handling threads of the WSGI server"
+        "--threads", "--workers", type=POSITIVE, default=8, help="request-handling threads of the WSGI server"
     )
     serve.add_argument("--no-worker", action="store_true", help="do not process records in-process")
     serve.set_defaults(handler=cmd_serve)
 
     worker = sub.add_parser("worker", help="process pending records (embeddings, enrichments)")
     worker.add_argument(
-        "--batch", type=int, help="records claimed per transaction (default: as the in-process worker)"
+        "--batch", type=POSITIVE, help="records claimed per transaction (default: as the in-process worker)"
     )
     worker.add_argument("--once", action="store_true", help="exit when nothing is due instead of waiting")
-    worker.add_argument("--max-attempts", type=int, default=5, help="tries before a record is failed")
+    worker.add_argument("--max-attempts", type=POSITIVE, default=5, help="tries before a record is failed")
     worker.set_defaults(handler=cmd_worker)
 
     mig = sub.add_parser("migrate", help="upgrade (or downgrade) the database schema")

@@ -135,6 +135,18 @@ def error_body(code: str, message: str, details: Sequence[Detail] = ()) -> dict[
     return {"error": {"code": code, "message": message, "details": [d.to_json() for d in details]}}
 
 
+KEY_MARK = "[key]"
+"""pydantic's last `loc` element for a refused object key (a name in `scores`, `annotations`)."""
+
+
 def details_from_pydantic(errors: Sequence[Any], prefix: Loc = ()) -> list[Detail]:
-    """Map pydantic's `ValidationError.errors()` onto `Detail`s with JSON paths."""
-    return [Detail(prefix + tuple(e["loc"]), str(e["msg"])) for e in errors]
+    """Map pydantic's `ValidationError.errors()` onto `Detail`s with JSON paths. A refused
+    object key is located at its entry, and its message says the name is at fault: pydantic's
+    `[key]` marker is no member of the request, so a path holding it leads nowhere."""
+    return [_detail(tuple(e["loc"]), str(e["msg"]), prefix) for e in errors]
+
+
+def _detail(loc: Loc, msg: str, prefix: Loc) -> Detail:
+    if loc and loc[-1] == KEY_MARK:
+        return Detail(prefix + loc[:-1], f"the name: {msg}")
+    return Detail(prefix + loc, msg)

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from alembic.config import Config
+from alembic.util.exc import CommandError
 from sqlalchemy.engine import Engine
 
 from alembic import command
 from memseek import citus
+from memseek.errors import ConfigError
 from memseek.paths import resource
 
 
@@ -39,11 +41,16 @@ def function_definition(script: str, function: str) -> str:
 
 
 def _run(engine: Engine, action: str, revision: str) -> None:
+    """Run alembic's `action` to `revision`; a revision alembic cannot resolve is the caller's
+    `ConfigError` (one line from the CLI), not alembic's traceback."""
     with engine.begin() as conn:
         config = Config()
         config.set_main_option("script_location", str(resource("alembic")))
         config.attributes["connection"] = conn
-        getattr(command, action)(config, revision)
+        try:
+            getattr(command, action)(config, revision)
+        except CommandError as exc:
+            raise ConfigError(f"cannot {action} to {revision!r}: {exc}") from None
 
 
 def upgrade(engine: Engine, revision: str = "head") -> list[str]:

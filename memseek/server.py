@@ -5,9 +5,10 @@ What waitress does around the app is changed through the classes it builds its s
 (`TcpWSGIServer.add_task`, `HTTPChannel.task_class` and `error_task_class`):
 
 * requests are queued per workspace and the request threads take them round-robin
-  (`memseek.api.admission.FairDispatcher`); `POST /records?wait=true` has threads of its own, so
-  waiting for processing never holds a request thread; a request past its workspace's bounds is
-  answered `429` with `Retry-After` by the I/O loop itself, before it takes a thread;
+  (`memseek.api.admission.FairDispatcher`); a write that waits for processing (`POST /records` or
+  `POST /writes/{name}` with `?wait=true`) has threads of its own, so waiting for processing
+  never holds a request thread; a request past its workspace's bounds is answered `429` with
+  `Retry-After` by the I/O loop itself, before it takes a thread;
 * `GET /health` is answered by the I/O loop itself from the health probe's latest result, which
   a thread of the server keeps fresh (`memseek.api.health`): it waits for no request thread and
   no database;
@@ -156,10 +157,12 @@ def task_for(channel: HTTPChannel, request: Any) -> Task:
 
 
 def _asks_to_wait(request: Any) -> bool:
-    """Whether `request` is `POST /records?wait=true` (the app validates the query itself)."""
+    """Whether `request` is a write that asks to wait for processing: `POST /records?wait=true`
+    or `POST /writes/{name}?wait=true`, which waits as `POST /records` does (the app validates
+    the query itself)."""
     return (
         request.command == "POST"
-        and request.path == "/records"
+        and (request.path == "/records" or request.path.startswith("/writes/"))
         and any(
             part.partition("=")[2].lower() in WAIT_VALUES
             for part in request.query.split("&")

@@ -20,13 +20,14 @@ waiting (`FairDispatcher`):
   with `Retry-After`, before it does any work, so the service's memory and a client's wait are
   bounded whatever it sends. Only the workspace over its own bound is refused.
 
-Waiting for processing (`POST /records?wait=true`) runs on threads of its own
-(`Shares.waits_total`), never on a request thread, dispatched the same way: a workspace alone
-may wait on every one of them, a competing one on `Shares.waits_per_workspace`; a write past
-them waits its turn in its workspace's queue (within the same bounds), so `wait` always means
-that the answer comes once the records are processed or the timeout passed. Under another WSGI
-server (no queues) at most as many requests wait at once, and a write past them is answered at
-once with its records' current states (`processing: pending`), as without `wait`.
+Waiting for processing (`POST /records` or `POST /writes/{name}` with `?wait=true`) runs on
+threads of its own (`Shares.waits_total`), never on a request thread, dispatched the same way:
+a workspace alone may wait on every one of them, a competing one on
+`Shares.waits_per_workspace`; a write past them waits its turn in its workspace's queue (within
+the same bounds), so `wait` always means that the answer comes once the records are processed
+or the timeout passed. Under another WSGI server (no queues) at most as many requests wait at
+once, and a write past them is answered at once with its records' current states
+(`processing: pending`), as without `wait`.
 
 Requests are queued by the API key they send (the `Authorization` header as sent), known before
 the app runs: keys are minted by the operator (`memseek key create`), not by a client, so a

@@ -78,6 +78,15 @@ def json_body(*, required: bool = True) -> Any:
         raise RequestInvalid("the body is nested too deeply", [Detail(("body",), "too deep")]) from None
 
 
+def json_object(*, required: bool = True) -> dict[str, Any]:
+    """The request body as a JSON object (`json_body`); any other JSON value is a 422 at
+    `["body"]`, alike on every route whose body is an object."""
+    body = json_body(required=required)
+    if not isinstance(body, dict):
+        raise RequestInvalid("the body must be a JSON object", [Detail(("body",), "expected an object")])
+    return body
+
+
 def outage_body(exc: BaseException) -> dict[str, Any]:
     """The `503 backend_unavailable` body of a database outage (unreachable, frozen or dropped
     server, exhausted pool), logged once per interval without a traceback: an expected,

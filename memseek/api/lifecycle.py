@@ -19,7 +19,7 @@ from flask import Response
 from flask import jsonify
 from flask import request
 
-from memseek.api.common import json_body
+from memseek.api.common import json_object
 from memseek.api.common import query
 from memseek.api.common import runtime
 from memseek.api.common import scoped
@@ -29,10 +29,11 @@ from memseek.api.openapi import QueryParam
 from memseek.api.openapi import document
 from memseek.auth import PREFIX_CHARS
 from memseek.errors import NotFound
+from memseek.jsontext import compact_json
 from memseek.storable import STORABLE
 from memseek.write import erasures
 from memseek.write.listing import RecordFilter
-from memseek.write.listing import list_records
+from memseek.write.listing import bounded_records
 from memseek.write.models import EraseIn
 from memseek.write.pages import CURSOR_PATTERN
 from memseek.write.pages import DEFAULT_LIMIT
@@ -56,7 +57,14 @@ def _param(name: str, description: str, kind: str = "string", **bounds: Any) -> 
 
 PAGE_QUERY = (
     _param("cursor", "The next_cursor of the previous page, unchanged.", pattern=CURSOR_PATTERN),
-    _param("limit", "Page size.", "integer", minimum=1, maximum=MAX_LIMIT, default=DEFAULT_LIMIT),
+    _param(
+        "limit",
+        "Most items on the page (a records page also ends before it would pass MAX_RESPONSE_BYTES).",
+        "integer",
+        minimum=1,
+        maximum=MAX_LIMIT,
+        default=DEFAULT_LIMIT,
+    ),
 )
 RECORDS_QUERY = (
     _param("entity", "Only records about this entity.", pattern=STORABLE),
@@ -73,7 +81,7 @@ FORGET_QUERY = (
 
 
 def _reason() -> str | None:
-    return EraseIn.model_validate(json_body(required=False)).reason
+    return EraseIn.model_validate(json_object(required=False)).reason
 
 
 def _requested_by() -> str | None:
@@ -128,10 +136,31 @@ def records_page() -> Response:
     )
     after = _page_after(params, which.listing(), seq_position)
     runtime().touches.settle(workspace())  # show the last_accessed an earlier search set
+    budget = runtime().settings.max_response_bytes - PAGE_FRAME
     with scoped() as conn:
-        rows = list_records(conn, workspace(), which, after, limit + 1)
-    more = encode_cursor(rows[limit - 1].seq, which.listing()) if len(rows) > limit else None
-    return jsonify({"records": [record_json(row) for row in rows[:limit]], "next_cursor": more})
+        rows, following = bounded_records(conn, workspace(), which, after, limit, budget)
+    written = _within(rows[:limit], budget)
+    more = encode_cursor(rows[len(written) - 1].seq, which.listing()) if following > len(written) else None
+    body = b'{"records":[' + b",".join(written) + b'],"next_cursor":' + compact_json(more) + b"}"
+    return Response(body, mimetype="application/json")
+
+
+PAGE_FRAME = 256
+"""Bytes of a records page that are not its records: the braces, keys and the cursor."""
+
+
+def _within(rows: list[Any], budget: int) -> list[bytes]:
+    """The JSON of the leading `rows` whose sizes (with their commas) add up to at most
+    `budget` bytes; the first row's whatever its size, so that every record can be listed."""
+    written: list[bytes] = []
+    used = 0
+    for row in rows:
+        text = compact_json(record_json(row))
+        used += len(text) + 1
+        if written and used > budget:
+            break
+        written.append(text)
+    return written
 
 
 ERASURES_LISTING = {"route": "erasures"}

@@ -18,7 +18,7 @@ from flask import request
 from memseek import deadline
 from memseek.api.admission import WAIT_LANE
 from memseek.api.common import admission
-from memseek.api.common import json_body
+from memseek.api.common import json_object
 from memseek.api.common import query
 from memseek.api.common import runtime
 from memseek.api.common import scoped
@@ -52,10 +52,8 @@ RECHECK = 1.0
 records' states again (a worker in another process settles records without telling it)."""
 
 
-def _records_list(body: Any) -> list[Any]:
+def _records_list(body: dict[str, Any]) -> list[Any]:
     """The `records` array of the body; the envelope is checked here, each record later."""
-    if not isinstance(body, dict):
-        raise RequestInvalid("the body must be a JSON object", [Detail(("body",), "expected an object")])
     problems = [Detail((key,), "Extra inputs are not permitted") for key in body if key != "records"]
     items = body.get("records")
     if not isinstance(items, list):
@@ -135,7 +133,7 @@ WAIT_QUERY = (
 @bp.post("/records")
 def post_records() -> tuple[Response, int]:
     timeout = wait_params()
-    items = _records_list(json_body())
+    items = _records_list(json_object())
     with scoped() as conn:
         written = write_records(conn, runtime(), workspace(), items)
     return jsonify({"records": [w.to_json() for w in settled(written, timeout)]}), 201
@@ -165,7 +163,7 @@ def get_record(raw_id: str) -> Response:
 
 @bp.post("/records/<raw_id>/retract")
 def retract(raw_id: str) -> Response:
-    record_id, reason = _record_id(raw_id), ReasonIn.model_validate(json_body()).reason
+    record_id, reason = _record_id(raw_id), ReasonIn.model_validate(json_object()).reason
     with scoped() as conn:
         lanes.retract(conn, workspace(), record_id, reason)
     return _record_response(record_id)
@@ -173,7 +171,7 @@ def retract(raw_id: str) -> Response:
 
 @bp.post("/records/<raw_id>/reject")
 def reject(raw_id: str) -> Response:
-    record_id, reason = _record_id(raw_id), ReasonIn.model_validate(json_body()).reason
+    record_id, reason = _record_id(raw_id), ReasonIn.model_validate(json_object()).reason
     with scoped() as conn:
         lanes.retract(conn, workspace(), record_id, reason, draft_only=True)
     return _record_response(record_id)
@@ -182,7 +180,7 @@ def reject(raw_id: str) -> Response:
 @bp.post("/records/<raw_id>/approve")
 def approve(raw_id: str) -> Response:
     record_id = _record_id(raw_id)
-    EmptyIn.model_validate(json_body(required=False))
+    EmptyIn.model_validate(json_object(required=False))
     with scoped() as conn:
         lanes.approve(conn, workspace(), record_id)
     return _record_response(record_id)

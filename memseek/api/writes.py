@@ -18,7 +18,7 @@ from pydantic import BaseModel
 from pydantic import ConfigDict
 from pydantic import Field
 
-from memseek.api.common import json_body
+from memseek.api.common import json_object
 from memseek.api.common import runtime
 from memseek.api.common import workspace
 from memseek.api.openapi import Operation
@@ -31,8 +31,6 @@ from memseek.catalog.models import WriteContract
 from memseek.catalog.parameters import input_schema
 from memseek.catalog.parameters import parameter_summary
 from memseek.catalog.writes import written_types
-from memseek.errors import Detail
-from memseek.errors import RequestInvalid
 from memseek.search.views import public_hash
 from memseek.write.contracts import ContractWrite
 from memseek.write.contracts import find_write
@@ -101,15 +99,9 @@ def list_writes() -> Response:
 def call_write(name: str) -> tuple[Response, int]:
     timeout = wait_params()
     find_write(runtime(), name)  # an unknown name is a 404 whatever the body holds
-    body = _call_body(json_body(required=False))
+    body = WriteCallIn.model_validate(json_object(required=False))
     result = write_through(runtime(), workspace(), name, body.parameters, body.idempotency_key)
     return jsonify(call_json(runtime().catalog, result, settled(result.written, timeout))), 201
-
-
-def _call_body(body: Any) -> WriteCallIn:
-    if not isinstance(body, dict):
-        raise RequestInvalid("the body must be a JSON object", [Detail(("body",), "expected an object")])
-    return WriteCallIn.model_validate(body)
 
 
 document(Operation("GET", "/writes", "Every loaded write contract version and its input contract"))

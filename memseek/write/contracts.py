@@ -27,6 +27,7 @@ from memseek.errors import Conflict
 from memseek.errors import NotFound
 from memseek.errors import RequestInvalid
 from memseek.runtime import Runtime
+from memseek.suggest import hint
 from memseek.write.ingest import Written
 from memseek.write.ingest import write_records
 
@@ -43,10 +44,13 @@ class ContractWrite:
 
 def find_write(runtime: Runtime, name: str) -> WriteContract:
     """The version of write contract `name` callers get, or 404."""
+    catalog = runtime.catalog
     try:
-        return runtime.catalog.write(name)
+        return catalog.write(name)
     except UnknownDefinition:
-        raise NotFound(f"no active write contract named {name!r}") from None
+        active = [w.name for w in catalog.all_writes() if catalog.is_active(w)]
+        known = hint(name, active, "the active write contracts are")
+        raise NotFound(f"no active write contract named {name!r}{known}") from None
 
 
 def write_through(

@@ -58,6 +58,27 @@ class RecordFilter:
         return found
 
 
+def _next_rows(
+    workspace_id: UUID,
+    which: RecordFilter,
+    after: int | None,
+    limit: int,
+    columns: Sequence[sa.ColumnElement[Any]],
+) -> sa.Select[Any]:
+    """The statement reading the next `limit` records of `which` past `after` (None: from the
+    start), each row with `LISTED_COLUMNS` and `columns`: one index range scan."""
+    newest = which.order == "newest"
+    where = which.where(workspace_id)
+    if after is not None:
+        where.append(r.seq < after if newest else r.seq > after)
+    return (
+        sa.select(*record_columns(LISTED_COLUMNS, workspace_id), *columns)
+        .where(*where)
+        .order_by(r.seq.desc() if newest else r.seq)
+        .limit(limit)
+    )
+
+
 def list_records(
     conn: Connection,
     workspace_id: UUID,
@@ -68,17 +89,42 @@ def list_records(
 ) -> list[Any]:
     """Up to `limit` records of `which` past ingestion position `after` (None: from the start),
     each row with `LISTED_COLUMNS` and `columns` (more SQL expressions)."""
-    newest = which.order == "newest"
-    where = which.where(workspace_id)
-    if after is not None:
-        where.append(r.seq < after if newest else r.seq > after)
-    stmt = (
-        sa.select(*record_columns(LISTED_COLUMNS, workspace_id), *columns)
-        .where(*where)
-        .order_by(r.seq.desc() if newest else r.seq)
-        .limit(limit)
-    )
-    return list(conn.execute(stmt))
+    return list(conn.execute(_next_rows(workspace_id, which, after, limit, columns)))
+
+
+LISTED_OVERHEAD = 1024
+"""Bytes a listed record takes besides its text, content, annotations and scores (ids, names,
+timestamps, states and the JSON around them), generously: the estimate below only decides which
+rows are fetched, the route measures the page it writes."""
+
+
+def listed_size() -> sa.ColumnElement[int]:
+    """About how many bytes a record takes in a listing, computed where it is stored (the
+    text's length without decompressing it, the JSON columns as text)."""
+    as_json = (r.content, r.annotations, r.scores)
+    json_text = [sa.func.octet_length(sa.cast(column, sa.Text)) for column in as_json]
+    return sa.func.octet_length(r.text) + sum(json_text, sa.literal(LISTED_OVERHEAD))
+
+
+def bounded_records(
+    conn: Connection, workspace_id: UUID, which: RecordFilter, after: int | None, limit: int, max_bytes: int
+) -> tuple[list[Any], int]:
+    """The next records of `which` past `after`, at most `limit`, that start within `max_bytes`
+    by `listed_size` (the first always), and how many of the next `limit + 1` records there are
+    (more than the rows returned: the listing goes on). The running size is computed in the
+    statement over those `limit + 1` rows, so a page of large records never fetches the records
+    past the bound."""
+    page = _next_rows(workspace_id, which, after, limit + 1, [listed_size().label("listed_bytes")]).subquery()
+    order = page.c.seq.desc() if which.order == "newest" else page.c.seq
+    sized = sa.select(
+        page,
+        sa.func.sum(page.c.listed_bytes).over(order_by=order).label("listed_through"),
+        sa.func.count().over().label("listed_next"),
+    ).subquery()
+    order = sized.c.seq.desc() if which.order == "newest" else sized.c.seq
+    stmt = sa.select(sized).where(sized.c.listed_through - sized.c.listed_bytes <= max_bytes).order_by(order)
+    rows = list(conn.execute(stmt))
+    return rows, rows[0].listed_next if rows else 0
 
 
 def all_records(

@@ -11,6 +11,7 @@ import hashlib
 import json
 from collections.abc import Iterator
 from collections.abc import Mapping
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 from typing import Protocol
@@ -29,6 +30,7 @@ from memseek.errors import details_from_pydantic
 from memseek.models.vectors import values_problem
 from memseek.storable import unstorable_values
 from memseek.suggest import hint
+from memseek.suggest import nearest
 from memseek.write.models import RecordIn
 
 
@@ -168,12 +170,18 @@ def _payload(record: RecordIn, at: Loc) -> tuple[str, list[Detail]]:
     return hashlib.sha256(dumped.encode("utf-8", "surrogatepass")).hexdigest(), problems
 
 
+def _unknown_type(name: str, types: Sequence[str]) -> str:
+    """The declared types in their declared order, and the nearest to a typo."""
+    close = nearest(name, types)
+    guess = f"; did you mean {close!r}?" if close is not None else ""
+    return f"type {name!r} is not one of {', '.join(types)}{guess}"
+
+
 def _shape(collection: Collection, record: RecordIn, max_chars: int, at: Loc) -> list[Detail]:
     problems: list[Detail] = []
     name = collection.name
     if record.type not in collection.types:
-        allowed = ", ".join(collection.types)
-        problems.append(Detail((*at, "type"), f"type {record.type!r} is not one of {allowed}"))
+        problems.append(Detail((*at, "type"), _unknown_type(record.type, collection.types)))
     if collection.keyed is True and record.key is None:
         problems.append(Detail((*at, "key"), f"collection {name!r} is keyed: key is required"))
     if collection.keyed is False and record.key is not None:

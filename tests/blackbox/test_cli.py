@@ -205,6 +205,28 @@ def test_explain_refuses_an_invalid_request(explain_env: dict[str, str]) -> None
     assert result.returncode != 0 and "nobody" in result.stderr
 
 
+@pytest.mark.parametrize(
+    ("name", "content", "problem"),
+    [
+        pytest.param("missing.json", None, "cannot read", id="missing"),
+        pytest.param("latin1.json", b"\xff\xfe{}", "not valid JSON", id="not-utf8"),
+        pytest.param(".", None, "cannot read", id="a-directory"),
+    ],
+)
+def test_explain_refuses_an_unreadable_file_in_one_line(
+    explain_env: dict[str, str], tmp_path: Path, name: str, content: bytes | None, problem: str
+) -> None:
+    """Issue 41: "bad input at every interface gives a typed error …, never a traceback"; issue 2:
+    each error "gets a clear error". `memseek explain FILE` answers a file it cannot read as
+    `memseek import FILE` does: one line naming the problem, exit status 2."""
+    if content is not None:
+        (tmp_path / name).write_bytes(content)
+    result = memseek(explain_env, "explain", str(tmp_path / name), "--workspace", "bw-a")
+    assert result.returncode == 2
+    assert result.stderr.startswith("memseek: error: ") and problem in result.stderr
+    assert "Traceback" not in result.stderr
+
+
 CALENDAR = {"entity": "maria", "start": "2026-07-01T00:00:00Z", "end": "2026-08-01T00:00:00Z"}
 
 

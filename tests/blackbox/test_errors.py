@@ -129,6 +129,49 @@ def test_errors_name_problems_with_a_json_path(bw: Client) -> None:
     assert [d["loc"][:3] for d in err["details"]] == [["records", 1, "entity"]]
 
 
+@pytest.mark.parametrize(
+    ("values", "loc"),
+    [
+        pytest.param({"scores": {"": 1}}, ["records", 0, "scores", ""], id="blank-score-name"),
+        pytest.param({"annotations": {"": 1}}, ["records", 0, "annotations", ""], id="blank-annotation-name"),
+        pytest.param({"scores": {"s" * 300: 1}}, ["records", 0, "scores", "s" * 300], id="long-score-name"),
+    ],
+)
+def test_a_bad_object_key_is_located_by_a_json_path(
+    bw: Client, values: dict[str, Any], loc: list[Any]
+) -> None:
+    """Design §3: "`details` items carry a `loc` (JSON path) and `msg`". A refused name in
+    `scores` or `annotations` is located at its entry — a path into the request — and the
+    message says that the name is what is wrong (pydantic's own `[key]` marker is no member
+    of the request)."""
+    err = error(post_records(bw, rec(**values)), 422, "invalid_request")
+    assert [d["loc"] for d in err["details"]] == [loc]
+    assert err["details"][0]["msg"].startswith("the name: ")
+
+
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [
+        pytest.param("POST", "/records", id="write"),
+        pytest.param("POST", f"/records/{ID}/retract", id="retract"),
+        pytest.param("POST", f"/records/{ID}/approve", id="approve"),
+        pytest.param("POST", f"/records/{ID}/reject", id="reject"),
+        pytest.param("DELETE", f"/records/{ID}", id="erase"),
+        pytest.param("DELETE", "/entities/someone", id="forget"),
+    ],
+)
+@pytest.mark.parametrize("body", [[1], "text", 5], ids=["array", "string", "number"])
+def test_a_body_that_is_not_an_object_is_told_so_at_body(
+    bw: Client, method: str, path: str, body: Any
+) -> None:
+    """Design §3: one error shape whose `details` carry a `loc` (a JSON path into the request).
+    Every write route answers a JSON body that is not an object alike — at `["body"]`, saying
+    an object was expected — not with a validator's own class name at the root."""
+    err = error(bw.request(method, path, json=body), 422, "invalid_request")
+    assert err["message"] == "the body must be a JSON object"
+    assert err["details"] == [{"loc": ["body"], "msg": "expected an object"}]
+
+
 BODY_ROUTES = [
     ("POST", "/search"),
     ("POST", "/views/ald_plain/query"),

@@ -253,6 +253,29 @@ def test_an_unknown_view_is_told_the_nearest(client: Client) -> None:
     )
 
 
+def test_an_unknown_write_contract_is_told_the_nearest(client: Client) -> None:
+    """Issue 42 §4: "errors that name the valid options … and suggest the nearest name"; issue
+    41 §2: `POST /writes/{name}` answers "`404`/`422` as for views" — whose 404 lists the
+    active views and the nearest."""
+    err = error(client.post("/writes/remembr", json={"parameters": {}}), 404, "not_found")
+    assert err["message"] == (
+        "no active write contract named 'remembr'; did you mean 'remember'? "
+        "the active write contracts are: propose_fact, remember"
+    )
+
+
+def test_a_record_of_an_unknown_type_is_told_the_nearest(client: Client) -> None:
+    """Issue 42 §4: an unknown name is answered with the valid options and the nearest one."""
+    err = error(client.post("/records", json={"records": [{**note("x"), "type": "notes"}]}), 422)
+    assert err["details"] == [
+        {
+            "loc": ["records", 0, "type"],
+            "msg": "type 'notes' is not one of event, note, fact, observation, reflection; "
+            "did you mean 'note'?",
+        }
+    ]
+
+
 def test_a_name_far_from_every_option_only_lists_them(client: Client, tenant: Tenant) -> None:
     body = {"q": "x", "mode": "text", "scope": {"collections": ["zzzz"]}}
     err = error(client.post("/search", json=body), 422)

@@ -27,6 +27,7 @@ from tests.helpers import cli_env
 from tests.helpers import embedded_home
 from tests.helpers import free_port
 from tests.helpers import http_call
+from tests.helpers import last_line
 from tests.helpers import memseek
 from tests.helpers import start_memseek
 from tests.helpers import wait_healthy
@@ -123,6 +124,23 @@ def test_sigterm_stops_it_as_ctrl_c_does(url_env: dict[str, str]) -> None:
     assert not any(noise in err for noise in NOISE), err
     with pytest.raises(OSError):
         socket.create_connection(("127.0.0.1", port), timeout=2).close()
+
+
+def test_agents_calling_tools_over_http_log_no_line_per_call(url_env: dict[str, str]) -> None:
+    """Issue 45: "Log hygiene under load …: one line per condition per interval, not per
+    request"; issue 42: libraries' own logging kept out of the way. The MCP SDK behind `/mcp`
+    logs each stateless exchange at INFO; `memseek serve` shows such lines only with --verbose."""
+    port, proc, _ = serve(url_env, "--no-worker")
+    try:
+        key = last_line(memseek(url_env, "key", "create", "default"))
+        accept = {"Accept": "application/json, text/event-stream"}
+        for n in range(3):
+            listing = {"jsonrpc": "2.0", "id": n, "method": "tools/list"}
+            status, answer = http_call(port, "POST", "/mcp", key, listing, headers=accept)
+            assert status == 200 and answer["result"]["tools"], answer
+    finally:
+        err = stopped(proc)
+    assert not any(noise in err for noise in NOISE), err
 
 
 @pytest.mark.parametrize(

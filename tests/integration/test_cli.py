@@ -94,6 +94,51 @@ def test_admin_errors_are_one_line(env: dict[str, str], server: object, args: tu
     assert "Traceback" not in result.stderr
 
 
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        pytest.param(("key", "create", "default"), "no workspace named 'default'", id="key-create"),
+        pytest.param(("key", "revoke", "msk_zzzzzzzz"), "no live key starts with", id="key-revoke"),
+    ],
+)
+def test_key_commands_on_a_database_never_migrated(
+    pg_server_url: str, tmp_path: Path, args: tuple[str, ...], message: str
+) -> None:
+    """Design §1: "Admin commands (not HTTP): `memseek workspace create NAME` (prints a key),
+    `memseek key create WORKSPACE`, `memseek key revoke KEY_PREFIX`"; issue 2: a missing key or
+    database state "gets a clear error … no traceback wall". On a fresh database the key
+    commands find the schema as `workspace create` does, and answer in one line."""
+    url = make_database(pg_server_url, f"memseek_cli_fresh_{args[1]}")
+    result = memseek(cli_env(DATABASE_URL=url, MEMSEEK_HOME=str(tmp_path)), *args)
+    assert result.returncode == 2
+    assert result.stderr.startswith("memseek: error: ") and message in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "named"),
+    [
+        pytest.param(("serve", "--port", "99999"), "--port", id="port-past-65535"),
+        pytest.param(("serve", "--port", "-1"), "--port", id="negative-port"),
+        pytest.param(("serve", "--threads", "0"), "--threads", id="no-threads"),
+        pytest.param(("worker", "--once", "--batch", "0"), "--batch", id="empty-batch"),
+        pytest.param(("worker", "--once", "--max-attempts", "0"), "--max-attempts", id="no-attempts"),
+        pytest.param(("migrate", "--downgrade", "bogus"), "bogus", id="unknown-revision"),
+    ],
+)
+def test_impossible_arguments_are_refused_before_anything_runs(
+    env: dict[str, str], server: object, args: tuple[str, ...], named: str
+) -> None:
+    """Issue 2: "`memseek serve` takes `--host` and `--port`" and bad input "gets a clear error";
+    issue 41: "never a traceback". A port outside 0–65535 (which the socket layer would wrap to
+    another port), no request thread, an empty worker batch, no attempt, an unknown migration
+    revision: each is refused in the error lines, naming the argument, with status 2."""
+    result = memseek(env, *args, timeout=60)
+    assert result.returncode == 2, result.stdout
+    assert "memseek" in result.stderr and "error:" in result.stderr and named in result.stderr
+    assert "Traceback" not in result.stderr and "listening" not in result.stdout
+
+
 def _event(n: int) -> str:
     record = {"collection": "customer_events", "entity": f"c{n % 3}", "type": "event", "text": f"event {n}"}
     return json.dumps(record)

@@ -13,9 +13,13 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
 from memseek.db import set_local
+from memseek.runtime import Runtime
 from tests.conftest import Client
+from tests.conftest import Tenant
+from tests.helpers import app_for
 from tests.helpers import error
 from tests.helpers import ok
+from tests.helpers import with_settings
 from tests.helpers import written_ids
 from tests.lifecycle.support import delete
 from tests.lifecycle.support import fact
@@ -210,3 +214,28 @@ def test_an_erasure_cursor_naming_no_erasure_is_422(lc: Client, position: Any) -
     assert len(ok(lc.get(f"/erasures?limit=1&cursor={cursor}"))["erasures"]) == 1
     forged = _forged(cursor, lambda d: d.update(after=position))
     error(lc.get(f"/erasures?limit=1&cursor={forged}"), 422, "invalid_request")
+
+
+# --- the response bound ---------------------------------------------------------------------------
+
+
+@pytest.fixture
+def lc_small(lc_runtime: Runtime, tenant: Tenant) -> Client:
+    """A client of the `lc_` catalog's app whose responses are bounded at 64 KiB."""
+    return Client(app_for(with_settings(lc_runtime, max_response_bytes=64 * 1024)).test_client(), tenant)
+
+
+def test_a_page_ends_early_rather_than_pass_max_response_bytes(lc_small: Client) -> None:
+    """Design §4: `MAX_RESPONSE_BYTES` bounds "the whole JSON response" (spec: "Size of the whole
+    JSON response"). A listing page (issue 43 §4: "bounded `limit`") holds at most `limit`
+    records and ends before it would pass the bound, its `next_cursor` naming the rest, so
+    nothing is dropped and every page stays within the bound; a single record larger than the
+    bound is still listed, alone on its page (the audit path shows every record)."""
+    text = "x" * 20_000  # about 20 KB per listed record: three fit in 64 KiB, four do not
+    written = written_ids(lc_small, *(note("ann", f"{n} {text}") for n in range(8)))
+    found = pages(lc_small, "entity=ann&limit=500&order=oldest")
+    assert ids_of(found) == written
+    assert [len(page["records"]) for page in found] == [3, 3, 2]
+    assert all(len(json.dumps(page).encode()) <= 64 * 1024 for page in found)
+    [huge] = written_ids(lc_small, note("bob", "y" * 30_000, content={"attachment": "z" * 40_000}))
+    assert [page["records"][0]["id"] for page in pages(lc_small, "entity=bob&limit=5")] == [huge]
