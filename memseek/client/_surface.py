@@ -352,15 +352,22 @@ class Writes(Surface[M]):
         /,
         *,
         idempotency_key: str | None = None,
+        wait: bool = False,
+        timeout: float | None = None,
         **params: Any,
     ) -> Op[WriteCall]:
-        """Write through the active version of write contract `name` (`POST /writes/{name}`);
-        retried on a 503 or a lost connection only with an `idempotency_key`.
+        """Write through the active version of write contract `name` (`POST /writes/{name}`)
+        with its parameters, as keywords or a mapping (or both; keywords win). Retried on a 503
+        or a lost connection only with an `idempotency_key`; `wait=True` returns once the record
+        is processed or `timeout` seconds passed, as `records.write` does. A contract parameter
+        named like one of these keywords goes in the mapping.
 
-        >>> m.writes.call("remember", entity="contact.maria", text="Prefers email.").records[0].id
-        '0190…'
+        >>> called = m.writes.call("remember", entity="contact.maria", text="Prefers email.", wait=True)
+        >>> called.write.version, called.records[0].processing
+        (1, 'ready')
         """
-        return _ops.call_write(name, {**(parameters or {}), **params}, idempotency_key)
+        arguments = {**(parameters or {}), **params}
+        return _ops.call_write(name, arguments, idempotency_key, wait, timeout)
 
 
 class ClientSurface(Surface[M]):

@@ -16,18 +16,28 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
-Loc = tuple[str | int, ...]
+Loc = list[str | int]
 
 
-@dataclass(frozen=True, slots=True)
-class ErrorDetail:
-    """One problem: where (`loc`, a JSON path into the request) and what (`msg`)."""
+class ErrorDetail(dict[str, Any]):
+    """One problem: where (`loc`, a JSON path into the request, as a list) and what (`msg`).
 
-    loc: Loc
-    msg: str
+    It is the service's own detail object, `{"loc": [...], "msg": "..."}`, with both keys also
+    read as attributes: code written against the HTTP API's error body works on it unchanged.
+    """
+
+    def __init__(self, loc: Sequence[str | int], msg: str) -> None:
+        super().__init__(loc=list(loc), msg=msg)
+
+    @property
+    def loc(self) -> Loc:
+        return self["loc"]  # type: ignore[no-any-return]
+
+    @property
+    def msg(self) -> str:
+        return self["msg"]  # type: ignore[no-any-return]
 
 
 class MemseekError(Exception):
@@ -52,7 +62,7 @@ class MemseekError(Exception):
         self.message = message
         self.status = status
         self.code = code
-        self.details = tuple(details)
+        self.details = list(details)
         self.body = body
 
     @property

@@ -327,6 +327,18 @@ def test_bad_search_is_invalid_with_its_loc(m: Memseek) -> None:
     assert "k" in str(error)
 
 
+def test_error_details_are_the_services_own(m: Memseek) -> None:
+    """Issue 41 §1: "one `MemseekError` hierarchy mapping the service's error body (`status`,
+    `code`, `message`, `details`)" — each detail reads as the body's `{"loc", "msg"}` object, and
+    as attributes, its `loc` the JSON list the service wrote."""
+    with pytest.raises(InvalidRequest) as caught:
+        m.search(q="budget", mode="hybrid", k=500)
+    (detail,) = caught.value.details
+    assert caught.value.body is not None
+    assert caught.value.details == caught.value.body["error"]["details"]
+    assert (detail.loc, detail["loc"], detail.msg) == (["k"], ["k"], detail["msg"])
+
+
 def test_bad_record_is_invalid_with_its_loc(m: Memseek) -> None:
     with pytest.raises(InvalidRequest) as caught:
         m.records.write([event("fine"), event("   ")])
