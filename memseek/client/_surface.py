@@ -228,6 +228,23 @@ class Records(Surface[M]):
         """
         return _ops.erase_record(id, reason)
 
+    @endpoint
+    def forget(
+        self,
+        entity: str,
+        collection: str | None = None,
+        reason: str | None = None,
+        wait: bool = True,
+        timeout: float | None = None,
+    ) -> Op[Erasure]:
+        """Erase every record about `entity`: `entities.forget`, here beside the other record
+        lifecycle calls (`delete`, `list`) where a caller looks for it.
+
+        >>> m.records.forget("contact.maria", reason="erasure request").state
+        'done'
+        """
+        return _ops.forget(entity, collection, reason, wait, timeout)
+
     @paged
     def list(
         self,
