@@ -101,8 +101,9 @@ class ResponseTooLarge(Conflict):
 
 
 class Unavailable(MemseekError):
-    """The service or one of its backends is unavailable (503), or no response arrived (the
-    connection failed or timed out) after the retries the call was allowed."""
+    """The service or one of its backends is unavailable (503), the service was too busy to take
+    the call (429), or no response arrived (the connection failed or timed out) — each after the
+    retries the call was allowed: worth trying again later, unchanged."""
 
 
 FAMILIES: dict[int, type[MemseekError]] = {
@@ -114,6 +115,7 @@ FAMILIES: dict[int, type[MemseekError]] = {
     403: AuthenticationError,
     404: NotFound,
     409: Conflict,
+    429: Unavailable,
     503: Unavailable,
 }
 CODES: dict[str, type[MemseekError]] = {"response_too_large": ResponseTooLarge}
