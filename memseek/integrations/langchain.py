@@ -38,7 +38,9 @@ INCLUDE = ("text", "collection", "entity", "type", "key", "occurred_at")
 """What a search request is made to include: the text a `Document` holds and the metadata a
 caller filters documents on. Values the request already includes stay, in their order."""
 METADATA = ("id", "rank", "score", "rank_score", "collection", "entity", "type", "key", "occurred_at")
-METADATA_EXTRA = ("source_ranks", "fields")
+"""Always in `metadata` (None where the response left one out), so documents have one shape;
+every other value of the hit (`source_ranks`, `fields`, `scores`, `created_at`, ...) is added
+as the response has it."""
 FROM_RECORD = ("collection", "entity", "type", "key", "occurred_at")
 """The metadata a hit without `text` takes from its record, read to fill `page_content`."""
 
@@ -59,7 +61,8 @@ class MemseekRetriever(BaseRetriever):
     path), which also supplies the metadata `FROM_RECORD`; include `text` in views written for
     retrievers to save those reads. `metadata` holds the hit's `id`, `rank`, `score`,
     `rank_score`, `collection`, `entity`, `type`, `key` and `occurred_at` (ISO 8601), None where
-    the response left one out, plus `source_ranks` and `fields` when present, and `view` and
+    the response left one out, every other value of the hit as the response has it
+    (`source_ranks`, `fields`, `scores`, `created_at`, ... when present), and `view` and
     `view_version` for a view.
 
     Clients: `client` (a `Memseek`, an `AsyncMemseek`, or both paths' own clients built from `url`
@@ -136,6 +139,6 @@ def document(hit: Hit, record: Record | None, extra: Mapping[str, Any]) -> Docum
         metadata.update({name: getattr(record, name) for name in FROM_RECORD if metadata[name] is None})
     if metadata["occurred_at"] is not None:
         metadata["occurred_at"] = metadata["occurred_at"].isoformat()
-    metadata.update({name: getattr(hit, name) for name in METADATA_EXTRA if getattr(hit, name) is not None})
+    metadata.update({name: value for name, value in hit.raw.items() if name not in (*metadata, "text")})
     text = hit.text if hit.text is not None else (record.text if record is not None else "")
     return Document(id=hit.id, page_content=text, metadata={**metadata, **extra})

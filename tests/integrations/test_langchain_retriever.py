@@ -116,6 +116,18 @@ def test_a_search_request_gives_its_hits_as_documents(m: Memseek, written: dict[
     check_search_documents(search_retriever(m).invoke("budget"), written)
 
 
+def test_every_field_a_hit_carries_is_metadata(m: Memseek, written: dict[str, str]) -> None:
+    """Issue 41 §4: "returning `Document`s with the hit's fields as metadata" — whatever the
+    request includes (`scores`, `status`, `created_at`, `run_id`, ...) is there, as the JSON has it."""
+    include = ["scores", "status", "depth", "created_at", "run_id", "collection_version"]
+    search = {"mode": "hybrid", "scope": MARIA_EVENTS, "include": include}
+    docs = MemseekRetriever(client=m, search=search).invoke("budget")
+    confirmed = next(doc for doc in docs if doc.id == written["confirmed"])
+    hit = next(h for h in m.search(q="budget", **search) if h.id == written["confirmed"])
+    assert {name: confirmed.metadata[name] for name in include} == {name: hit.raw[name] for name in include}
+    assert (confirmed.metadata["status"], confirmed.metadata["depth"]) == ("active", 0)
+
+
 def test_a_combined_search_reports_source_ranks(m: Memseek, written: dict[str, str]) -> None:
     docs = MemseekRetriever(client=m, search={**FUSED, "include": ["created_at"]}).invoke("budget")
     ranks = {doc.id: doc.metadata["source_ranks"] for doc in docs}
