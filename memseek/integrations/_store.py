@@ -209,8 +209,9 @@ def check_namespace(layout: Layout, op: Op) -> None:
 def check_value(op: Op) -> None:
     """A put's value is a dict (a JSON object: the record's content) or None (a delete); anything
     else is the caller's error at `value`, refused before anything is sent."""
-    if isinstance(op, PutOp) and op.value is not None and not isinstance(op.value, Mapping):
-        detail = ErrorDetail(("value",), f"expected a dict, got {type(op.value).__name__}")
+    value: Any = op.value if isinstance(op, PutOp) else None  # typed a dict; callers send anything
+    if value is not None and not isinstance(value, Mapping):
+        detail = ErrorDetail(("value",), f"expected a dict, got {type(value).__name__}")
         raise InvalidRequest("invalid value", status=422, code="invalid_request", details=[detail])
 
 
