@@ -96,6 +96,16 @@ def test_a_view_gives_its_hits_as_documents(m: Memseek, written: dict[str, str])
     check_view_documents(view_retriever(m).invoke("budget"), m, written)
 
 
+def test_a_view_without_task_takes_the_query_in_its_one_free_string_parameter(m: Memseek) -> None:
+    """Issue 41 §4: a retriever "over a view (name + fixed parameters, query parameter name)" —
+    left at its default, the query goes into `task` where the view has it, else into the view's
+    one string parameter the fixed ones leave free (`recall`'s `query`)."""
+    entity = "contact.retriever-default"
+    (note,) = m.writes.call("remember", entity=entity, text="Prefers invoices by post.", wait=True).records
+    docs = MemseekRetriever(client=m, view="recall", parameters={"entity": entity}).invoke("invoices")
+    assert [(doc.id, doc.metadata["view"]) for doc in docs] == [(note.id, "recall")]
+
+
 def test_records_are_read_only_for_hits_without_text(
     service: str, tenant: Tenant, written: dict[str, str]
 ) -> None:
