@@ -152,6 +152,27 @@ def paged(build: Callable[Concatenate[Any, P], Pages[T]]) -> Paged[P, T]:
     return Paged(build)
 
 
+@endpoint
+def forget_entity(
+    self: Surface[Any],
+    entity: str,
+    collection: str | None = None,
+    reason: str | None = None,
+    wait: bool = True,
+    timeout: float | None = None,
+) -> Op[Erasure]:
+    """Erase every record about `entity` (`DELETE /entities/{entity}`), in `collection`
+    only when given, and the links naming it. A large entity is erased by the service's
+    workers: `wait=True` polls its erasure until it is done (or for at most `timeout`
+    seconds, then returns it running), `wait=False` returns it running at once.
+    `NotFound` when the workspace holds nothing about the entity.
+
+    >>> m.entities.forget("contact.maria", reason="erasure request").erased
+    12
+    """
+    return _ops.forget(entity, collection, reason, wait, timeout)
+
+
 class Records(Surface[M]):
     """`client.records`: write, read and change the lifecycle of records."""
 
@@ -228,22 +249,9 @@ class Records(Surface[M]):
         """
         return _ops.erase_record(id, reason)
 
-    @endpoint
-    def forget(
-        self,
-        entity: str,
-        collection: str | None = None,
-        reason: str | None = None,
-        wait: bool = True,
-        timeout: float | None = None,
-    ) -> Op[Erasure]:
-        """Erase every record about `entity`: `entities.forget`, here beside the other record
-        lifecycle calls (`delete`, `list`) where a caller looks for it.
-
-        >>> m.records.forget("contact.maria", reason="erasure request").state
-        'done'
-        """
-        return _ops.forget(entity, collection, reason, wait, timeout)
+    forget = forget_entity
+    """Erase every record about an entity: `entities.forget`, here too beside the other record
+    lifecycle calls (`delete`, `list`), where a caller looks for it."""
 
     @paged
     def list(
@@ -272,25 +280,7 @@ class Records(Surface[M]):
 class Entities(Surface[M]):
     """`client.entities`: what is about one entity."""
 
-    @endpoint
-    def forget(
-        self,
-        entity: str,
-        collection: str | None = None,
-        reason: str | None = None,
-        wait: bool = True,
-        timeout: float | None = None,
-    ) -> Op[Erasure]:
-        """Erase every record about `entity` (`DELETE /entities/{entity}`), in `collection`
-        only when given, and the links naming it. A large entity is erased by the service's
-        workers: `wait=True` polls its erasure until it is done (or for at most `timeout`
-        seconds, then returns it running), `wait=False` returns it running at once.
-        `NotFound` when the workspace holds nothing about the entity.
-
-        >>> m.entities.forget("contact.maria", reason="erasure request").erased
-        12
-        """
-        return _ops.forget(entity, collection, reason, wait, timeout)
+    forget = forget_entity
 
 
 class Erasures(Surface[M]):
