@@ -200,8 +200,11 @@ def _writes(reply: Reply) -> list[WriteInfo]:
 def call_write(
     name: str, parameters: Mapping[str, Any], idempotency_key: str | None, wait: bool, timeout: float | None
 ) -> Op[WriteCall]:
-    """`POST /writes/{name}`: retried only with an idempotency key, and waited for, like `POST /records`."""
-    body: dict[str, Any] = {"parameters": dict(parameters)}
+    """`POST /writes/{name}`: retried only with an idempotency key, and waited for, like `POST /records`.
+    Parameters given as `{"parameters": {...}}` (the route's body) are read as the parameters:
+    no parameter's value can be an object, so nothing else can be meant."""
+    given = parameters["parameters"] if _only_parameters(parameters) else parameters
+    body: dict[str, Any] = {"parameters": dict(given)}
     if idempotency_key is not None:
         body["idempotency_key"] = idempotency_key
     held = (DEFAULT_WAIT if timeout is None else timeout) if wait else 0.0
@@ -209,6 +212,10 @@ def call_write(
     path = f"/writes/{_segment(name)}"
     request = Request("POST", path, params, body, retry=idempotency_key is not None, wait=held)
     return call(request, lambda reply: WriteCall.from_json(reply.expect().json()))
+
+
+def _only_parameters(arguments: Mapping[str, Any]) -> bool:
+    return set(arguments) == {"parameters"} and isinstance(arguments["parameters"], Mapping)
 
 
 # --- the data lifecycle -------------------------------------------------------------------------

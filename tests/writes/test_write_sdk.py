@@ -52,6 +52,16 @@ def test_call_waits_until_the_record_is_processed(m: Memseek) -> None:
     assert called.records[0].id in found.ids
 
 
+def test_parameters_as_the_route_body_names_them(m: Memseek) -> None:
+    """Issue 41 §2: "called by `POST /writes/{name}` with `{"parameters": {...}, "idempotency_key":
+    ...}`" — `parameters=` and `idempotency_key=` as keywords are that body, as `views.query`
+    reads `parameters=` (no parameter value can be an object, so nothing else is meant)."""
+    called = m.writes.call("remember", parameters=NOTE, idempotency_key="body-shaped")
+    assert called.parameters == NOTE
+    again = m.writes.call("remember", parameters=NOTE, idempotency_key="body-shaped")
+    assert [r.id for r in again.records] == [r.id for r in called.records]
+
+
 def test_a_proposed_fact_is_a_draft_until_approved(m: Memseek) -> None:
     proposal = {"entity": "contact.maria", "fact": "preferred_channel", "value": "Maria prefers email."}
     (written,) = m.writes.call("propose_fact", proposal).records  # parameters as a mapping work too
