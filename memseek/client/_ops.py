@@ -197,13 +197,25 @@ def _writes(reply: Reply) -> list[WriteInfo]:
     return [WriteInfo.from_json(item) for item in reply.expect(200).json()["writes"]]
 
 
-def call_write(name: str, parameters: Mapping[str, Any], idempotency_key: str | None) -> Op[WriteCall]:
-    """`POST /writes/{name}`: retried only with an idempotency key, like `POST /records`."""
-    body: dict[str, Any] = {"parameters": dict(parameters)}
+def call_write(
+    name: str, parameters: Mapping[str, Any], idempotency_key: str | None, wait: bool, timeout: float | None
+) -> Op[WriteCall]:
+    """`POST /writes/{name}`: retried only with an idempotency key, and waited for, like `POST /records`.
+    Parameters given as `{"parameters": {...}}` (the route's body) are read as the parameters:
+    no parameter's value can be an object, so nothing else can be meant."""
+    given = parameters["parameters"] if _only_parameters(parameters) else parameters
+    body: dict[str, Any] = {"parameters": dict(given)}
     if idempotency_key is not None:
         body["idempotency_key"] = idempotency_key
-    request = Request("POST", f"/writes/{_segment(name)}", body=body, retry=idempotency_key is not None)
+    held = (DEFAULT_WAIT if timeout is None else timeout) if wait else 0.0
+    params = _query({"wait": True if wait else None, "timeout": timeout})
+    path = f"/writes/{_segment(name)}"
+    request = Request("POST", path, params, body, retry=idempotency_key is not None, wait=held)
     return call(request, lambda reply: WriteCall.from_json(reply.expect().json()))
+
+
+def _only_parameters(arguments: Mapping[str, Any]) -> bool:
+    return set(arguments) == {"parameters"} and isinstance(arguments["parameters"], Mapping)
 
 
 # --- the data lifecycle -------------------------------------------------------------------------

@@ -3,7 +3,9 @@
 The service checks a view call's parameters and reports every problem at once, one per
 parameter, at `loc` `["parameters", NAME]`: unknown names first (in the order given), then the
 declared parameters in declaration order. This module gives the same report from the JSON
-Schema (`jsonschema`, draft 2020-12), so a bad call fails the same way without a round trip.
+Schema (`jsonschema`, draft 2020-12), so a bad call fails the same way without a round trip,
+each problem in the service's own words (its `value_problem` and `type_error`, whose messages
+`TIMESTAMP`, `FINITE` and the wording functions below repeat: the SDK imports nothing of the server).
 Types follow the service's rules, which are stricter than JSON Schema's: an integer is not
 `2.0` and a number is finite; `date-time` needs a timezone. A graph view's `seed` is checked
 trimmed, as the service trims it, and `{"parameters": {...}}` is read as the parameters.
@@ -80,11 +82,13 @@ def _unwrapped(view: ViewInfo, arguments: Mapping[str, Any]) -> Mapping[str, Any
 
 
 def _problems(schema: Mapping[str, Any], arguments: Mapping[str, Any]) -> list[ErrorDetail]:
-    declared: list[str] = list(schema.get("properties", {}))
+    properties: Mapping[str, Any] = schema.get("properties", {})
+    declared: list[str] = list(properties)
     found: dict[str, str] = {}
     for error in _validator(json.dumps(schema, sort_keys=True)).iter_errors(dict(arguments)):
         for name, msg in _located(error, declared):
-            found.setdefault(name, msg)
+            wording = _wording(properties.get(name, {}), arguments.get(name)) if error.path else None
+            found.setdefault(name, wording or msg)
     order = [name for name in arguments if name not in declared] + declared
     return [ErrorDetail(("parameters", name), found[name]) for name in order if name in found]
 
@@ -99,6 +103,73 @@ def _located(error: Any, declared: list[str]) -> list[tuple[str, str]]:
         expected = f"expected one of: {', '.join(declared)}" if declared else "this view takes no parameters"
         return [(name, f"unknown parameter; {expected}") for name in error.instance if name not in declared]
     return []
+
+
+TIMESTAMP = "expected an ISO 8601 timestamp with a timezone, within the years 1 to 9999 in UTC"
+FINITE = "expected a finite number within float8's range (about ±1.8e308)"
+TYPE_NAMES = {
+    "string": "string",
+    "array": "string array",
+    "number": "number",
+    "integer": "integer",
+    "boolean": "boolean",
+}
+
+
+def _wording(prop: Mapping[str, Any], value: Any) -> str | None:
+    """The service's own message for `value` of a parameter published as `prop`, from the same
+    checks in the same order (type, bounds, sizes, item enum, enum): a caller matching on the
+    service's `msg` sees it whichever side refused. None where none of them applies."""
+    for check in (_type_wording, _bounds_wording, _size_wording, _enum_wording):
+        message = check(prop, value)
+        if message is not None:
+            return message
+    return None
+
+
+def _type_wording(prop: Mapping[str, Any], value: Any) -> str | None:
+    kind = prop.get("type")
+    if prop.get("format") == "date-time":
+        return None if isinstance(value, str) and _is_timestamp(value) else TIMESTAMP
+    valid = {
+        "string": isinstance(value, str),
+        "array": isinstance(value, list) and all(isinstance(item, str) for item in value),
+        "number": _is_finite_number(value),
+        "integer": isinstance(value, int) and not isinstance(value, bool),
+        "boolean": isinstance(value, bool),
+    }
+    if kind not in valid or valid[kind]:
+        return None
+    if kind == "number" and isinstance(value, int | float) and not isinstance(value, bool):
+        return FINITE
+    return f"expected {TYPE_NAMES[kind]}, got {type(value).__name__}"
+
+
+def _bounds_wording(prop: Mapping[str, Any], value: Any) -> str | None:
+    if "minimum" in prop and value < prop["minimum"]:
+        return f"must be at least {prop['minimum']}"
+    if "maximum" in prop and value > prop["maximum"]:
+        return f"must be at most {prop['maximum']}"
+    return None
+
+
+def _size_wording(prop: Mapping[str, Any], value: Any) -> str | None:
+    for low, high, unit in (("minLength", "maxLength", "characters"), ("minItems", "maxItems", "items")):
+        if low in prop and len(value) < prop[low]:
+            return f"must have at least {prop[low]} {unit}"
+        if high in prop and len(value) > prop[high]:
+            return f"must have at most {prop[high]} {unit}"
+    return None
+
+
+def _enum_wording(prop: Mapping[str, Any], value: Any) -> str | None:
+    allowed = prop.get("items", {}).get("enum")
+    for index, item in enumerate(value if allowed is not None else ()):
+        if item not in allowed:
+            return f"item {index} ({item!r}) must be one of {allowed}"
+    if "enum" in prop and value not in prop["enum"]:
+        return f"must be one of {prop['enum']}"
+    return None
 
 
 @lru_cache(maxsize=256)

@@ -152,6 +152,27 @@ def paged(build: Callable[Concatenate[Any, P], Pages[T]]) -> Paged[P, T]:
     return Paged(build)
 
 
+@endpoint
+def forget_entity(
+    self: Surface[Any],
+    entity: str,
+    collection: str | None = None,
+    reason: str | None = None,
+    wait: bool = True,
+    timeout: float | None = None,
+) -> Op[Erasure]:
+    """Erase every record about `entity` (`DELETE /entities/{entity}`), in `collection`
+    only when given, and the links naming it. A large entity is erased by the service's
+    workers: `wait=True` polls its erasure until it is done (or for at most `timeout`
+    seconds, then returns it running), `wait=False` returns it running at once.
+    `NotFound` when the workspace holds nothing about the entity.
+
+    >>> m.entities.forget("contact.maria", reason="erasure request").erased
+    12
+    """
+    return _ops.forget(entity, collection, reason, wait, timeout)
+
+
 class Records(Surface[M]):
     """`client.records`: write, read and change the lifecycle of records."""
 
@@ -228,6 +249,10 @@ class Records(Surface[M]):
         """
         return _ops.erase_record(id, reason)
 
+    forget = forget_entity
+    """Erase every record about an entity: `entities.forget`, here too beside the other record
+    lifecycle calls (`delete`, `list`), where a caller looks for it."""
+
     @paged
     def list(
         self,
@@ -255,25 +280,7 @@ class Records(Surface[M]):
 class Entities(Surface[M]):
     """`client.entities`: what is about one entity."""
 
-    @endpoint
-    def forget(
-        self,
-        entity: str,
-        collection: str | None = None,
-        reason: str | None = None,
-        wait: bool = True,
-        timeout: float | None = None,
-    ) -> Op[Erasure]:
-        """Erase every record about `entity` (`DELETE /entities/{entity}`), in `collection`
-        only when given, and the links naming it. A large entity is erased by the service's
-        workers: `wait=True` polls its erasure until it is done (or for at most `timeout`
-        seconds, then returns it running), `wait=False` returns it running at once.
-        `NotFound` when the workspace holds nothing about the entity.
-
-        >>> m.entities.forget("contact.maria", reason="erasure request").erased
-        12
-        """
-        return _ops.forget(entity, collection, reason, wait, timeout)
+    forget = forget_entity
 
 
 class Erasures(Surface[M]):
@@ -352,15 +359,22 @@ class Writes(Surface[M]):
         /,
         *,
         idempotency_key: str | None = None,
+        wait: bool = False,
+        timeout: float | None = None,
         **params: Any,
     ) -> Op[WriteCall]:
-        """Write through the active version of write contract `name` (`POST /writes/{name}`);
-        retried on a 503 or a lost connection only with an `idempotency_key`.
+        """Write through the active version of write contract `name` (`POST /writes/{name}`)
+        with its parameters, as keywords or a mapping (or both; keywords win). Retried on a 503
+        or a lost connection only with an `idempotency_key`; `wait=True` returns once the record
+        is processed or `timeout` seconds passed, as `records.write` does. A contract parameter
+        named like one of these keywords goes in the mapping.
 
-        >>> m.writes.call("remember", entity="contact.maria", text="Prefers email.").records[0].id
-        '0190…'
+        >>> called = m.writes.call("remember", entity="contact.maria", text="Prefers email.", wait=True)
+        >>> called.write.version, called.records[0].processing
+        (1, 'ready')
         """
-        return _ops.call_write(name, {**(parameters or {}), **params}, idempotency_key)
+        arguments = {**(parameters or {}), **params}
+        return _ops.call_write(name, arguments, idempotency_key, wait, timeout)
 
 
 class ClientSurface(Surface[M]):

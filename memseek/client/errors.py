@@ -16,18 +16,28 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
-Loc = tuple[str | int, ...]
+Loc = list[str | int]
 
 
-@dataclass(frozen=True, slots=True)
-class ErrorDetail:
-    """One problem: where (`loc`, a JSON path into the request) and what (`msg`)."""
+class ErrorDetail(dict[str, Any]):
+    """One problem: where (`loc`, a JSON path into the request, as a list) and what (`msg`).
 
-    loc: Loc
-    msg: str
+    It is the service's own detail object, `{"loc": [...], "msg": "..."}`, with both keys also
+    read as attributes: code written against the HTTP API's error body works on it unchanged.
+    """
+
+    def __init__(self, loc: Sequence[str | int], msg: str) -> None:
+        super().__init__(loc=list(loc), msg=msg)
+
+    @property
+    def loc(self) -> Loc:
+        return self["loc"]  # type: ignore[no-any-return]
+
+    @property
+    def msg(self) -> str:
+        return self["msg"]  # type: ignore[no-any-return]
 
 
 class MemseekError(Exception):
@@ -52,7 +62,7 @@ class MemseekError(Exception):
         self.message = message
         self.status = status
         self.code = code
-        self.details = tuple(details)
+        self.details = list(details)
         self.body = body
 
     @property
@@ -91,8 +101,9 @@ class ResponseTooLarge(Conflict):
 
 
 class Unavailable(MemseekError):
-    """The service or one of its backends is unavailable (503), or no response arrived (the
-    connection failed or timed out) after the retries the call was allowed."""
+    """The service or one of its backends is unavailable (503), the service was too busy to take
+    the call (429), or no response arrived (the connection failed or timed out) — each after the
+    retries the call was allowed: worth trying again later, unchanged."""
 
 
 FAMILIES: dict[int, type[MemseekError]] = {
@@ -104,6 +115,7 @@ FAMILIES: dict[int, type[MemseekError]] = {
     403: AuthenticationError,
     404: NotFound,
     409: Conflict,
+    429: Unavailable,
     503: Unavailable,
 }
 CODES: dict[str, type[MemseekError]] = {"response_too_large": ResponseTooLarge}

@@ -168,7 +168,7 @@ class SearchResult(Hits):
 
 @dataclass(frozen=True, slots=True)
 class ViewRef:
-    """Which definition ran: name, version and the hash that pins it."""
+    """Which definition ran (a view, or a write contract): name, version and the hash that pins it."""
 
     name: str
     version: int
@@ -376,14 +376,23 @@ class WriteInfo:
 
 @dataclass(frozen=True, slots=True)
 class WriteCall:
-    """The answer of `POST /writes/{name}`: the records it wrote (ids and states) and the JSON."""
+    """The answer of `POST /writes/{name}`: the contract version that ran (`write`), the
+    parameters applied (defaults included) and the records it wrote (ids and states)."""
 
+    write: ViewRef
+    parameters: Json
     records: tuple[Written, ...]
     raw: Json = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
     def from_json(cls, data: Json) -> WriteCall:
-        return cls(tuple(Written.from_json(r) for r in data.get("records") or ()), raw=data)
+        ran = data["write"]
+        return cls(
+            write=ViewRef(str(ran["name"]), int(ran["version"]), str(ran["hash"])),
+            parameters=dict(data.get("parameters") or {}),
+            records=tuple(Written.from_json(r) for r in data.get("records") or ()),
+            raw=data,
+        )
 
 
 @dataclass(frozen=True, slots=True)

@@ -156,6 +156,7 @@ def batch(layout: Layout, ops: Sequence[Op]) -> Plan[list[Result]]:
     (each `POST /records` of up to 1,000 is atomic)."""
     for op in ops:
         check_namespace(layout, op)
+        check_value(op)
     results: list[Result] = []
     for run in _runs(ops):
         if isinstance(run, list):
@@ -203,6 +204,15 @@ def check_namespace(layout: Layout, op: Op) -> None:
             raise InvalidNamespaceError(
                 f"namespace label {label!r} must be a non-empty string without '.' or {layout.separator!r}"
             )
+
+
+def check_value(op: Op) -> None:
+    """A put's value is a dict (a JSON object: the record's content) or None (a delete); anything
+    else is the caller's error at `value`, refused before anything is sent."""
+    value: Any = op.value if isinstance(op, PutOp) else None  # typed a dict; callers send anything
+    if value is not None and not isinstance(value, Mapping):
+        detail = ErrorDetail(("value",), f"expected a dict, got {type(value).__name__}")
+        raise InvalidRequest("invalid value", status=422, code="invalid_request", details=[detail])
 
 
 # --- writes -------------------------------------------------------------------------------------

@@ -96,6 +96,16 @@ def test_a_view_gives_its_hits_as_documents(m: Memseek, written: dict[str, str])
     check_view_documents(view_retriever(m).invoke("budget"), m, written)
 
 
+def test_a_view_without_task_takes_the_query_in_its_one_free_string_parameter(m: Memseek) -> None:
+    """Issue 41 §4: a retriever "over a view (name + fixed parameters, query parameter name)" —
+    left at its default, the query goes into `task` where the view has it, else into the view's
+    one string parameter the fixed ones leave free (`recall`'s `query`)."""
+    entity = "contact.retriever-default"
+    (note,) = m.writes.call("remember", entity=entity, text="Prefers invoices by post.", wait=True).records
+    docs = MemseekRetriever(client=m, view="recall", parameters={"entity": entity}).invoke("invoices")
+    assert [(doc.id, doc.metadata["view"]) for doc in docs] == [(note.id, "recall")]
+
+
 def test_records_are_read_only_for_hits_without_text(
     service: str, tenant: Tenant, written: dict[str, str]
 ) -> None:
@@ -114,6 +124,18 @@ def test_records_are_read_only_for_hits_without_text(
 
 def test_a_search_request_gives_its_hits_as_documents(m: Memseek, written: dict[str, str]) -> None:
     check_search_documents(search_retriever(m).invoke("budget"), written)
+
+
+def test_every_field_a_hit_carries_is_metadata(m: Memseek, written: dict[str, str]) -> None:
+    """Issue 41 §4: "returning `Document`s with the hit's fields as metadata" — whatever the
+    request includes (`scores`, `status`, `created_at`, `run_id`, ...) is there, as the JSON has it."""
+    include = ["scores", "status", "depth", "created_at", "run_id", "collection_version"]
+    search = {"mode": "hybrid", "scope": MARIA_EVENTS, "include": include}
+    docs = MemseekRetriever(client=m, search=search).invoke("budget")
+    confirmed = next(doc for doc in docs if doc.id == written["confirmed"])
+    hit = next(h for h in m.search(q="budget", **search) if h.id == written["confirmed"])
+    assert {name: confirmed.metadata[name] for name in include} == {name: hit.raw[name] for name in include}
+    assert (confirmed.metadata["status"], confirmed.metadata["depth"]) == ("active", 0)
 
 
 def test_a_combined_search_reports_source_ranks(m: Memseek, written: dict[str, str]) -> None:

@@ -207,6 +207,10 @@ PUT = lambda s: s.put(MARIA, "k", {"v": 1})  # noqa: E731
         pytest.param({}, lambda s: s.put(("x" * 300,), "k", {}), [["records", 0, "entity"]], id="long-ns"),
         pytest.param({}, lambda s: s.put(MARIA, " ", {"v": 1}), [["records", 0, "key"]], id="blank-key"),
         pytest.param({}, lambda s: s.put(MARIA, "k", {"v": float("nan")}), [["body"]], id="nan-value"),
+        # Issue 41 "Done when": "bad input at every interface gives a typed error ... never a
+        # traceback" — a value that is not a dict is the caller's error at ["value"].
+        pytest.param({}, lambda s: s.put(MARIA, "k", "text"), [["value"]], id="value-not-a-dict"),
+        pytest.param({}, lambda s: s.put(MARIA, "k", [["a", 1]]), [["value"]], id="value-a-list"),
         pytest.param({"collection": "no_such"}, PUT, [["records", 0, "collection"]], id="unknown-collection"),
         pytest.param({"collection": "dependencies", "record_type": "link"}, PUT, [["records", 0, "key"]],
                      id="unkeyed-collection"),

@@ -100,6 +100,19 @@ def test_retract_hides_the_record_from_search(m: Memseek) -> None:
     assert m.search(q="budget", mode="text").ids == []
 
 
+def test_records_forget_erases_an_entity(m: Memseek) -> None:
+    """Issue 41 §1: "`.records.write(...)`, ... (and the lifecycle routes of the lifecycle issue
+    as they land: delete, list, forget)" — `records.forget` is `entities.forget`
+    (`DELETE /entities/{entity}`)."""
+    entity = "contact.forget-through-records"
+    m.records.write([event("one", entity), event("two", entity)], wait=True)
+    done = m.records.forget(entity, reason="erasure request")
+    assert (done.state, done.erased, done.entity, done.reason) == ("done", 2, entity, "erasure request")
+    assert list(m.records.list(entity=entity)) == []
+    with pytest.raises(NotFound):
+        m.records.forget(entity)
+
+
 def test_a_draft_is_approved_or_rejected(m: Memseek) -> None:
     keep, drop = m.records.write(
         [event("Maria's budget is 10k.", key="budget", status="draft"),
@@ -325,6 +338,18 @@ def test_bad_search_is_invalid_with_its_loc(m: Memseek) -> None:
     assert error.locs == [["k"], ["include", 0]]
     assert error.body is not None and error.body["error"]["code"] == "invalid_request"
     assert "k" in str(error)
+
+
+def test_error_details_are_the_services_own(m: Memseek) -> None:
+    """Issue 41 §1: "one `MemseekError` hierarchy mapping the service's error body (`status`,
+    `code`, `message`, `details`)" — each detail reads as the body's `{"loc", "msg"}` object, and
+    as attributes, its `loc` the JSON list the service wrote."""
+    with pytest.raises(InvalidRequest) as caught:
+        m.search(q="budget", mode="hybrid", k=500)
+    (detail,) = caught.value.details
+    assert caught.value.body is not None
+    assert caught.value.details == caught.value.body["error"]["details"]
+    assert (detail.loc, detail["loc"], detail.msg) == (["k"], ["k"], detail["msg"])
 
 
 def test_bad_record_is_invalid_with_its_loc(m: Memseek) -> None:

@@ -14,7 +14,6 @@ from waitress.server import create_server
 
 from memseek.app import create_app
 from memseek.client import Memseek
-from memseek.client import MemseekError
 from memseek.client import Unavailable
 from memseek.runtime import Runtime
 from tests.conftest import Tenant
@@ -103,10 +102,12 @@ def test_any_call_is_retried_through_429s_and_done_once(service: str, tenant: Te
 
 
 def test_429s_past_the_retries_are_raised(service: str, tenant: Tenant) -> None:
+    """Issue 41 §1: "subclasses per status family (invalid request, not found, conflict,
+    unavailable, auth)" — a service too busy to take the call is the unavailable family."""
     with (
         flaky(service, failures=5, status=429, retry_after="0") as proxy,
         fast(proxy.url, tenant, retries=1) as client,
-        pytest.raises(MemseekError) as caught,
+        pytest.raises(Unavailable) as caught,
     ):
         client.records.write(event("Maria paid."))
     assert (caught.value.status, caught.value.code) == (429, "too_many_requests") and len(proxy.seen) == 2

@@ -71,7 +71,9 @@ def test_the_sdk_refuses_as_the_service_does(
     assert sdk.body is None and service.body is not None  # the SDK's own check: nothing was sent
     assert sdk.locs == service.locs == locs
     assert (sdk.status, sdk.code, sdk.message) == (service.status, service.code, service.message)
-    assert all(detail.msg for detail in sdk.details)
+    # Issue 41 §1: "checked client-side ... with the same `loc` paths the server would give" —
+    # and, each detail being the service's own `{loc, msg}`, the same wording at each.
+    assert sdk.details == service.details
 
 
 @pytest.mark.parametrize(

@@ -34,6 +34,34 @@ def test_call_writes_the_record_the_contract_fixes(m: Memseek) -> None:
     assert record.content == {"source": "agent", "tags": ["channel"]} and record.scores == {"importance": 8}
 
 
+def test_call_reports_the_version_that_ran_and_the_parameters_applied(m: Memseek) -> None:
+    """Issue 41 §2: a call runs "through `POST /records`' own write path"; its answer names the
+    contract version (`write`) and the parameters applied, as `POST /writes/{name}` does."""
+    called = m.writes.call("remember", NOTE)
+    (listed,) = [w for w in m.writes.list() if (w.name, w.active) == ("remember", True)]
+    assert (called.write.name, called.write.version) == ("remember", listed.version)
+    assert called.write.hash == listed.raw["hash"] and called.parameters == NOTE
+
+
+def test_call_waits_until_the_record_is_processed(m: Memseek) -> None:
+    """Issue 41 §2: "through `POST /records`' own write path" — `wait`/`timeout` as
+    `.records.write(records, wait=False, timeout=None)` takes them (`?wait=true&timeout=S`)."""
+    called = m.writes.call("remember", NOTE, wait=True, timeout=30)
+    assert [r.processing for r in called.records] == ["ready"]
+    found = m.search(q="prefers email to calls", mode="text", scope={"entities": ["contact.maria"]})
+    assert called.records[0].id in found.ids
+
+
+def test_parameters_as_the_route_body_names_them(m: Memseek) -> None:
+    """Issue 41 §2: "called by `POST /writes/{name}` with `{"parameters": {...}, "idempotency_key":
+    ...}`" — `parameters=` and `idempotency_key=` as keywords are that body, as `views.query`
+    reads `parameters=` (no parameter value can be an object, so nothing else is meant)."""
+    called = m.writes.call("remember", parameters=NOTE, idempotency_key="body-shaped")
+    assert called.parameters == NOTE
+    again = m.writes.call("remember", parameters=NOTE, idempotency_key="body-shaped")
+    assert [r.id for r in again.records] == [r.id for r in called.records]
+
+
 def test_a_proposed_fact_is_a_draft_until_approved(m: Memseek) -> None:
     proposal = {"entity": "contact.maria", "fact": "preferred_channel", "value": "Maria prefers email."}
     (written,) = m.writes.call("propose_fact", proposal).records  # parameters as a mapping work too
