@@ -73,7 +73,7 @@ def _refusal(exc: SdkError, url: str) -> Exception:
         return ConfigError(
             f"cannot reach Memseek at {url} ({exc.message}); start it with memseek serve, or set MEMSEEK_URL"
         )
-    details = [Detail(d.loc, d.msg) for d in exc.details]
+    details = [Detail(tuple(d.loc), d.msg) for d in exc.details]
     return ServiceError(exc.status, exc.code, exc.message, details)
 
 
