@@ -34,7 +34,7 @@ class TextConverter(PathConverter):
     Werkzeug's `path` stops at a line break (its `.` does not match one), and the request would
     be answered as an unknown route instead of read and checked. Leading slashes and a name of
     slashes only are part of the text too: Werkzeug would redirect `//x` to `/x`, another name.
-    (Its matcher takes neither a bare `[\s\S]+?` nor an empty name, hence the two branches.)"""
+    (Its matcher matches neither a bare "any text" pattern nor an empty name: hence two branches.)"""
 
     regex = r"(?:[\s\S]*?[^/][\s\S]*?|/+)"
 
