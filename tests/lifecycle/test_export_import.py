@@ -271,3 +271,25 @@ def test_the_commands(lc: Client, lc_runtime: Runtime, db: Engine, tmp_path: Pat
     copied = rows(db, f"SELECT text FROM records WHERE workspace_id = ({workspace}) ORDER BY seq")
     assert [r["text"] for r in copied] == ["ann note", "Faro"]
     assert memseek(env, "export", str(tmp_path / "x.jsonl"), "--workspace", "nowhere").returncode == 2
+
+
+def test_a_restore_keeps_the_ingestion_order_of_the_whole_file(
+    lc: Client, lc_runtime: Runtime, db: Engine, tmp_path: Path
+) -> None:
+    """Issue 43 "What to build" 5: `memseek import` reads an export back "with the same records";
+    by default (no `--jobs`) a restore keeps the file's ingestion order across entities too, so
+    `GET /records` of the target lists them in the source's order (newest first)."""
+    for n in range(3):
+        written_ids(lc, note("ann", f"ann {n}"), note("bob", f"bob {n}"), note(f"e{n}", f"e {n}"))
+    env = cli_env(
+        DATABASE_URL=str(db.url.render_as_string(hide_password=False)),
+        MEMSEEK_CATALOG=str(lc_runtime.settings.memseek_catalog),
+    )
+    target = tmp_path / "all.jsonl"
+    assert memseek(env, "export", str(target), "--workspace", "tenant-a").returncode == 0
+    assert memseek(env, "workspace", "create", "copy").returncode == 0
+    result = memseek(env, "import", str(target), "--workspace", "copy", "--batch", "2")
+    assert result.returncode == 0, result.stderr
+    workspace = "(SELECT id FROM workspaces WHERE name = :name)"
+    listed = f"SELECT id::text FROM records WHERE workspace_id = {workspace} ORDER BY seq"
+    assert rows(db, listed, name="copy") == rows(db, listed, name="tenant-a")
