@@ -171,3 +171,26 @@ def test_every_retention_problem_is_reported_at_once(tmp_path: Path) -> None:
         ("collection f v1", "collections[5].retention.days"),
     ]
     assert all(p.file == "collections/bad.yaml" for p in caught.value.problems)
+
+
+def test_a_record_written_already_expired_is_swept_without_waiting_for_the_next_round(
+    lc: Client, lc_runtime: Runtime, db: Engine
+) -> None:
+    """Issue 43 "What to build" 6: "expired records are erased by the worker". A record that
+    arrives already past its collection's rule (an old `occurred_at`) is not served until the
+    next ten-minute sweep: the write wakes the workers for a sweep."""
+    worker = BackgroundWorker(lc_runtime, idle_seconds=0.1).start()
+    try:
+        worker._stop.wait(0.5)  # past its first sweep, which found nothing
+        written_ids(
+            lc, event("lc_expiring", "ann", "old", occurred_at=ago(60)), event("lc_expiring", "ann", "new")
+        )
+        for _ in range(200):
+            if texts(db, lc.tenant.id) == ["new"]:
+                break
+            worker._stop.wait(0.05)
+    finally:
+        worker.stop()
+    assert texts(db, lc.tenant.id) == ["new"]
+    [run] = ok(lc.get("/erasures"))["erasures"]
+    assert (run["kind"], run["counts"]) == ("retention", {"lc_expiring": 1})
