@@ -293,3 +293,26 @@ def test_a_restore_keeps_the_ingestion_order_of_the_whole_file(
     workspace = "(SELECT id FROM workspaces WHERE name = :name)"
     listed = f"SELECT id::text FROM records WHERE workspace_id = {workspace} ORDER BY seq"
     assert rows(db, listed, name="copy") == rows(db, listed, name="tenant-a")
+
+
+def test_the_export_of_an_empty_workspace_restores_as_nothing(
+    lc: Client, lc_runtime: Runtime, db: Engine, tmp_path: Path
+) -> None:
+    """Issue 43 "What to build" 5: `memseek import` reads back what `memseek export` writes; the
+    export of a workspace holding nothing (its header alone) is a valid export and restores as
+    nothing, rather than failing as a file with no records."""
+    env = cli_env(
+        DATABASE_URL=str(db.url.render_as_string(hide_password=False)),
+        MEMSEEK_CATALOG=str(lc_runtime.settings.memseek_catalog),
+    )
+    target = tmp_path / "empty.jsonl"
+    assert (
+        memseek(env, "export", str(target), "--workspace", "tenant-a").stderr.strip() == "exported 0 records"
+    )
+    assert memseek(env, "workspace", "create", "copy").returncode == 0
+    result = memseek(env, "import", str(target), "--workspace", "copy")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[0].startswith("0 exported records checked in ")
+    assert result.stdout.splitlines()[1].startswith("imported 0 records in ")
+    assert (tmp_path / "blank.jsonl").write_text("") == 0
+    assert memseek(env, "import", str(tmp_path / "blank.jsonl"), "--workspace", "copy").returncode == 2
