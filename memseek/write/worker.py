@@ -449,7 +449,7 @@ class BackgroundWorker:
                     if not _database_outage(exc):
                         log.exception("worker loop error")
                     busy = False
-                if not busy and listener.wait(self.idle_seconds, self._stop) == retention.SWEEP_NOW:
+                if not busy and retention.SWEEP_NOW in listener.wait(self.idle_seconds, self._stop):
                     self._next_sweep = time.monotonic()
 
     def _step(self) -> bool:
@@ -488,16 +488,21 @@ class _Listener:
         if self.conn is not None:
             self.conn.close()
 
-    def wait(self, seconds: float, stop: threading.Event) -> str | None:
-        """Return after `seconds`, on a notification (its payload), or soon after `stop` is set."""
+    def wait(self, seconds: float, stop: threading.Event) -> set[str]:
+        """Return after `seconds`, on notifications (their payloads), or soon after `stop` is set.
+        The generator is read to its end: one commit's notifications arrive together, and those
+        after a `return` from inside it would be dropped."""
         deadline = time.monotonic() + seconds
         while not stop.is_set() and (left := deadline - time.monotonic()) > 0:
             if self.conn is None:
                 stop.wait(left)
-                return None
+                return set()
             try:
-                for notice in self.conn.notifies(timeout=min(left, STOP_CHECK), stop_after=1):
-                    return notice.payload
+                payloads = {
+                    n.payload for n in self.conn.notifies(timeout=min(left, STOP_CHECK), stop_after=1)
+                }
+                if payloads:
+                    return payloads
             except psycopg.Error as exc:
                 log_throttled(
                     log,
@@ -507,7 +512,7 @@ class _Listener:
                     first_line(exc),
                 )
                 self.conn = None
-        return None
+        return set()
 
 
 def start_background_worker(runtime: Runtime, batch: int = CLAIM) -> BackgroundWorker:
