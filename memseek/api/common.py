@@ -32,9 +32,11 @@ log = logging.getLogger("memseek")
 class TextConverter(PathConverter):
     """A path variable that is any stored text, slashes and line breaks included (an entity):
     Werkzeug's `path` stops at a line break (its `.` does not match one), and the request would
-    be answered as an unknown route instead of read and checked."""
+    be answered as an unknown route instead of read and checked. Leading slashes and a name of
+    slashes only are part of the text too: Werkzeug would redirect `//x` to `/x`, another name.
+    (Its matcher matches neither a bare "any text" pattern nor an empty name: hence two branches.)"""
 
-    regex = r"[^/][\s\S]*?"
+    regex = r"(?:[\s\S]*?[^/][\s\S]*?|/+)"
 
 
 def runtime() -> Runtime:

@@ -53,8 +53,11 @@ def call(request: Request, parse: Callable[[Reply], T]) -> Op[T]:
 
 
 def _segment(value: RecordId) -> str:
-    """A path segment: ids and names are quoted whole (a `/` in a view name stays in it)."""
-    return quote(str(value), safe="")
+    """A path segment: ids and names are quoted whole (a `/` in a view name stays in it), and a
+    name of dots (`.`, `..`) percent-encoded too: sent bare, it would be removed from the path as
+    a dot segment (RFC 3986) and another route called."""
+    quoted = quote(str(value), safe="")
+    return quoted.replace(".", "%2E") if quoted in (".", "..") else quoted
 
 
 # --- service ------------------------------------------------------------------------------------

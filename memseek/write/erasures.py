@@ -276,7 +276,7 @@ def begin_forget(
         where = f" in collection {collection!r}" if collection is not None else ""
         raise NotFound(f"no records about entity {entity!r}{where}")
     erasure = insert_erasure(conn, erasure)
-    conn.execute(sa.select(sa.func.pg_notify(store.QUEUE_CHANNEL, "")))
+    store.notify_workers(conn)
     return erasure, found <= SYNC_LIMIT
 
 

@@ -24,6 +24,7 @@ from memseek.errors import Detail
 from memseek.errors import RequestInvalid
 from memseek.runtime import Runtime
 from memseek.write import lanes
+from memseek.write import retention
 from memseek.write import store
 from memseek.write.ids import uuid7
 from memseek.write.links import link_problems
@@ -108,6 +109,8 @@ def write_records(conn: Connection, runtime: Runtime, workspace_id: UUID, items:
         superseded = lanes.current_of(conn, workspace_id, _lanes(nodes))
         lanes.set_current(conn, workspace_id, superseded, False)
         store.insert_rows(conn, workspace_id, rows)
+        if retention.expired_on_arrival(runtime.catalog, ((n.collection, n.occurred_at) for n in nodes)):
+            store.notify_workers(conn, retention.SWEEP_NOW)
     return _results(checked, fresh, nodes, replays, _pending_links(rows), set(superseded))
 
 

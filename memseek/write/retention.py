@@ -16,7 +16,10 @@ advisory lock first and skips the sweep when another holds it.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from datetime import UTC
 from datetime import datetime
+from datetime import timedelta
 from uuid import UUID
 
 import sqlalchemy as sa
@@ -40,6 +43,8 @@ SWEEP_LOCK = 0x6D656D7265746E  # "memretn": one advisory lock for every process'
 SWEEP_SECONDS = 600.0
 """How often a worker sweeps (`memseek worker --once` sweeps once). Expiry is a policy measured in
 days: ten minutes late is on time, and a sweep reads an index probe per workspace and rule."""
+SWEEP_NOW = "retention"
+"""The payload of the workers' notification that asks for a sweep at once (`expired_on_arrival`)."""
 
 
 def rules(catalog: Catalog) -> list[tuple[str, Retention]]:
@@ -50,6 +55,22 @@ def rules(catalog: Catalog) -> list[tuple[str, Retention]]:
         if rule is not None:
             found.append((name, rule))
     return found
+
+
+def expired_on_arrival(catalog: Catalog, written: Iterable[tuple[str, datetime | None]]) -> bool:
+    """Whether a write's (collection, occurred_at) pairs hold a record its collection's rule has
+    already expired. Such a write asks the workers for a sweep at once (`SWEEP_NOW`): otherwise
+    the record would be served until the next round, up to `SWEEP_SECONDS` later. Rules on
+    `created_at` need no check: a record is written now, and a rule keeps it at least a day."""
+    by_collection = dict(rules(catalog))
+    now = datetime.now(UTC)
+    return any(
+        (rule := by_collection.get(collection)) is not None
+        and rule.field == "occurred_at"
+        and occurred_at is not None
+        and occurred_at < now - timedelta(days=rule.days)
+        for collection, occurred_at in written
+    )
 
 
 def sweep(runtime: Runtime) -> list[Erasure]:
@@ -63,7 +84,7 @@ def sweep(runtime: Runtime) -> list[Erasure]:
             return []
         runs = [run for collection, rule in found for run in _runs(conn, collection, rule)]
         if runs:
-            conn.execute(sa.select(sa.func.pg_notify(store.QUEUE_CHANNEL, "")))
+            store.notify_workers(conn)
     return runs
 
 

@@ -354,7 +354,13 @@ def enqueue(conn: Connection, workspace_id: UUID, ids: Sequence[UUID]) -> None:
     source = sa.select(sa.literal(workspace_id, UUID_T), unnest({"id": (ids, UUID_T)}, "q").c.id)
     queued = processing_queue.insert().from_select(["workspace_id", "record_id"], source)
     conn.execute(citus.returning_rows(queued))
-    conn.execute(sa.select(sa.func.pg_notify(QUEUE_CHANNEL, "")))
+    notify_workers(conn)
+
+
+def notify_workers(conn: Connection, payload: str = "") -> None:
+    """Wake idle workers (`QUEUE_CHANNEL`) when the transaction commits; a `payload` asks them for
+    something besides their usual round (`retention.SWEEP_NOW`)."""
+    conn.execute(sa.select(sa.func.pg_notify(QUEUE_CHANNEL, payload)))
 
 
 @dataclass(frozen=True, slots=True)

@@ -405,9 +405,9 @@ def _reclaim(conn: Connection, batch: Sequence[Claimed]) -> list[Claimed]:
 
 class BackgroundWorker:
     """Daemon threads running batches (processing, erasures), the retention sweep every
-    `retention.SWEEP_SECONDS` and the compaction of BM25 statistics (`text_stats`) when idle or
-    every `text_stats.COMPACT_SECONDS`; each sleeps when idle and wakes on NOTIFY or after
-    `idle_seconds`."""
+    `retention.SWEEP_SECONDS` (and at once when a write asks, `retention.SWEEP_NOW`) and the
+    compaction of BM25 statistics (`text_stats`) when idle or every `text_stats.COMPACT_SECONDS`;
+    each sleeps when idle and wakes on NOTIFY or after `idle_seconds`."""
 
     def __init__(
         self,
@@ -449,8 +449,8 @@ class BackgroundWorker:
                     if not _database_outage(exc):
                         log.exception("worker loop error")
                     busy = False
-                if not busy:
-                    listener.wait(self.idle_seconds, self._stop)
+                if not busy and retention.SWEEP_NOW in listener.wait(self.idle_seconds, self._stop):
+                    self._next_sweep = time.monotonic()
 
     def _step(self) -> bool:
         """One round: a processing batch, a batch of the oldest erasure, and the retention sweep
@@ -488,16 +488,21 @@ class _Listener:
         if self.conn is not None:
             self.conn.close()
 
-    def wait(self, seconds: float, stop: threading.Event) -> None:
-        """Return after `seconds`, on a notification, or soon after `stop` is set."""
+    def wait(self, seconds: float, stop: threading.Event) -> set[str]:
+        """Return after `seconds`, on notifications (their payloads), or soon after `stop` is set.
+        The generator is read to its end: one commit's notifications arrive together, and those
+        after a `return` from inside it would be dropped."""
         deadline = time.monotonic() + seconds
         while not stop.is_set() and (left := deadline - time.monotonic()) > 0:
             if self.conn is None:
                 stop.wait(left)
-                return
+                return set()
             try:
-                if any(True for _ in self.conn.notifies(timeout=min(left, STOP_CHECK), stop_after=1)):
-                    return
+                payloads = {
+                    n.payload for n in self.conn.notifies(timeout=min(left, STOP_CHECK), stop_after=1)
+                }
+                if payloads:
+                    return payloads
             except psycopg.Error as exc:
                 log_throttled(
                     log,
@@ -507,6 +512,7 @@ class _Listener:
                     first_line(exc),
                 )
                 self.conn = None
+        return set()
 
 
 def start_background_worker(runtime: Runtime, batch: int = CLAIM) -> BackgroundWorker:

@@ -271,3 +271,48 @@ def test_the_commands(lc: Client, lc_runtime: Runtime, db: Engine, tmp_path: Pat
     copied = rows(db, f"SELECT text FROM records WHERE workspace_id = ({workspace}) ORDER BY seq")
     assert [r["text"] for r in copied] == ["ann note", "Faro"]
     assert memseek(env, "export", str(tmp_path / "x.jsonl"), "--workspace", "nowhere").returncode == 2
+
+
+def test_a_restore_keeps_the_ingestion_order_of_the_whole_file(
+    lc: Client, lc_runtime: Runtime, db: Engine, tmp_path: Path
+) -> None:
+    """Issue 43 "What to build" 5: `memseek import` reads an export back "with the same records";
+    by default (no `--jobs`) a restore keeps the file's ingestion order across entities too, so
+    `GET /records` of the target lists them in the source's order (newest first)."""
+    for n in range(3):
+        written_ids(lc, note("ann", f"ann {n}"), note("bob", f"bob {n}"), note(f"e{n}", f"e {n}"))
+    env = cli_env(
+        DATABASE_URL=str(db.url.render_as_string(hide_password=False)),
+        MEMSEEK_CATALOG=str(lc_runtime.settings.memseek_catalog),
+    )
+    target = tmp_path / "all.jsonl"
+    assert memseek(env, "export", str(target), "--workspace", "tenant-a").returncode == 0
+    assert memseek(env, "workspace", "create", "copy").returncode == 0
+    result = memseek(env, "import", str(target), "--workspace", "copy", "--batch", "2")
+    assert result.returncode == 0, result.stderr
+    workspace = "(SELECT id FROM workspaces WHERE name = :name)"
+    listed = f"SELECT id::text FROM records WHERE workspace_id = {workspace} ORDER BY seq"
+    assert rows(db, listed, name="copy") == rows(db, listed, name="tenant-a")
+
+
+def test_the_export_of_an_empty_workspace_restores_as_nothing(
+    lc: Client, lc_runtime: Runtime, db: Engine, tmp_path: Path
+) -> None:
+    """Issue 43 "What to build" 5: `memseek import` reads back what `memseek export` writes; the
+    export of a workspace holding nothing (its header alone) is a valid export and restores as
+    nothing, rather than failing as a file with no records."""
+    env = cli_env(
+        DATABASE_URL=str(db.url.render_as_string(hide_password=False)),
+        MEMSEEK_CATALOG=str(lc_runtime.settings.memseek_catalog),
+    )
+    target = tmp_path / "empty.jsonl"
+    assert (
+        memseek(env, "export", str(target), "--workspace", "tenant-a").stderr.strip() == "exported 0 records"
+    )
+    assert memseek(env, "workspace", "create", "copy").returncode == 0
+    result = memseek(env, "import", str(target), "--workspace", "copy")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[0].startswith("0 exported records checked in ")
+    assert result.stdout.splitlines()[1].startswith("imported 0 records in ")
+    assert (tmp_path / "blank.jsonl").write_text("") == 0
+    assert memseek(env, "import", str(tmp_path / "blank.jsonl"), "--workspace", "copy").returncode == 2

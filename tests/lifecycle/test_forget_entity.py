@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import threading
 import time
+from urllib.parse import quote
 from uuid import uuid4
 
 import pytest
@@ -102,6 +103,19 @@ def test_an_entity_with_line_breaks_in_its_name(lc: Client, db: Engine, tenant: 
     assert texts(db, tenant) == ["other note"]
     assert error(delete(lc, "/entities/nobody.%0A%00"), 422)["details"][0]["loc"] == ["path", "entity"]
     assert "entity" in error(delete(lc, "/entities/nobody%0Aelse"), 404, "not_found")["message"]
+
+
+@pytest.mark.parametrize("entity", ["/people/maya", "//maya", "maya/", "/", "."])
+def test_an_entity_with_leading_or_trailing_slashes(
+    lc: Client, db: Engine, tenant: Tenant, entity: str
+) -> None:
+    """Issue 43 "What to build" 2: `DELETE /entities/{entity}` erases every record about that
+    entity; any entity a record can name (1–256 characters, not blank) is reachable by its
+    percent-encoded name, a leading slash included (it was redirected to another entity's path)."""
+    written_ids(lc, note(entity, "its note"), note(entity.strip("/") + "x", "another entity's note"))
+    done = ok(delete(lc, "/entities/" + quote(entity, safe="")))
+    assert (done["entity"], done["counts"]) == (entity, {"lc_notes": 1})
+    assert texts(db, tenant) == ["another entity's note"]
 
 
 @pytest.mark.parametrize(

@@ -30,6 +30,7 @@ from tests.helpers import build_catalog
 from tests.helpers import ok
 from tests.helpers import written_ids
 from tests.lifecycle.support import event
+from tests.lifecycle.support import note
 from tests.lifecycle.support import processed
 from tests.lifecycle.support import rows
 
@@ -171,3 +172,34 @@ def test_every_retention_problem_is_reported_at_once(tmp_path: Path) -> None:
         ("collection f v1", "collections[5].retention.days"),
     ]
     assert all(p.file == "collections/bad.yaml" for p in caught.value.problems)
+
+
+@pytest.mark.parametrize(
+    "queued",
+    [
+        pytest.param([], id="alone"),
+        pytest.param([note("ann", "queued note")], id="with-a-record-to-embed"),  # two notifications
+    ],
+)
+def test_a_record_written_already_expired_is_swept_without_waiting_for_the_next_round(
+    lc: Client, lc_runtime: Runtime, db: Engine, queued: list[dict[str, Any]]
+) -> None:
+    """Issue 43 "What to build" 6: "expired records are erased by the worker". A record that
+    arrives already past its collection's rule (an old `occurred_at`) goes within moments: the
+    write wakes the workers for a sweep rather than leaving it served until the next ten-minute
+    round, also when the same commit queues records to embed (its notifications arrive together)."""
+    worker = BackgroundWorker(lc_runtime, idle_seconds=0.1).start()
+    try:
+        worker._stop.wait(0.5)  # past its first sweep, which found nothing
+        old = event("lc_expiring", "ann", "old", occurred_at=ago(60))
+        written_ids(lc, old, event("lc_expiring", "ann", "new"), *queued)
+        kept = ["new", *(record["text"] for record in queued)]
+        for _ in range(200):
+            if texts(db, lc.tenant.id) == kept:
+                break
+            worker._stop.wait(0.05)
+    finally:
+        worker.stop()
+    assert texts(db, lc.tenant.id) == kept
+    [run] = ok(lc.get("/erasures"))["erasures"]
+    assert (run["kind"], run["counts"]) == ("retention", {"lc_expiring": 1})

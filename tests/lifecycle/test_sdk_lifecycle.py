@@ -115,6 +115,17 @@ def test_a_small_forget_finishes_in_its_request(m: Memseek) -> None:
     assert [e.id for e in m.erasures.list(page_size=1)] == [done.id]
 
 
+@pytest.mark.parametrize("entity", [".", "..", "/maria", "maria/../bob", "%2E"])
+def test_forget_reaches_any_entity_name(m: Memseek, entity: str) -> None:
+    """Issue 43 "What to build" 7: the SDK's `forget` erases the entity it is given; a name of dots
+    is sent as such (an HTTP client would otherwise remove `.` and `..` from the path as dot
+    segments and call another route), and a leading slash stays part of the name."""
+    m.records.write([event("theirs", entity), event("kept")])
+    done = m.entities.forget(entity)
+    assert (done.entity, done.erased) == (entity, 1)
+    assert [r.text for r in m.records.list()] == ["kept"]
+
+
 def test_another_workspaces_ids_and_entities_are_not_found(m: Memseek, service: str, db: Engine) -> None:
     [theirs] = m.records.write(event("theirs"))
     other = make_tenant(db, "sdk-other")
