@@ -237,12 +237,14 @@ class MemseekServer(TcpWSGIServer):  # type: ignore[misc]
         )
 
     def add_task(self, channel: HTTPChannel) -> None:
-        """Dispatch a connection's next request: health checks and refusals to the I/O loop, the
-        rest to its workspace's queue (a wait for processing to the wait threads)."""
+        """Dispatch a connection's next request: health checks (without a query string) and
+        refusals to the I/O loop, the rest to its workspace's queue (a wait for processing to the
+        wait threads)."""
         request: Any = channel.requests[0] if channel.requests else None
         if request is None or request.error:
             self.answer_now(channel)
-        elif (request.command, request.path) == HEALTH:
+        elif (request.command, request.path) == HEALTH and not request.query:
+            # with a query string the app answers: it refuses any parameter, as on every route
             self.answer_now(channel, HealthTask)
         elif not self._queue(request, channel):
             log_throttled(log, logging.WARNING, "queue-full", "a workspace's queue is full: answering 429")

@@ -107,6 +107,19 @@ def test_an_unknown_query_parameter_is_refused_on_every_route(client: Client, me
     assert ["query", "surprise"] in [detail["loc"] for detail in err["details"]]
 
 
+def test_an_unknown_query_parameter_is_refused_by_the_served_health_check(service: str) -> None:
+    """Issue 45: "unknown query parameters refused on every route" — `/health` too, where
+    `memseek serve` answers it from its I/O loop, as the app does."""
+    got, headers, body = response_parts(
+        raw_exchange(service, b"GET /health?surprise=1 HTTP/1.1\r\nHost: x\r\n\r\n")
+    )
+    assert got == 422, body
+    assert headers["content-type"] == "application/json"
+    assert ["query", "surprise"] in [detail["loc"] for detail in json.loads(body)["error"]["details"]]
+    got, _, body = response_parts(raw_exchange(service, b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n"))
+    assert got == 200, body
+
+
 def _body_routes() -> list[Any]:
     return [pytest.param(op.method, op.path, id=f"{op.method} {op.path}") for op in OPERATIONS if op.body]
 
