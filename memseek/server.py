@@ -22,6 +22,7 @@ from __future__ import annotations
 import gc
 import json
 import logging
+import resource
 import socket
 import threading
 import time
@@ -64,6 +65,10 @@ WAITRESS_CODES = {
     501: "not_implemented",
 }
 """The error codes of the statuses waitress answers itself."""
+CONNECTIONS = 1000
+"""Open connections the server accepts at most (`connection_limit`)."""
+MIN_CONNECTIONS = 100
+"""waitress's own default, kept where the process may open few descriptors."""
 
 
 class OneWrite(Task):  # type: ignore[misc]
@@ -330,11 +335,28 @@ class MemseekServer(TcpWSGIServer):  # type: ignore[misc]
         self.trigger.pull_trigger(lambda: close_all(self._map))
 
 
+def connection_limit() -> int:
+    """Connections the server keeps open at once: `CONNECTIONS`, within half the process's
+    descriptors (the rest are the database's, the models' and the logs'). At its limit waitress
+    stops accepting, `/health` included, so waitress's default of 100 would let one client's
+    keep-alive pool or slow requests shut every other client out."""
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY:
+        return CONNECTIONS
+    return max(MIN_CONNECTIONS, min(CONNECTIONS, soft // 2))
+
+
 def make_server(app: Any, sock: socket.socket, threads: int) -> MemseekServer:
     """The server for `app` (built by `memseek.app.create_app` for as many `threads`) on the bound
     socket `sock` (`memseek.serving.bind`), not yet running; `run()` serves until interrupted,
     `close()` stops it."""
     # No proxy-header rewriting: the app reads no X-Forwarded-* header, so waitress's middleware
     # that strips them would only cost every request its time.
-    adj = Adjustments(threads=threads, ident="memseek", clear_untrusted_proxy_headers=False)
+    adj = Adjustments(
+        threads=threads,
+        ident="memseek",
+        clear_untrusted_proxy_headers=False,
+        connection_limit=connection_limit(),
+        asyncore_use_poll=True,  # select() cannot watch a descriptor numbered past 1023
+    )
     return MemseekServer(app, sock, adj, app.extensions["memseek_admission"].shares)
