@@ -57,8 +57,10 @@ def test_a_database_outage_is_503_and_one_line_without_traceback(
     with caplog.at_level(logging.INFO):
         for _ in range(20):
             response = client.post("/search", json={"mode": "recent"})
-            error(response, 503, "backend_unavailable")
+            err = error(response, 503, "backend_unavailable")
             assert response.headers["Retry-After"] == "1"
+            # says what to do; no "(request id -)": the throttled log line names no request
+            assert err["message"] == "the database is unavailable; retry after the Retry-After seconds"
     logged = [r for r in caplog.records if r.levelno >= logging.WARNING]
     assert len(logged) <= 1 and all(r.exc_info is None for r in logged), [r.getMessage() for r in logged]
 
