@@ -44,6 +44,7 @@ from memseek.api.admission import WAIT_LANE
 from memseek.api.admission import Bounds
 from memseek.api.admission import FairDispatcher
 from memseek.api.admission import Shares
+from memseek.errors import BackendUnavailable
 from memseek.errors import TooManyRequests
 from memseek.errors import error_body
 from memseek.logs import log_throttled
@@ -122,7 +123,10 @@ class HealthTask(JsonTask):
 
     def execute(self) -> None:
         status, body = health.answer(self.channel.server.flask, wait=False)
-        self.answer("200 OK" if status == 200 else "503 Service Unavailable", body)
+        if status == 200:
+            self.answer("200 OK", body)
+        else:
+            self.answer("503 Service Unavailable", body, ("Retry-After", str(BackendUnavailable.retry_after)))
 
 
 class RefusedTask(JsonTask):

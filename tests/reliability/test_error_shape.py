@@ -6,6 +6,7 @@ declared UTF-8 JSON on every route that takes one."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -13,7 +14,11 @@ from flask import Flask
 
 from memseek.api.openapi import OPERATIONS
 from memseek.api.openapi import operation_for
+from memseek.db import create_db_engine
+from memseek.runtime import Runtime
+from memseek.settings import Settings
 from tests.conftest import Client
+from tests.helpers import app_for
 from tests.helpers import error
 from tests.reliability.conftest import raw_exchange
 
@@ -180,3 +185,16 @@ def test_mcp_transport_errors_are_json(client: Client) -> None:
     assert broken.mimetype == "application/json"
     assert broken.get_json()["error"]["code"] == -32700
     error(client.raw.get("/mcp", headers=headers), 405, "method_not_allowed")
+
+
+def test_health_with_the_database_unreachable_is_503_backend_unavailable(runtime: Runtime) -> None:
+    """Issue 45: "a frozen or partitioned database gives `503 backend_unavailable` within a bound
+    you document (≤ the search timeout, ≤ 2 s for `/health`)" and "every error body in the one
+    shape": the health report's 503 carries the one shape's `error` beside what it reports."""
+    dead = create_db_engine(Settings(database_url="postgresql://memseek@127.0.0.1:9/nothing"))
+    response = app_for(replace(runtime, engine=dead)).test_client().get("/health")
+    assert response.status_code == 503
+    body = response.get_json()
+    assert body["database"] == "unreachable" and body["catalog_hash"] == runtime.catalog.hash
+    assert_error_shape({"error": body["error"]}, "backend_unavailable")
+    assert response.headers["Retry-After"] == "1"
