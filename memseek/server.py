@@ -114,6 +114,8 @@ class JsonErrorTask(JsonTask, ErrorTask):  # type: ignore[misc]
         error = self.request.error
         code = WAITRESS_CODES.get(error.code, "bad_request")
         message = f"{error.reason}: {error.body}" if error.body else error.reason
+        if error.code == 413:  # in the app's words: its limit, not waitress's (`body_limit`)
+            message = f"request body is larger than {self.channel.server.request_bytes} bytes"
         self.set_close_on_finish()
         self.answer(f"{error.code} {error.reason}", error_body(code, message))
 
@@ -234,6 +236,7 @@ class MemseekServer(TcpWSGIServer):  # type: ignore[misc]
         waits = Bounds(shares.requests.queued, shares.requests.max_wait, shares.waits_per_workspace)
         self.waits = FairDispatcher(shares.waits_total, waits, "memseek-wait")
         self.flask = app  # `application` may be a middleware around it
+        self.request_bytes: int = app.extensions["memseek"].settings.max_request_bytes
         self._loop_answers: deque[HTTPChannel] = deque()
         self._answering: int | None = None  # the I/O loop's thread id while it answers
         self._swept = 0.0
@@ -350,6 +353,14 @@ def connection_limit() -> int:
     return max(MIN_CONNECTIONS, min(CONNECTIONS, soft // 2))
 
 
+def body_limit(max_request_bytes: int) -> int:
+    """waitress's `max_request_body_size` for the app's `MAX_REQUEST_BYTES`: a body declared (or
+    received) past it is refused `413` from its headers, before it is read and buffered. waitress
+    refuses a body of its limit exactly, and counts a chunked body's framing: the limit is set a
+    sixty-fourth above the app's, which checks the exact size of what gets through."""
+    return max_request_bytes + max_request_bytes // 64 + 1
+
+
 def make_server(app: Any, sock: socket.socket, threads: int) -> MemseekServer:
     """The server for `app` (built by `memseek.app.create_app` for as many `threads`) on the bound
     socket `sock` (`memseek.serving.bind`), not yet running; `run()` serves until interrupted,
@@ -361,6 +372,7 @@ def make_server(app: Any, sock: socket.socket, threads: int) -> MemseekServer:
         ident="memseek",
         clear_untrusted_proxy_headers=False,
         connection_limit=connection_limit(),
+        max_request_body_size=body_limit(app.extensions["memseek"].settings.max_request_bytes),
         asyncore_use_poll=True,  # select() cannot watch a descriptor numbered past 1023
     )
     return MemseekServer(app, sock, adj, app.extensions["memseek_admission"].shares)

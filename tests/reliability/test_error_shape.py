@@ -6,6 +6,7 @@ declared UTF-8 JSON on every route that takes one."""
 from __future__ import annotations
 
 import json
+import socket
 from dataclasses import replace
 from typing import Any
 
@@ -14,13 +15,16 @@ from flask import Flask
 
 from memseek.api.openapi import OPERATIONS
 from memseek.api.openapi import operation_for
+from memseek.app import create_app
 from memseek.db import create_db_engine
 from memseek.runtime import Runtime
 from memseek.settings import Settings
 from tests.conftest import Client
 from tests.helpers import app_for
 from tests.helpers import error
+from tests.helpers import with_settings
 from tests.reliability.conftest import raw_exchange
+from tests.service import serving
 
 REFUSED_BY_THE_SERVER = [
     pytest.param(b"GARBAGE\r\n\r\n", 400, "bad_request", id="bad-request-line"),
@@ -198,3 +202,22 @@ def test_health_with_the_database_unreachable_is_503_backend_unavailable(runtime
     assert body["database"] == "unreachable" and body["catalog_hash"] == runtime.catalog.hash
     assert_error_shape({"error": body["error"]}, "backend_unavailable")
     assert response.headers["Retry-After"] == "1"
+
+
+def test_a_body_declared_past_max_request_bytes_is_refused_before_it_is_sent(runtime: Runtime) -> None:
+    """Issue 45: "Parsers that stop at their limits before descending (... content)": a request
+    declaring a body past `MAX_REQUEST_BYTES` is answered `413` in the one shape at once, from
+    its headers, without the server first reading (and buffering) the whole body."""
+    app = create_app(shared=with_settings(runtime, max_request_bytes=1000), threads=8)
+    with serving(app) as url:
+        host, port = url.removeprefix("http://").split(":")
+        with socket.create_connection((host, int(port)), timeout=3) as sock:
+            sock.sendall(
+                b"POST /search HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                b"Content-Length: 10000000\r\n\r\n{"
+            )
+            got, headers, body = response_parts(sock.recv(65536))
+    assert got == 413, body
+    assert headers["content-type"] == "application/json"
+    assert_error_shape(json.loads(body), "payload_too_large")
+    assert json.loads(body)["error"]["message"] == "request body is larger than 1000 bytes"
