@@ -335,10 +335,16 @@ class MemseekServer(TcpWSGIServer):  # type: ignore[misc]
         self.waits.shutdown()
 
     def stop(self) -> None:
-        """End `run()` from another thread. The loop's own thread closes the listener, every
-        connection and the trigger, so `run()` returns; closing them from another thread would
-        pull a descriptor from under the loop's `select` (EBADF), and the trigger alone would
-        keep the loop running. `close()` once `run()` has returned."""
+        """End `run()` from another thread, as Ctrl-C ends `memseek serve`: the running requests
+        finish first (up to 5 s; queued ones are dropped) while the loop still sends their
+        answers. Then the loop's own thread closes the listener, every connection and the
+        trigger, so `run()` returns; closing them from another thread would pull a descriptor
+        from under the loop's `poll` (EBADF), and the trigger alone would keep the loop running.
+        A request thread still running then would pull the closed trigger as its task ends
+        (EBADF again, or a write into whatever descriptor took its number). `close()` once `run()`
+        has returned."""
+        self.requests.shutdown()
+        self.waits.shutdown()
         self.trigger.pull_trigger(lambda: close_all(self._map))
 
 
