@@ -47,9 +47,13 @@ from memseek.api.admission import Shares
 from memseek.errors import BackendUnavailable
 from memseek.errors import TooManyRequests
 from memseek.errors import error_body
+from memseek.logs import ThrottledWarnings
 from memseek.logs import log_throttled
 
 log = logging.getLogger("memseek.server")
+WAITRESS_WARNINGS = ThrottledWarnings()
+"""Installed on waitress's logger by `make_server`: its warnings once a minute each, not per flip
+of the condition (open connections at the limit flip it with each connection closed and opened)."""
 
 HEALTH = ("GET", "/health")
 WAIT_VALUES = frozenset({"true", "1"})
@@ -373,6 +377,7 @@ def make_server(app: Any, sock: socket.socket, threads: int) -> MemseekServer:
     `close()` stops it."""
     # No proxy-header rewriting: the app reads no X-Forwarded-* header, so waitress's middleware
     # that strips them would only cost every request its time.
+    logging.getLogger("waitress").addFilter(WAITRESS_WARNINGS)  # once, however many servers
     adj = Adjustments(
         threads=threads,
         ident="memseek",
