@@ -57,6 +57,7 @@ from memseek.errors import error_body
 from memseek.logs import log_throttled
 from memseek.runtime import Runtime
 from memseek.settings import Settings
+from memseek.suggest import nearest
 
 log = logging.getLogger("memseek")
 
@@ -200,6 +201,14 @@ def _json_error(status: int, body: dict[str, Any], retry_after: int | None = Non
     return response
 
 
+def _no_route() -> str:
+    """The 404 of a path no route matches: the documented path nearest to it, if one is close
+    (a typo), and where every route is listed — not Werkzeug's "check your spelling"."""
+    close = nearest(request.path, sorted({op.path for op in openapi.OPERATIONS}))
+    guess = f"; did you mean {close}?" if close else ";"
+    return f"no route {request.method} {request.path}{guess} every route is listed at /docs"
+
+
 def _register_error_handlers(app: Flask) -> None:
     @app.errorhandler(MemseekError)
     def memseek_error(exc: MemseekError) -> Response:
@@ -217,7 +226,8 @@ def _register_error_handlers(app: Flask) -> None:
     def http_error(exc: HTTPException) -> Response:
         status = exc.code or 500
         code = HTTP_CODES.get(status, "http_error")
-        response = _json_error(status, error_body(code, exc.description or exc.name))
+        message = _no_route() if status == 404 and request.url_rule is None else exc.description or exc.name
+        response = _json_error(status, error_body(code, message))
         if status == 405 and exc.valid_methods:  # type: ignore[attr-defined]
             response.headers["Allow"] = ", ".join(exc.valid_methods)  # type: ignore[attr-defined]
         return response

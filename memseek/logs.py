@@ -56,3 +56,21 @@ def first_line(exc: BaseException) -> str:
     what a throttled line says of an outage."""
     text = str(getattr(exc, "orig", None) or exc).strip()
     return (text.splitlines() or [type(exc).__name__])[0][:300]
+
+
+class ThrottledWarnings(logging.Filter):
+    """A logger filter for a library's own warnings (waitress's "connection limit reached"): each
+    message at most once per interval (`Throttle`), whatever makes the library repeat it; lines
+    below WARNING pass as they are."""
+
+    def __init__(self, interval: float = INTERVAL) -> None:
+        super().__init__()
+        self._throttle = Throttle(interval)
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno < logging.WARNING:
+            return True
+        held = self._throttle.admit(str(record.msg))
+        if held:  # as `log_throttled` says it
+            record.msg = f"{record.msg} (and {held} more since the last report)"
+        return held is not None

@@ -22,6 +22,7 @@ from __future__ import annotations
 import gc
 import json
 import logging
+import resource
 import socket
 import threading
 import time
@@ -43,11 +44,16 @@ from memseek.api.admission import WAIT_LANE
 from memseek.api.admission import Bounds
 from memseek.api.admission import FairDispatcher
 from memseek.api.admission import Shares
+from memseek.errors import BackendUnavailable
 from memseek.errors import TooManyRequests
 from memseek.errors import error_body
+from memseek.logs import ThrottledWarnings
 from memseek.logs import log_throttled
 
 log = logging.getLogger("memseek.server")
+WAITRESS_WARNINGS = ThrottledWarnings()
+"""Installed on waitress's logger by `make_server`: its warnings once a minute each, not per flip
+of the condition (open connections at the limit flip it with each connection closed and opened)."""
 
 HEALTH = ("GET", "/health")
 WAIT_VALUES = frozenset({"true", "1"})
@@ -64,6 +70,10 @@ WAITRESS_CODES = {
     501: "not_implemented",
 }
 """The error codes of the statuses waitress answers itself."""
+CONNECTIONS = 1000
+"""Open connections the server accepts at most (`connection_limit`)."""
+MIN_CONNECTIONS = 100
+"""waitress's own default, kept where the process may open few descriptors."""
 
 
 class OneWrite(Task):  # type: ignore[misc]
@@ -108,6 +118,8 @@ class JsonErrorTask(JsonTask, ErrorTask):  # type: ignore[misc]
         error = self.request.error
         code = WAITRESS_CODES.get(error.code, "bad_request")
         message = f"{error.reason}: {error.body}" if error.body else error.reason
+        if error.code == 413:  # in the app's words: its limit, not waitress's (`body_limit`)
+            message = f"request body is larger than {self.channel.server.request_bytes} bytes"
         self.set_close_on_finish()
         self.answer(f"{error.code} {error.reason}", error_body(code, message))
 
@@ -117,7 +129,10 @@ class HealthTask(JsonTask):
 
     def execute(self) -> None:
         status, body = health.answer(self.channel.server.flask, wait=False)
-        self.answer("200 OK" if status == 200 else "503 Service Unavailable", body)
+        if status == 200:
+            self.answer("200 OK", body)
+        else:
+            self.answer("503 Service Unavailable", body, ("Retry-After", str(BackendUnavailable.retry_after)))
 
 
 class RefusedTask(JsonTask):
@@ -225,6 +240,7 @@ class MemseekServer(TcpWSGIServer):  # type: ignore[misc]
         waits = Bounds(shares.requests.queued, shares.requests.max_wait, shares.waits_per_workspace)
         self.waits = FairDispatcher(shares.waits_total, waits, "memseek-wait")
         self.flask = app  # `application` may be a middleware around it
+        self.request_bytes: int = app.extensions["memseek"].settings.max_request_bytes
         self._loop_answers: deque[HTTPChannel] = deque()
         self._answering: int | None = None  # the I/O loop's thread id while it answers
         self._swept = 0.0
@@ -237,12 +253,14 @@ class MemseekServer(TcpWSGIServer):  # type: ignore[misc]
         )
 
     def add_task(self, channel: HTTPChannel) -> None:
-        """Dispatch a connection's next request: health checks and refusals to the I/O loop, the
-        rest to its workspace's queue (a wait for processing to the wait threads)."""
+        """Dispatch a connection's next request: health checks (without a query string) and
+        refusals to the I/O loop, the rest to its workspace's queue (a wait for processing to the
+        wait threads)."""
         request: Any = channel.requests[0] if channel.requests else None
         if request is None or request.error:
             self.answer_now(channel)
-        elif (request.command, request.path) == HEALTH:
+        elif (request.command, request.path) == HEALTH and not request.query:
+            # with a query string the app answers: it refuses any parameter, as on every route
             self.answer_now(channel, HealthTask)
         elif not self._queue(request, channel):
             log_throttled(log, logging.WARNING, "queue-full", "a workspace's queue is full: answering 429")
@@ -321,11 +339,36 @@ class MemseekServer(TcpWSGIServer):  # type: ignore[misc]
         self.waits.shutdown()
 
     def stop(self) -> None:
-        """End `run()` from another thread. The loop's own thread closes the listener, every
-        connection and the trigger, so `run()` returns; closing them from another thread would
-        pull a descriptor from under the loop's `select` (EBADF), and the trigger alone would
-        keep the loop running. `close()` once `run()` has returned."""
+        """End `run()` from another thread, as Ctrl-C ends `memseek serve`: the running requests
+        finish first (up to 5 s; queued ones are dropped) while the loop still sends their
+        answers. Then the loop's own thread closes the listener, every connection and the
+        trigger, so `run()` returns; closing them from another thread would pull a descriptor
+        from under the loop's `poll` (EBADF), and the trigger alone would keep the loop running.
+        A request thread still running then would pull the closed trigger as its task ends
+        (EBADF again, or a write into whatever descriptor took its number). `close()` once `run()`
+        has returned."""
+        self.requests.shutdown()
+        self.waits.shutdown()
         self.trigger.pull_trigger(lambda: close_all(self._map))
+
+
+def connection_limit() -> int:
+    """Connections the server keeps open at once: `CONNECTIONS`, within half the process's
+    descriptors (the rest are the database's, the models' and the logs'). At its limit waitress
+    stops accepting, `/health` included, so waitress's default of 100 would let one client's
+    keep-alive pool or slow requests shut every other client out."""
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY:
+        return CONNECTIONS
+    return max(MIN_CONNECTIONS, min(CONNECTIONS, soft // 2))
+
+
+def body_limit(max_request_bytes: int) -> int:
+    """waitress's `max_request_body_size` for the app's `MAX_REQUEST_BYTES`: a body declared (or
+    received) past it is refused `413` from its headers, before it is read and buffered. waitress
+    refuses a body of its limit exactly, and counts a chunked body's framing: the limit is set a
+    sixty-fourth above the app's, which checks the exact size of what gets through."""
+    return max_request_bytes + max_request_bytes // 64 + 1
 
 
 def make_server(app: Any, sock: socket.socket, threads: int) -> MemseekServer:
@@ -334,5 +377,13 @@ def make_server(app: Any, sock: socket.socket, threads: int) -> MemseekServer:
     `close()` stops it."""
     # No proxy-header rewriting: the app reads no X-Forwarded-* header, so waitress's middleware
     # that strips them would only cost every request its time.
-    adj = Adjustments(threads=threads, ident="memseek", clear_untrusted_proxy_headers=False)
+    logging.getLogger("waitress").addFilter(WAITRESS_WARNINGS)  # once, however many servers
+    adj = Adjustments(
+        threads=threads,
+        ident="memseek",
+        clear_untrusted_proxy_headers=False,
+        connection_limit=connection_limit(),
+        max_request_body_size=body_limit(app.extensions["memseek"].settings.max_request_bytes),
+        asyncore_use_poll=True,  # select() cannot watch a descriptor numbered past 1023
+    )
     return MemseekServer(app, sock, adj, app.extensions["memseek_admission"].shares)

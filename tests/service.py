@@ -42,8 +42,8 @@ def served(app: Flask, threads: int = 8) -> Iterator[MemseekServer]:
         yield server
     finally:
         server.stop()
-        # the loop closes every connection and the dispatchers' threads itself (their running
-        # requests may take seconds to end); closing from here meanwhile would race with it
+        # stop() lets the running requests end, then the loop closes every connection itself;
+        # closing from here meanwhile would race with it
         thread.join(60)
         assert not thread.is_alive(), "the server's loop did not stop within 60 s"
         server.close()

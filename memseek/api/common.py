@@ -10,7 +10,6 @@ from uuid import UUID
 
 from flask import current_app
 from flask import g
-from flask import has_app_context
 from flask import request
 from sqlalchemy.engine import Connection
 from werkzeug.routing import PathConverter
@@ -89,11 +88,13 @@ def json_object(*, required: bool = True) -> dict[str, Any]:
     return body
 
 
+OUTAGE_MESSAGE = "the database is unavailable; retry after the Retry-After seconds"
+
+
 def outage_body(exc: BaseException) -> dict[str, Any]:
     """The `503 backend_unavailable` body of a database outage (unreachable, frozen or dropped
     server, exhausted pool), logged once per interval without a traceback: an expected,
     retryable condition, never a 500. The same for a route and for an MCP tool call."""
     log_throttled(log, logging.WARNING, "database-unavailable", "database unavailable: %s", first_line(exc))
-    request_id = g.get("request_id", "-") if has_app_context() else "-"  # stdio MCP has no request
-    message = f"the database is unavailable; retry later (request id {request_id})"
-    return error_body(BackendUnavailable.code, message)
+    # no request id: the line above stands for many requests, so no id could be found in it
+    return error_body(BackendUnavailable.code, OUTAGE_MESSAGE)

@@ -26,6 +26,8 @@ from sqlalchemy.engine import Engine
 
 from memseek import deadline
 from memseek.db import direct_connection
+from memseek.errors import BackendUnavailable
+from memseek.errors import error_body
 
 bp = Blueprint("health", __name__)
 
@@ -117,20 +119,31 @@ class HealthProbe:
             return False
 
 
-def answer(app: Flask, wait: bool = True) -> tuple[int, dict[str, str]]:
-    """`GET /health`'s status and body for `app` (`wait`: as `HealthProbe.database_ok`)."""
+UNREACHABLE = "the database did not answer the health probe; retry after the Retry-After seconds"
+
+
+def answer(app: Flask, wait: bool = True) -> tuple[int, dict[str, Any]]:
+    """`GET /health`'s status and body for `app` (`wait`: as `HealthProbe.database_ok`). A 503
+    also carries the one error shape's `error` (`backend_unavailable`, as every request meeting
+    the outage answers), so a client reading errors one way reads this one too; its answer
+    gets `Retry-After: 1` like theirs (`BackendUnavailable.retry_after`)."""
     probe: HealthProbe = app.extensions["memseek_health"]
-    database = "ok" if probe.database_ok(wait) else "unreachable"
-    status = 200 if database == "ok" else 503
-    body = {
-        "status": "ok" if status == 200 else "degraded",
-        "database": database,
+    ok = probe.database_ok(wait)
+    body: dict[str, Any] = {
+        "status": "ok" if ok else "degraded",
+        "database": "ok" if ok else "unreachable",
         "catalog_hash": app.extensions["memseek"].catalog.hash,
     }
-    return status, body
+    if ok:
+        return 200, body
+    return BackendUnavailable.status, body | error_body(BackendUnavailable.code, UNREACHABLE)
 
 
 @bp.get("/health")
-def health() -> tuple[Response, int]:
+def health() -> Response:
     status, body = answer(current_app._get_current_object())  # type: ignore[attr-defined]
-    return jsonify(body), status
+    response = jsonify(body)
+    response.status_code = status
+    if status != 200:
+        response.headers["Retry-After"] = str(BackendUnavailable.retry_after)
+    return response

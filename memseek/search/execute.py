@@ -75,6 +75,10 @@ OUT_OF_RANGE = "22003"
 """SQLSTATE numeric_value_out_of_range: a rank formula overflowed float8."""
 QUERY_CANCELED = "57014"
 """SQLSTATE query_canceled: the statement outlived `statement_timeout` (SEARCH_TIMEOUT_MS)."""
+LOCK_NOT_AVAILABLE = "55P03"
+"""SQLSTATE lock_not_available: the statement waited on another session's lock past `lock_timeout`,
+which the request's deadline sets (`memseek.db.deadline_settings`): a search as slow as any other
+that outlived its time, not an outage."""
 
 
 ANN_INDEX = "records_embedding"
@@ -190,7 +194,7 @@ def _search_error(exc: sa.exc.DBAPIError) -> Exception | None:
             "the rank formula produced a value out of range",
             [Detail(("rank",), "every value a formula produces must be finite")],
         )
-    if state == QUERY_CANCELED:
+    if state in (QUERY_CANCELED, LOCK_NOT_AVAILABLE):
         return SearchTimeout(
             "the search ran longer than this deployment allows (SEARCH_TIMEOUT_MS); "
             "narrow its scope or lower params.candidates"

@@ -304,3 +304,13 @@ def test_an_mcp_answer_ends_with_a_line_break(client: Client) -> None:
     response = client.post("/mcp", json=listing, headers=accept)
     assert response.mimetype == "application/json" and response.get_data().endswith(b"}\n")
     assert response.get_json()["result"]["tools"]
+
+
+def test_an_unknown_route_is_told_the_nearest_and_where_routes_are_listed(client: Client) -> None:
+    """Issue 42: "`/`, `/docs` answer Werkzeug's generic 404" and "errors that name the valid
+    options ... and suggest the nearest name": a mistyped route names the route meant and the
+    page that lists them all, not Werkzeug's "check your spelling"."""
+    err = error(client.post("/serch", json={}), 404, "not_found")
+    assert err["message"] == "no route POST /serch; did you mean /search? every route is listed at /docs"
+    err = error(client.get("/nothing/here"), 404, "not_found")
+    assert err["message"] == "no route GET /nothing/here; every route is listed at /docs"

@@ -6,6 +6,8 @@ declared UTF-8 JSON on every route that takes one."""
 from __future__ import annotations
 
 import json
+import socket
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -13,9 +15,16 @@ from flask import Flask
 
 from memseek.api.openapi import OPERATIONS
 from memseek.api.openapi import operation_for
+from memseek.app import create_app
+from memseek.db import create_db_engine
+from memseek.runtime import Runtime
+from memseek.settings import Settings
 from tests.conftest import Client
+from tests.helpers import app_for
 from tests.helpers import error
+from tests.helpers import with_settings
 from tests.reliability.conftest import raw_exchange
+from tests.service import serving
 
 REFUSED_BY_THE_SERVER = [
     pytest.param(b"GARBAGE\r\n\r\n", 400, "bad_request", id="bad-request-line"),
@@ -107,6 +116,19 @@ def test_an_unknown_query_parameter_is_refused_on_every_route(client: Client, me
     assert ["query", "surprise"] in [detail["loc"] for detail in err["details"]]
 
 
+def test_an_unknown_query_parameter_is_refused_by_the_served_health_check(service: str) -> None:
+    """Issue 45: "unknown query parameters refused on every route" — `/health` too, where
+    `memseek serve` answers it from its I/O loop, as the app does."""
+    got, headers, body = response_parts(
+        raw_exchange(service, b"GET /health?surprise=1 HTTP/1.1\r\nHost: x\r\n\r\n")
+    )
+    assert got == 422, body
+    assert headers["content-type"] == "application/json"
+    assert ["query", "surprise"] in [detail["loc"] for detail in json.loads(body)["error"]["details"]]
+    got, _, body = response_parts(raw_exchange(service, b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n"))
+    assert got == 200, body
+
+
 def _body_routes() -> list[Any]:
     return [pytest.param(op.method, op.path, id=f"{op.method} {op.path}") for op in OPERATIONS if op.body]
 
@@ -167,3 +189,35 @@ def test_mcp_transport_errors_are_json(client: Client) -> None:
     assert broken.mimetype == "application/json"
     assert broken.get_json()["error"]["code"] == -32700
     error(client.raw.get("/mcp", headers=headers), 405, "method_not_allowed")
+
+
+def test_health_with_the_database_unreachable_is_503_backend_unavailable(runtime: Runtime) -> None:
+    """Issue 45: "a frozen or partitioned database gives `503 backend_unavailable` within a bound
+    you document (≤ the search timeout, ≤ 2 s for `/health`)" and "every error body in the one
+    shape": the health report's 503 carries the one shape's `error` beside what it reports."""
+    dead = create_db_engine(Settings(database_url="postgresql://memseek@127.0.0.1:9/nothing"))
+    response = app_for(replace(runtime, engine=dead)).test_client().get("/health")
+    assert response.status_code == 503
+    body = response.get_json()
+    assert body["database"] == "unreachable" and body["catalog_hash"] == runtime.catalog.hash
+    assert_error_shape({"error": body["error"]}, "backend_unavailable")
+    assert response.headers["Retry-After"] == "1"
+
+
+def test_a_body_declared_past_max_request_bytes_is_refused_before_it_is_sent(runtime: Runtime) -> None:
+    """Issue 45: "Parsers that stop at their limits before descending (... content)": a request
+    declaring a body past `MAX_REQUEST_BYTES` is answered `413` in the one shape at once, from
+    its headers, without the server first reading (and buffering) the whole body."""
+    app = create_app(shared=with_settings(runtime, max_request_bytes=1000), threads=8)
+    with serving(app) as url:
+        host, port = url.removeprefix("http://").split(":")
+        with socket.create_connection((host, int(port)), timeout=3) as sock:
+            sock.sendall(
+                b"POST /search HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                b"Content-Length: 10000000\r\n\r\n{"
+            )
+            got, headers, body = response_parts(sock.recv(65536))
+    assert got == 413, body
+    assert headers["content-type"] == "application/json"
+    assert_error_shape(json.loads(body), "payload_too_large")
+    assert json.loads(body)["error"]["message"] == "request body is larger than 1000 bytes"

@@ -18,6 +18,7 @@ from memseek.db import create_db_engine
 from memseek.logs import Throttle
 from memseek.runtime import Runtime
 from memseek.search_state import SearchState
+from memseek.server import MemseekServer
 from memseek.write.worker import BackgroundWorker
 from tests.conftest import Client
 from tests.conftest import Tenant
@@ -57,8 +58,10 @@ def test_a_database_outage_is_503_and_one_line_without_traceback(
     with caplog.at_level(logging.INFO):
         for _ in range(20):
             response = client.post("/search", json={"mode": "recent"})
-            error(response, 503, "backend_unavailable")
+            err = error(response, 503, "backend_unavailable")
             assert response.headers["Retry-After"] == "1"
+            # says what to do; no "(request id -)": the throttled log line names no request
+            assert err["message"] == "the database is unavailable; retry after the Retry-After seconds"
     logged = [r for r in caplog.records if r.levelno >= logging.WARNING]
     assert len(logged) <= 1 and all(r.exc_info is None for r in logged), [r.getMessage() for r in logged]
 
@@ -96,3 +99,17 @@ def test_an_mcp_tool_call_facing_an_outage_is_backend_unavailable_without_traceb
     assert [tool_error(result)["code"] for result in results] == ["backend_unavailable"] * 5
     logged = [r for r in caplog.records if r.levelno >= logging.WARNING]
     assert len(logged) <= 1 and all(r.exc_info is None for r in logged), [r.getMessage() for r in logged]
+
+
+def test_the_http_servers_own_warnings_are_one_line_per_interval(
+    server: MemseekServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Issue 45: "one line per condition per interval, not per request" — waitress's own warning
+    too, which it writes each time its open connections reach the limit again (a client holding
+    that many flips it with every connection it closes and opens)."""
+    waitress = logging.getLogger("waitress")
+    message = "total open connections reached the connection limit, no longer accepting new connections"
+    with caplog.at_level(logging.WARNING, logger="waitress"):
+        for _ in range(10):
+            waitress.warning(message)
+    assert [r.getMessage() for r in caplog.records if r.name == "waitress"] == [message]
