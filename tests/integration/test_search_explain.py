@@ -57,7 +57,8 @@ def test_explain_prints_runnable_sql(
 def test_explain_analyze_from_stdin(
     env: None, db: Engine, tenant: Tenant, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setattr("sys.stdin", io.StringIO(json.dumps(BODY)))
+    # a real standard input: text over bytes, which `memseek explain -` reads as bytes
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(json.dumps(BODY).encode())))
     assert main(["explain", "--workspace", "tenant-a", "--analyze"]) == 0
     out = capsys.readouterr().out
     assert "-- EXPLAIN (ANALYZE, BUFFERS)" in out and "Execution Time" in out
