@@ -45,6 +45,8 @@ from memseek.serving import PortInUse
 from memseek.settings import Settings
 
 if TYPE_CHECKING:  # the commands that build a runtime import what they run (start-up stays quick)
+    from sqlalchemy.engine import Engine
+
     from memseek.runtime import Runtime
     from memseek.write.bulk import Imported
     from memseek.write.erasures import Erasure
@@ -53,7 +55,7 @@ if TYPE_CHECKING:  # the commands that build a runtime import what they run (sta
 log = logging.getLogger(__name__)
 
 
-def _engine(settings: Settings):  # type: ignore[no-untyped-def]
+def _engine(settings: Settings) -> Engine:
     engine = create_db_engine(settings)
     check_reachable(engine)
     return engine
@@ -140,7 +142,7 @@ def cmd_migrate(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
-def _migrated_engine(settings: Settings):  # type: ignore[no-untyped-def]
+def _migrated_engine(settings: Settings) -> Engine:
     """The engine of a database brought to the current schema: the admin commands may be the
     first to touch a fresh database, and must answer there as they do after `memseek serve`."""
     engine = _engine(settings)
