@@ -524,9 +524,17 @@ def _mode_rows(m: dict[str, Any], raw: dict[str, Any]) -> list[list[Any]]:
     """A mode's row beside its bare engine, then a row beside the raw ANN at the candidate count
     (vector, hybrid). "search" is the server's time without the query embedding; ratios use it."""
     if "server" not in m:
-        return [[m["mode"], *["—"] * 5, m.get("missing") or m.get("error"), *["—"] * 4]]
+        return [[m["mode"], *["—"] * 6, m.get("missing") or m.get("error"), *["—"] * 4]]
     server, search = m["server"], m["searching"]
-    own = [m["mode"], server["p50"], server["p95"], search["p50"], search["p95"], m["client"]["p95"]]
+    own = [
+        m["mode"],
+        server["p50"],
+        server["p95"],
+        server["p99"],
+        search["p50"],
+        search["p95"],
+        m["client"]["p95"],
+    ]
     beside = [
         [
             f"raw {name}",
@@ -542,11 +550,13 @@ def _mode_rows(m: dict[str, Any], raw: dict[str, Any]) -> list[list[Any]]:
 
 
 def render(result: dict[str, Any]) -> str:
-    """The three tables: per mode beside the bare engine, throughput, sizes."""
+    """The tables: per mode beside the bare engine, fused sources, throughput (and the rate at
+    the p95 target), sizes."""
     headers = [
         "mode",
         "server p50",
         "server p95",
+        "server p99",
         "search p50",
         "search p95",
         "client p95",
@@ -581,6 +591,11 @@ def render(result: dict[str, Any]) -> str:
                 ],
                 digits=1,
             )
+        )
+        at_target = result["throughput_at_target"]
+        out.append(
+            f"throughput at client p95 ≤ {result['p95_target_ms']:g} ms: "
+            + (f"{at_target:.1f} requests/s" if at_target is not None else "no client count stayed within it")
         )
     out.append(
         table(

@@ -24,6 +24,7 @@ from bench.corpus import generate
 from bench.datasets import normalise_evidence
 from bench.datasets import session_time
 from bench.latency import _around
+from bench.latency import render
 from bench.metrics import evaluate
 from bench.quality import BLENDED_VIEW
 from bench.quality import blended_rank
@@ -174,6 +175,42 @@ def test_latency_suite(tmp_path: Path) -> None:
     assert result["relation_sizes"]["index records_embedding"] > 0 and result["service_rss_bytes"] > 0
     indexes = sum(size for name, size in result["relation_sizes"].items() if name.startswith("index "))
     assert result["load"]["cache_warmed"]["bytes"] >= indexes  # every file was read before measuring
+
+
+def _latency(p50: float, p95: float, p99: float) -> dict[str, float]:
+    return {"n": 5, "p50": p50, "p95": p95, "p99": p99, "mean": p50}
+
+
+def test_latency_tables_print_p99_and_throughput_at_the_p95_target() -> None:
+    """Issue 7: latency distributions "(p50, p95, p99) per mode" and throughput "requests/s at a
+    fixed p95" are what the printed tables report, not only the JSON."""
+    result = {
+        "modes": [
+            {
+                "mode": "hybrid",
+                "server": _latency(11.11, 22.22, 33.33),
+                "searching": _latency(5.55, 6.66, 7.77),
+                "client": _latency(12.0, 24.0, 36.0),
+                "vs_raw": {"p50": 1.5, "p95": 1.25, "p99": 1.1},
+            }
+        ],
+        "raw": {"hybrid": {"latency": _latency(3.7, 5.33, 7.06)}},
+        "fused_sources": {},
+        "throughput": [
+            {"clients": 1, "requests": 53, "per_second": 26.6, "client": _latency(36, 54, 60), "errors": 0},
+            {"clients": 2, "requests": 99, "per_second": 49.2, "client": _latency(38, 61, 70), "errors": 0},
+        ],
+        "p95_target_ms": 60.0,
+        "throughput_at_target": 26.6,
+        "relation_sizes": {},
+        "service_rss_bytes": 2**30,
+    }
+    header, _, row = render(result).splitlines()[:3]
+    cells = [cell.strip() for cell in row.strip("|").split("|")]
+    columns = dict(zip([cell.strip() for cell in header.strip("|").split("|")], cells, strict=True))
+    server = [columns[f"server {p}"] for p in ("p50", "p95", "p99")]
+    assert server == ["11.11", "22.22", "33.33"]
+    assert "throughput at client p95 ≤ 60 ms: 26.6 requests/s" in render(result)
 
 
 def test_latency_bare_statement_without_its_mode(tmp_path: Path) -> None:
