@@ -21,6 +21,7 @@ from bench import soak
 from bench import vector_latency
 from bench.report import machine
 from bench.report import save
+from bench.report import summary
 from bench.service import ServiceOptions
 
 
@@ -55,7 +56,7 @@ def _modes(raw: str) -> tuple[str, ...]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m bench", description=summary(__doc__))
     sub = parser.add_subparsers(dest="suite", required=True)
 
     ing = sub.add_parser("ingest", help="records/s through POST /records beside the bare engine")

@@ -20,6 +20,7 @@ from typing import Any
 from bench.corpus import MEMORIES
 from bench.corpus import queries as make_queries
 from bench.metrics import percentiles
+from bench.report import summary
 from bench.service import kept_runtime
 from memseek.db import hold_for_request
 from memseek.db import release_held
@@ -65,7 +66,7 @@ def run(home: Path, queries: int, warmup: int, seed: int) -> dict[str, Any]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(prog="python -m bench.bm25_cost", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m bench.bm25_cost", description=summary(__doc__))
     parser.add_argument("home", type=Path, help="a MEMSEEK_HOME kept by `python -m bench latency --keep`")
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--warmup", type=int, default=20)

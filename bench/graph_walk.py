@@ -34,6 +34,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 from sqlalchemy.engine import Engine
 
+from bench.report import summary
 from memseek import migrate
 from memseek.catalog.models import GraphBlock
 from memseek.db import create_db_engine
@@ -191,7 +192,7 @@ def orphans(workspace_id: uuid.UUID) -> Read:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=summary(__doc__))
     parser.add_argument("--links", type=int, default=100_000)
     parser.add_argument("--nodes", type=int, default=20_000)
     parser.add_argument("--runs", type=int, default=200)

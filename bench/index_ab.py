@@ -30,6 +30,7 @@ from bench.latency import LatencyOptions
 from bench.latency import make_probes
 from bench.latency import service_request
 from bench.metrics import percentiles
+from bench.report import summary
 from bench.service import kept_runtime
 from bench.vectors import VectorCache
 from memseek.db import scope_settings
@@ -121,7 +122,7 @@ def compare(
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(prog="python -m bench.index_ab", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m bench.index_ab", description=summary(__doc__))
     parser.add_argument("home", type=Path, help="a MEMSEEK_HOME kept by `python -m bench latency --keep`")
     parser.add_argument("--modes", default="structured,recent")
     parser.add_argument("--queries", type=int, default=100)

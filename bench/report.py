@@ -64,6 +64,12 @@ def machine() -> dict[str, Any]:
     }
 
 
+def summary(doc: str | None) -> str:
+    """A module docstring's first paragraph, for a command's `--help`: its first line alone can
+    stop mid-sentence."""
+    return (doc or "").split("\n\n")[0].strip()
+
+
 def options_dict(options: Any) -> dict[str, Any]:
     """A suite's frozen, slotted options dataclass as a JSON-able dict."""
     return {name: getattr(options, name) for name in options.__slots__}

@@ -39,6 +39,7 @@ from bench.metrics import percentiles
 from bench.peers import BARE_TOP_K
 from bench.peers import bare_ef_search
 from bench.peers import spec_candidates
+from bench.report import summary
 from bench.service import kept_runtime
 from bench.service import libpq_url
 from bench.vector_latency import COLLECTION
@@ -163,7 +164,7 @@ def run(home: Path, ks: list[int], queries: int, warmup: int) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(prog="python -m bench.vector_parts", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m bench.vector_parts", description=summary(__doc__))
     parser.add_argument("home", type=Path, help="a MEMSEEK_HOME kept by `python -m bench vector --keep`")
     parser.add_argument("--k", default="10,100")
     parser.add_argument("--queries", type=int, default=200)

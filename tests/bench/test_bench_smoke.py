@@ -8,7 +8,9 @@ in `../shared/data`. A few pure pieces (generator, evidence rules, metrics) are 
 
 from __future__ import annotations
 
+import importlib
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -357,3 +359,17 @@ def test_http_suite(tmp_path: Path) -> None:
     for route in ("cheap", "search"):
         assert set(found[route]) >= {"own", "overhead", "overhead ÷ bare", "auth", "transport"}
         assert found[route]["client"]["p50"] > found[route]["own"]["p50"] > 0
+
+
+@pytest.mark.parametrize("tool", ["bm25_cost", "index_ab", "vector_parts", "graph_walk"])
+def test_a_tools_help_opens_with_its_whole_first_paragraph(
+    tool: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`python -m bench.<tool> --help` says what the tool measures in full, not the docstring's
+    first line cut mid-sentence ("... interleaved query by")."""
+    module = importlib.import_module(f"bench.{tool}")
+    monkeypatch.setattr(sys, "argv", [tool, "--help"])
+    with pytest.raises(SystemExit):
+        module.main()
+    first_paragraph = " ".join(module.__doc__.split("\n\n")[0].split())
+    assert first_paragraph in " ".join(capsys.readouterr().out.split())
