@@ -24,6 +24,11 @@ STORABLE = "^[^\\u0000\\ud800-\\udfff]*$"
 """`storable` as a JSON Schema pattern (what the OpenAPI document states of such a text)."""
 STORABLE_NON_BLANK = "^[^\\u0000\\ud800-\\udfff]*[^\\s\\u0000\\ud800-\\udfff][^\\u0000\\ud800-\\udfff]*$"
 """A storable text that is not blank (a non-space character), as a JSON Schema pattern."""
+PATTERN_FORMS = {
+    STORABLE: "text without NUL characters or unpaired surrogates",
+    STORABLE_NON_BLANK: "non-blank text without NUL characters or unpaired surrogates",
+}
+"""What each pattern above admits, in words: the message a value that fails it gets."""
 
 
 def storable(text: str) -> bool:

@@ -25,6 +25,7 @@ import memseek
 from memseek.errors import Detail
 from memseek.errors import RequestInvalid
 from memseek.runtime import Runtime
+from memseek.storable import PATTERN_FORMS
 from memseek.storable import STORABLE
 
 bp = Blueprint("openapi", __name__)
@@ -49,7 +50,8 @@ class QueryParam:
     refine: Refine | None = None
     form: str = ""
     """The values a `pattern` in `bounds` admits, in words: the message a value of another form
-    gets (a regular expression tells a caller little)."""
+    gets (a regular expression tells a caller little). The shared patterns of `storable` have
+    their words there (`PATTERN_FORMS`)."""
 
     def refined(self, refine: Refine) -> QueryParam:
         """This parameter with keywords that depend on the deployment."""
@@ -67,8 +69,9 @@ class QueryParam:
             raise ValueError(f"must be {reader[1]}")
         value = reader[2](match[0])
         error = next(iter(_validator(_frozen(self.schema(rt))).iter_errors(value)), None)
-        if error is not None and error.validator == "pattern" and self.form:
-            raise ValueError(f"must be {self.form}, not {raw!r}")
+        form = self.form or PATTERN_FORMS.get(dict(self.bounds).get("pattern", ""), "")
+        if error is not None and error.validator == "pattern" and form:
+            raise ValueError(f"must be {form}, not {raw!r}")
         if error is not None:
             raise ValueError(error.message)
         return value

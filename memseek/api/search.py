@@ -29,6 +29,7 @@ from memseek.errors import Detail
 from memseek.errors import RequestInvalid
 from memseek.runtime import Runtime
 from memseek.search.request import XML_NAME
+from memseek.search.request import XML_NAME_FORM
 from memseek.search.request import CombinedSearch
 from memseek.search.request import SearchSpec
 from memseek.search.request import SingleSearch
@@ -138,8 +139,10 @@ def _bounds(model: type[BaseModel], name: str) -> dict[str, Any]:
     return {key: schema[key] for key in ("minimum", "maximum", "default") if key in schema}
 
 
-def _param(name: str, kind: str, description: str, required: bool = False, **bounds: Any) -> QueryParam:
-    return QueryParam(name, kind, required, description, tuple(bounds.items()))
+def _param(
+    name: str, kind: str, description: str, required: bool = False, form: str = "", **bounds: Any
+) -> QueryParam:
+    return QueryParam(name, kind, required, description, tuple(bounds.items()), form=form)
 
 
 def _query_text(rt: Runtime) -> dict[str, Any]:
@@ -184,6 +187,7 @@ document(
                 "string",
                 'Wrap the rows in <fence_tag untrusted="true"> (an XML name, at most 64 characters).',
                 pattern=XML_NAME,
+                form=XML_NAME_FORM,
             ),
             _param(
                 "fence_preamble",

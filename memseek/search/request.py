@@ -156,15 +156,17 @@ OrderByList = Annotated[tuple[OrderBy, ...], *list_rules(MAX_ORDER_KEYS, min_ite
 
 XML_NAME = "^(?![Xx][Mm][Ll])[A-Za-z_][A-Za-z0-9_.\\-]{0,63}$"
 """What `_xml_name` accepts, as a JSON Schema pattern."""
+XML_NAME_FORM = (
+    "an XML element name: a letter or _, then letters, digits, _ . or -; at most 64 characters,"
+    " not starting with xml"
+)
+"""What `_xml_name` accepts, in words."""
 
 
 def _xml_name(value: str) -> str:
     # ASCII XML names only: the tag is written verbatim into the prompt.
     if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.\-]{0,63}", value) is None or value.lower().startswith("xml"):
-        raise invalid(
-            "must be an XML element name: a letter or _, then letters, digits, _ . or -;"
-            " at most 64 characters, not starting with xml"
-        )
+        raise invalid(f"must be {XML_NAME_FORM}")
     return value
 
 

@@ -487,3 +487,23 @@ def test_get_context_k_defaults_to_20(sx: Client) -> None:
     write(sx, *(vec(f"budget line {i}") for i in range(21)))
     response = sx.get("/context?q=budget&collection=sx_vec")
     assert response.status_code == 200 and response.get_data(as_text=True).count("[id=") == 20
+
+
+@pytest.mark.parametrize(
+    ("query", "name", "words"),
+    [
+        pytest.param("/search?q=%20%20", "q", "non-blank", id="blank-q"),
+        pytest.param("/context?q=%09", "q", "non-blank", id="blank-q-context"),
+        pytest.param("/search?q=x&entity=a%00b", "entity", "NUL", id="nul-entity"),
+        pytest.param("/context?q=x&fence_preamble=%20", "fence_preamble", "non-blank", id="blank-preamble"),
+        pytest.param("/context?q=x&fence_tag=a%20b", "fence_tag", "XML element name", id="tag-with-space"),
+        pytest.param("/context?q=x&fence_tag=xmlish", "fence_tag", "not starting with xml", id="tag-xml"),
+    ],
+)
+def test_a_malformed_query_parameter_is_told_in_words(sx: Client, query: str, name: str, words: str) -> None:
+    """A value of the wrong form gets a message that says what the parameter takes, as POST /search
+    does for the same fields, not the regular expression it failed ("the message tells the user
+    what to do")."""
+    (detail,) = error(sx.get(query), 422)["details"]
+    assert detail["loc"] == ["query", name]
+    assert words in detail["msg"] and "does not match" not in detail["msg"], detail["msg"]
