@@ -45,6 +45,7 @@ from mcp import StdioServerParameters
 from mcp.client.stdio import stdio_client
 from playwright.sync_api import sync_playwright
 
+from bench.__main__ import build_parser as bench_parser
 from memseek.cli import build_parser
 from tests.firsthour.test_inspector import CHROMIUM
 from tests.firsthour.test_inspector import CHROMIUM_ARGS
@@ -303,6 +304,14 @@ def commands() -> set[str]:
 def test_every_command_the_readme_names_exists() -> None:
     named = set(re.findall(r"memseek (\w+)", README.read_text(encoding="utf-8")))
     assert named and named <= commands(), named - commands()
+
+
+def test_the_benchmarks_section_runs_every_suite() -> None:
+    """Issue 7: `bench/` has "its own README section", and it names every suite `python -m bench`
+    runs."""
+    parser = bench_parser()
+    (suites,) = [a.choices for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    assert set(re.findall(r"python -m bench ([a-z]+)", section("Benchmarks"))) == set(suites)
 
 
 def test_the_operations_page_lists_every_command() -> None:
