@@ -209,6 +209,13 @@ def _no_route() -> str:
     return f"no route {request.method} {request.path}{guess} every route is listed at /docs"
 
 
+def _wrong_method(allowed: list[str]) -> str:
+    """The 405 of a path that takes other methods: the ones it takes (Werkzeug's "not allowed for
+    the requested URL" leaves the caller guessing)."""
+    takes = " or ".join(m for m in allowed if m not in ("HEAD", "OPTIONS"))
+    return f"no route {request.method} {request.path}; this path takes {takes}"
+
+
 def _register_error_handlers(app: Flask) -> None:
     @app.errorhandler(MemseekError)
     def memseek_error(exc: MemseekError) -> Response:
@@ -226,10 +233,16 @@ def _register_error_handlers(app: Flask) -> None:
     def http_error(exc: HTTPException) -> Response:
         status = exc.code or 500
         code = HTTP_CODES.get(status, "http_error")
-        message = _no_route() if status == 404 and request.url_rule is None else exc.description or exc.name
+        allowed: list[str] = (getattr(exc, "valid_methods", None) or []) if status == 405 else []
+        if status == 404 and request.url_rule is None:
+            message = _no_route()
+        elif allowed:
+            message = _wrong_method(allowed)
+        else:
+            message = exc.description or exc.name
         response = _json_error(status, error_body(code, message))
-        if status == 405 and exc.valid_methods:  # type: ignore[attr-defined]
-            response.headers["Allow"] = ", ".join(exc.valid_methods)  # type: ignore[attr-defined]
+        if allowed:
+            response.headers["Allow"] = ", ".join(allowed)
         return response
 
     def database_unavailable(exc: Exception) -> Response:

@@ -55,9 +55,12 @@ ID = "0190a4f2-7b1c-7def-8abc-0123456789ab"
     ],
 )
 def test_a_wrong_method_is_405_with_the_error_shape(bw: Client, method: str, path: str) -> None:
+    """The message tells the caller what to do: which methods the path does take."""
     response = bw.request(method, path)
-    error(response, 405, "method_not_allowed")
-    assert response.headers.get("Allow")
+    message = error(response, 405, "method_not_allowed")["message"]
+    allowed = {m.strip() for m in response.headers["Allow"].split(",")} - {"HEAD", "OPTIONS"}
+    assert allowed and f"{method} {path}" in message
+    assert all(m in message for m in allowed), message
 
 
 def test_a_body_over_the_limit_is_413(bw_runtime: Runtime, bw_ws: Tenant) -> None:
