@@ -73,7 +73,9 @@ QUERY_MODES = frozenset({"vector", "text", "hybrid"})
 VECTOR_MODES = frozenset({"vector", "hybrid"})
 """Modes that read the query's embedding: `q` embedded by the service, or the caller's `vector`."""
 CONDITION_OPERATORS = ("eq", "in", "gt", "gte", "lt", "lte", "exists", "contains_any", "contains_all")
-FORBIDDEN_WITH_SOURCES = ("mode", "scope", "where", "order_by", "rank")
+FORBIDDEN_WITH_SOURCES = ("mode", "scope", "where", "order_by", "rank", "params")
+"""Keys of a single search that move inside each source when searches are combined (spec:
+"Each source takes its own mode, scope, where, order_by, rank, params, and k")."""
 
 
 class Strict(BaseModel):

@@ -523,7 +523,9 @@ INVALID = [
         combined(order_by=[]), ("order_by",), "not allowed next to sources", id="top-level-order-by"
     ),
     pytest.param(combined(rank=["const", 1]), ("rank",), "not allowed next to sources", id="top-level-rank"),
-    pytest.param(combined(params={}), ("params",), "Extra", id="top-level-params"),
+    pytest.param(
+        combined(params={"candidates": 50}), ("params",), "not allowed next to sources", id="top-level-params"
+    ),
     pytest.param(combined(boost=["similarity"]), ("boost",), "query-specific", id="boost-similarity"),
     pytest.param(
         combined(boost=["max", [["const", 1], ["text_match"]]]), ("boost", 1, 1), "query", id="boost-text"
