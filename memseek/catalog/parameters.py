@@ -174,12 +174,17 @@ def _bounds_problem(spec: Mapping[str, Any], value: Any) -> str | None:
     return None
 
 
+def _count(number: int, unit: str) -> str:
+    """`1 item`, `3 items`: the bound as the message reads it."""
+    return f"{number} {unit}" if number == 1 else f"{number} {unit}s"
+
+
 def _size_problem(spec: Mapping[str, Any], value: Any) -> str | None:
-    for low, high, unit in (("min_length", "max_length", "characters"), ("min_items", "max_items", "items")):
+    for low, high, unit in (("min_length", "max_length", "character"), ("min_items", "max_items", "item")):
         if spec.get(low) is not None and len(value) < spec[low]:
-            return f"must have at least {spec[low]} {unit}"
+            return f"must have at least {_count(spec[low], unit)}"
         if spec.get(high) is not None and len(value) > spec[high]:
-            return f"must have at most {spec[high]} {unit}"
+            return f"must have at most {_count(spec[high], unit)}"
     return None
 
 

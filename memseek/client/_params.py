@@ -153,12 +153,17 @@ def _bounds_wording(prop: Mapping[str, Any], value: Any) -> str | None:
     return None
 
 
+def _count(number: int, unit: str) -> str:
+    """`1 item`, `3 items`: the bound as the message reads it."""
+    return f"{number} {unit}" if number == 1 else f"{number} {unit}s"
+
+
 def _size_wording(prop: Mapping[str, Any], value: Any) -> str | None:
-    for low, high, unit in (("minLength", "maxLength", "characters"), ("minItems", "maxItems", "items")):
+    for low, high, unit in (("minLength", "maxLength", "character"), ("minItems", "maxItems", "item")):
         if low in prop and len(value) < prop[low]:
-            return f"must have at least {prop[low]} {unit}"
+            return f"must have at least {_count(prop[low], unit)}"
         if high in prop and len(value) > prop[high]:
-            return f"must have at most {prop[high]} {unit}"
+            return f"must have at most {_count(prop[high], unit)}"
     return None
 
 

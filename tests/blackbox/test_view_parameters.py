@@ -109,6 +109,19 @@ def test_every_parameter_problem_at_once(sx: Client) -> None:
     }
 
 
+SIZE_BOUNDS = [
+    ({"entity": "ab"}, "entity", "must have at least 3 characters"),
+    ({"entity": "maria", "channels": []}, "channels", "must have at least 1 item"),
+    ({"entity": "maria", "channels": ["email", "call", "note"]}, "channels", "must have at most 2 items"),
+]
+
+
+@pytest.mark.parametrize(("parameters", "name", "msg"), SIZE_BOUNDS)
+def test_a_size_bound_is_told_in_words(sx: Client, parameters: dict[str, Any], name: str, msg: str) -> None:
+    err = invalid(view_query(sx, "sx_contract", parameters), "parameters", name)
+    assert [d["msg"] for d in err["details"]] == [msg]
+
+
 def test_inclusive_bounds(sx: Client) -> None:
     ok(
         view_query(
