@@ -138,9 +138,9 @@ def test_the_active_versions_rule_applies(tmp_path: Path) -> None:
         },
     )
     catalog = load_catalog(root, view_checks=VIEW_CHECKS)
-    assert [(name, rule.field, rule.days) for name, rule in retention.rules(catalog)] == [
-        ("short", "created_at", 7)
-    ]
+    rules = catalog.retention_rules
+    assert [(name, rule.field, rule.days) for name, rule in rules.items()] == [("short", "created_at", 7)]
+    assert catalog.retention_rules is rules  # worked out once: every write asks
 
 
 def test_every_retention_problem_is_reported_at_once(tmp_path: Path) -> None:
