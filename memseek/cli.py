@@ -43,6 +43,9 @@ from memseek.progress import wait_for_processing
 from memseek.serving import EXIT_PORT_IN_USE
 from memseek.serving import PortInUse
 from memseek.settings import Settings
+from memseek.write.limits import DEFAULT_JOBS
+from memseek.write.limits import MAX_JOBS
+from memseek.write.limits import MAX_RECORDS
 
 if TYPE_CHECKING:  # the commands that build a runtime import what they run (start-up stays quick)
     from sqlalchemy.engine import Engine
@@ -219,19 +222,12 @@ def _source(name: str) -> BinaryIO:
 
 def cmd_import(args: argparse.Namespace, settings: Settings) -> int:
     from memseek.boot import build_runtime
-    from memseek.write import bulk
-    from memseek.write.models import MAX_RECORDS
 
-    batch = MAX_RECORDS if args.batch is None else args.batch
-    if args.jobs is not None and not 1 <= args.jobs <= bulk.MAX_JOBS:
-        raise ConfigError(f"--jobs must be from 1 to {bulk.MAX_JOBS}")
-    if not 1 <= batch <= MAX_RECORDS:
-        raise ConfigError(f"--batch must be from 1 to {MAX_RECORDS}")
     with closing(build_runtime(settings)) as runtime:
         workspace = _workspace_named(runtime, args.workspace)
         with runtime.engine.connect() as conn:
             before = last_seq(conn, workspace)
-        done = _import_file(runtime, workspace, args, batch)
+        done = _import_file(runtime, workspace, args)
         print(
             f"imported {done.records} records in {done.seconds:.1f} s ({done.per_second:.0f} records/s); "
             f"{done.pending} pending processing",
@@ -251,17 +247,18 @@ def _written_since(runtime: Runtime, workspace: UUID, seq: int) -> Counts:
         return counts_since(conn, workspace, seq)
 
 
-def _import_file(runtime: Runtime, workspace: UUID, args: argparse.Namespace, batch: int) -> Imported:
+def _import_file(runtime: Runtime, workspace: UUID, args: argparse.Namespace) -> Imported:
     """Check the whole file, then write it (nothing is written from a file with a bad line);
     each pass shows its progress on standard error. An export is restored by one stream unless
     `--jobs` says otherwise: parallel streams would interleave its entities' ingestion order."""
     from memseek.write import bulk
 
+    batch: int = args.batch
     with _source(args.file) as source:
         started = time.perf_counter()
         checked = read_with_progress(source, "checking", lambda lines: bulk.check_file(runtime, lines, batch))
         kind = "exported records" if checked.lanes is not None else "records"
-        jobs = args.jobs or (1 if checked.lanes is not None else bulk.DEFAULT_JOBS)
+        jobs = args.jobs or (1 if checked.lanes is not None else DEFAULT_JOBS)
         print(f"{checked.records} {kind} checked in {time.perf_counter() - started:.1f} s", flush=True)
 
         def write(lines: BinaryIO) -> Imported:
@@ -551,10 +548,15 @@ def build_parser() -> argparse.ArgumentParser:
     imp.add_argument("--workspace", default="default", help="workspace the records are written to")
     imp.add_argument(
         "--jobs",
-        type=int,
+        type=_bounded(1, MAX_JOBS),
         help="parallel writers, an entity's records all in one (default 2; an export: 1, keeping its order)",
     )
-    imp.add_argument("--batch", type=int, help="records per transaction (default and most: 1,000)")
+    imp.add_argument(
+        "--batch",
+        type=_bounded(1, MAX_RECORDS),
+        default=MAX_RECORDS,
+        help="records per transaction (default and most: 1,000)",
+    )
     imp.add_argument(
         "--wait",
         action="store_true",

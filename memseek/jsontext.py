@@ -1,6 +1,6 @@
 """JSON in and out: text parsed the same way wherever it enters (request bodies and import
-files), a search's response written as the json module writes it, and the JSON text the write
-path casts to json/jsonb in SQL."""
+files), a search's response written as the json module writes it, answers ended alike, and the
+JSON text the write path casts to json/jsonb in SQL."""
 
 from __future__ import annotations
 
@@ -38,6 +38,18 @@ def compact_json(value: Any) -> bytes:
         return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS)
     except orjson.JSONEncodeError:
         return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+
+
+def json_answer(value: Any) -> bytes:
+    """An answer's body that the app writes itself rather than through Flask: `value` as
+    `compact_json`, ended as every JSON answer is (`ended_answer`)."""
+    return ended_answer(compact_json(value))
+
+
+def ended_answer(text: bytes) -> bytes:
+    """A JSON answer's bytes ending with a line break, as Flask ends its JSON answers: a terminal
+    then prints what follows (the next answer, the shell's prompt) on a line of its own."""
+    return text + b"\n"
 
 
 def _holds_non_finite(value: Any) -> bool:

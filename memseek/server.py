@@ -20,7 +20,6 @@ What waitress does around the app is changed through the classes it builds its s
 from __future__ import annotations
 
 import gc
-import json
 import logging
 import resource
 import socket
@@ -47,6 +46,7 @@ from memseek.api.admission import Shares
 from memseek.errors import BackendUnavailable
 from memseek.errors import TooManyRequests
 from memseek.errors import error_body
+from memseek.jsontext import json_answer
 from memseek.logs import ThrottledWarnings
 from memseek.logs import log_throttled
 
@@ -103,7 +103,7 @@ class JsonTask(OneWrite):
     complete = True
 
     def answer(self, status: str, body: dict[str, Any], *headers: tuple[str, str]) -> None:
-        data = json.dumps(body).encode() + b"\n"  # as the app's JSON answers end
+        data = json_answer(body)
         self.status = status
         self.response_headers += [("Content-Type", "application/json"), *headers]
         self.content_length = len(data)

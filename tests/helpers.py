@@ -37,9 +37,13 @@ from sqlalchemy.engine import Engine
 
 from memseek.app import create_app
 from memseek.boot import build_runtime
+from memseek.catalog.load import load_catalog
+from memseek.catalog.problems import CatalogError
+from memseek.catalog.problems import Problem
 from memseek.models.registry import ModelRegistry
 from memseek.paths import reference_catalog
 from memseek.runtime import Runtime
+from memseek.search.view_checks import VIEW_CHECKS
 from memseek.write import touch as touch_writer
 
 if TYPE_CHECKING:  # conftest imports this module: a runtime import would be circular
@@ -91,6 +95,13 @@ def build_catalog(tmp_path: Path, files: Mapping[str, str]) -> Path:
     text, dedented) added or replaced."""
     texts = {name: textwrap.dedent(text) for name, text in files.items()}
     return fixture_catalog(tmp_path / "catalog", "minimal", files=texts)
+
+
+def problems_of(root: Path, package: str | None = None) -> tuple[Problem, ...]:
+    """Every problem loading the catalog at `root` reports (it must fail to load)."""
+    with pytest.raises(CatalogError) as caught:
+        load_catalog(root, package=package, view_checks=VIEW_CHECKS)
+    return caught.value.problems
 
 
 # --- runtimes and apps ----------------------------------------------------------------------------

@@ -5,7 +5,8 @@ It listens on 127.0.0.1 (ephemeral port) in a background thread and serves
 * `POST /v1/embeddings`: deterministic bag-of-words hashing vectors of `dimensions` floats (unit
   length; texts sharing words are similar), optionally listed in reverse order;
 * `POST /v1/chat/completions`: scripted message contents, taken from a queue filled by
-  `reply_with(...)` (strings, or callables of the request's messages), `"{}"` when it is empty.
+  `reply_with(...)` (strings, or callables of the request's messages, such as `judge_by_text`'s
+  replies of an `llm_judge` reranker), `"{}"` when it is empty.
 
 Every request is recorded (`requests`). `fail_next(status, times)`, `delay_next(seconds, times)`
 and `respond_next(body, times)` script failures, slow answers and malformed bodies.
@@ -40,6 +41,25 @@ class Recorded:
     path: str
     headers: dict[str, str]
     body: Any
+
+
+JUDGED_RECORD = re.compile(r'<record id="([^"]+)">(.*?)</record>')
+"""One record of an `llm_judge` prompt: its prompt id and text."""
+
+
+def judged_records(messages: Messages) -> dict[str, str]:
+    """Prompt id → record text, from the user message an `llm_judge` reranker sent."""
+    return dict(JUDGED_RECORD.findall(messages[-1]["content"]))
+
+
+def judge_by_text(scores: dict[str, float]) -> Callable[[Messages], str]:
+    """A scripted `llm_judge` reply scoring each record it was sent by its text (`scores[text]`)."""
+
+    def reply(messages: Messages) -> str:
+        judged = judged_records(messages).items()
+        return json.dumps({"judgments": [{"id": rid, "score": scores[text]} for rid, text in judged]})
+
+    return reply
 
 
 def hashed_embedding(text: str, dimensions: int) -> list[float]:

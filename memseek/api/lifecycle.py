@@ -30,6 +30,7 @@ from memseek.api.openapi import document
 from memseek.auth import PREFIX_CHARS
 from memseek.errors import NotFound
 from memseek.jsontext import compact_json
+from memseek.jsontext import ended_answer
 from memseek.storable import STORABLE
 from memseek.write import erasures
 from memseek.write.listing import RecordFilter
@@ -142,7 +143,7 @@ def records_page() -> Response:
     written = _within(rows[:limit], budget)
     more = encode_cursor(rows[len(written) - 1].seq, which.listing()) if following > len(written) else None
     body = b'{"records":[' + b",".join(written) + b'],"next_cursor":' + compact_json(more) + b"}"
-    return Response(body, mimetype="application/json")
+    return Response(ended_answer(body), mimetype="application/json")
 
 
 PAGE_FRAME = 256

@@ -55,6 +55,7 @@ from memseek.catalog.parameters import input_schema
 from memseek.db import DATABASE_OUTAGES
 from memseek.errors import MemseekError
 from memseek.errors import error_body
+from memseek.jsontext import ended_answer
 from memseek.runtime import Runtime
 from memseek.search.views import view_response
 from memseek.settings import Settings
@@ -301,7 +302,7 @@ def mcp_http() -> Response:
         if name.lower() != "content-length":
             response.headers[name] = value
     if body and response.mimetype == "application/json":
-        response.set_data(body + b"\n")  # as every other JSON answer ends
+        response.set_data(ended_answer(body))  # the SDK's JSON, ended as every other answer
     return response
 
 

@@ -33,7 +33,7 @@ from memseek.write import lanes
 from memseek.write import store
 from memseek.write.ingest import Written
 from memseek.write.ingest import write_records
-from memseek.write.models import MAX_RECORDS
+from memseek.write.limits import MAX_RECORDS
 from memseek.write.models import EmptyIn
 from memseek.write.models import ReasonIn
 from memseek.write.models import RecordsIn

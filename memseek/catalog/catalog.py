@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from collections.abc import Sequence
 from dataclasses import dataclass
 from dataclasses import field
+from functools import cached_property
 from typing import Any
 from typing import TypeVar
 
@@ -20,6 +21,7 @@ from memseek.catalog.conf import LlmScore
 from memseek.catalog.conf import SearchProfile
 from memseek.catalog.models import Collection
 from memseek.catalog.models import Package
+from memseek.catalog.models import Retention
 from memseek.catalog.models import View
 from memseek.catalog.models import WriteContract
 from memseek.catalog.rank import RankDefault
@@ -97,6 +99,15 @@ class Catalog:
         return tuple(
             sorted(name for name, versions in self.collections.items() if any(c.active for c in versions))
         )
+
+    @cached_property
+    def retention_rules(self) -> Mapping[str, Retention]:
+        """collection → rule for every collection whose active version declares retention, by
+        name. Worked out once per catalog (it never changes once loaded): every write asks."""
+        active = (self.collection(name) for name in self.active_collection_names())
+        return {
+            collection.name: collection.retention for collection in active if collection.retention is not None
+        }
 
     def view(self, name: str, version: int | None = None) -> View:
         """Version `version` of view `name`, or its active version (package-aware) when None."""

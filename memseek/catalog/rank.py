@@ -204,24 +204,25 @@ class _Parser:
 
     def curve(self, value: Any, loc: Loc) -> tuple[float | None, float | None]:
         """The `{midpoint, exponent}` options: both required and positive, nothing else."""
-        if not isinstance(value, dict):
-            self.problem(loc, "options must be an object {midpoint: m, exponent: e}")
-            return None, None
-        unknown = sorted(str(key) for key in value.keys() - set(CURVE_OPTIONS))
-        for key in unknown:
-            self.problem(loc + (key,), "unknown option; expected midpoint and exponent")
-        midpoint, exponent = (self._option(value, key, loc) for key in CURVE_OPTIONS)
-        return (None, None) if unknown else (midpoint, exponent)
+        return self._options(value, loc, CURVE_OPTIONS, "{midpoint: m, exponent: e}", self._option)
 
     def bm25_options(self, value: Any, loc: Loc) -> tuple[float | None, float | None]:
         """The `{k1, b}` options of `bm25`: each optional (`BM25_DEFAULTS`), k1 ≥ 0, 0 ≤ b ≤ 1."""
+        return self._options(value, loc, tuple(BM25_DEFAULTS), "{k1: 1.2, b: 0.75}", self._bounded)
+
+    def _options(
+        self, value: Any, loc: Loc, names: tuple[str, ...], example: str, read: OptionReader
+    ) -> tuple[float | None, float | None]:
+        """An object of the two options `names`, each read by `read`; any other key is a problem
+        of its own, and every option is still read, so that one pass reports them all."""
         if not isinstance(value, dict):
-            self.problem(loc, "options must be an object {k1: 1.2, b: 0.75}")
+            self.problem(loc, f"options must be an object {example}")
             return None, None
-        for key in sorted(str(key) for key in value.keys() - set(BM25_DEFAULTS)):
-            self.problem(loc + (key,), "unknown option; expected k1 and b")
-        k1, b = (self._bounded(value, key, loc) for key in BM25_DEFAULTS)
-        return (None, None) if value.keys() - set(BM25_DEFAULTS) else (k1, b)
+        unknown = sorted(str(key) for key in value.keys() - set(names))
+        for key in unknown:
+            self.problem(loc + (key,), f"unknown option; expected {' and '.join(names)}")
+        first, second = (read(value, key, loc) for key in names)
+        return (None, None) if unknown else (first, second)
 
     def _bounded(self, options: dict[Any, Any], key: str, loc: Loc) -> float | None:
         if key not in options:
@@ -241,6 +242,10 @@ class _Parser:
             self.problem(loc, f"{key} is required")
             return None
         return self.number(options[key], loc + (key,), positive=True)
+
+
+OptionReader = Callable[[dict[Any, Any], str, Loc], float | None]
+"""How one option of an options object is read: (the object, the option's name, its loc)."""
 
 
 def _finite(value: Any) -> float | None:

@@ -64,13 +64,25 @@ class Surface(Generic[M]):
         self._run = run
 
 
+def _without_self(build: Callable[..., Any]) -> inspect.Signature:
+    """The signature of `build` less its first parameter: what its bound method takes."""
+    signature = inspect.signature(build)
+    return signature.replace(parameters=list(signature.parameters.values())[1:])
+
+
+def _presented_as(method: Callable[..., Any], build: Callable[..., Any], signature: inspect.Signature) -> Any:
+    """`method` under the name, docstring and signature of the function it runs, so that `help()`
+    and editors show a client's method as it was written."""
+    method.__name__, method.__qualname__ = build.__name__, build.__qualname__
+    method.__doc__, method.__signature__ = build.__doc__, signature  # type: ignore[attr-defined]
+    return method
+
+
 class Endpoint(Generic[P, T]):
     """A method written once as `(self, ...) -> Op[T]`, run by the instance's runner."""
 
     def __init__(self, build: Callable[Concatenate[Any, P], Op[T]]) -> None:
-        self.build = build
-        signature = inspect.signature(build)
-        self.signature = signature.replace(parameters=list(signature.parameters.values())[1:])
+        self.build, self.signature = build, _without_self(build)
 
     @overload
     def __get__(self, instance: None, owner: type[Any]) -> Endpoint[P, T]: ...
@@ -86,9 +98,7 @@ class Endpoint(Generic[P, T]):
         def method(*args: Any, **kwargs: Any) -> Any:
             return run(build(instance, *args, **kwargs))
 
-        method.__name__, method.__qualname__ = build.__name__, build.__qualname__
-        method.__doc__, method.__signature__ = build.__doc__, self.signature  # type: ignore[attr-defined]
-        return method
+        return _presented_as(method, build, self.signature)
 
 
 def endpoint(build: Callable[Concatenate[Any, P], Op[T]]) -> Endpoint[P, T]:
@@ -102,9 +112,7 @@ class Paged(Generic[P, T]):
     the items before it are used up, following `next_cursor` to the last page."""
 
     def __init__(self, build: Callable[Concatenate[Any, P], Pages[T]]) -> None:
-        self.build = build
-        signature = inspect.signature(build)
-        self.signature = signature.replace(parameters=list(signature.parameters.values())[1:])
+        self.build, self.signature = build, _without_self(build)
 
     @overload
     def __get__(self, instance: None, owner: type[Any]) -> Paged[P, T]: ...
@@ -121,9 +129,7 @@ class Paged(Generic[P, T]):
         def method(*args: Any, **kwargs: Any) -> Any:
             return follow(run, build(instance, *args, **kwargs))
 
-        method.__name__, method.__qualname__ = build.__name__, build.__qualname__
-        method.__doc__, method.__signature__ = build.__doc__, self.signature  # type: ignore[attr-defined]
-        return method
+        return _presented_as(method, build, self.signature)
 
 
 def _follow(run: Runner, page: Pages[T]) -> Iterator[T]:

@@ -21,7 +21,7 @@ from memseek.catalog.conf import LlmScore
 from memseek.catalog.fields import MISSING
 from memseek.catalog.fields import read_field
 from memseek.errors import ResponseTooLarge
-from memseek.jsontext import compact_json
+from memseek.jsontext import json_answer
 from memseek.search import fuse
 from memseek.search.execute import SearchResult
 from memseek.search.fuse import Hit
@@ -153,10 +153,9 @@ def _render_row(record: Mapping[str, Any], catalog: Catalog) -> RenderRow:
 
 
 def encode(body: Mapping[str, Any], max_bytes: int) -> bytes:
-    """The JSON response bytes, ending with a line break as every other JSON answer does (Flask's),
-    so that a terminal prints what follows on a line of its own; 409 response_too_large past
-    MAX_RESPONSE_BYTES, the line break counted (nothing is dropped)."""
-    data = compact_json(body) + b"\n"
+    """The JSON response bytes (`json_answer`); 409 response_too_large past MAX_RESPONSE_BYTES,
+    the closing line break counted (nothing is dropped)."""
+    data = json_answer(body)
     if len(data) > max_bytes:
         raise ResponseTooLarge(
             f"the response is {len(data)} bytes, over MAX_RESPONSE_BYTES ({max_bytes}); "

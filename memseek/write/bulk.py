@@ -49,15 +49,14 @@ from memseek.jsontext import parse_json
 from memseek.runtime import Runtime
 from memseek.write.ingest import check_all
 from memseek.write.ingest import write_records
-from memseek.write.models import MAX_RECORDS
+from memseek.write.limits import DEFAULT_JOBS
+from memseek.write.limits import MAX_RECORDS
 from memseek.write.restore import LaneOrder
 from memseek.write.restore import header_problems
 from memseek.write.restore import is_header
 from memseek.write.restore import parse_restored
 from memseek.write.restore import restore_batch
 
-DEFAULT_JOBS = 2
-MAX_JOBS = 16
 QUEUED_BATCHES = 4
 """Batches dealt to a stream ahead of its writer: enough that a stream rarely waits for the
 reader, few enough to bound memory (a 1,000-record batch with vectors is ~10 MB parsed)."""

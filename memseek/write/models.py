@@ -29,8 +29,8 @@ from pydantic import model_validator
 
 from memseek.catalog.base import not_blank
 from memseek.storable import STORABLE_NON_BLANK
+from memseek.write.limits import MAX_RECORDS
 
-MAX_RECORDS = 1000
 MAX_DERIVED_FROM = 100
 MAX_EMBEDDING_DIMENSIONS = 16000
 MAX_JSON_DEPTH = 128

@@ -47,25 +47,14 @@ SWEEP_NOW = "retention"
 """The payload of the workers' notification that asks for a sweep at once (`expired_on_arrival`)."""
 
 
-def rules(catalog: Catalog) -> list[tuple[str, Retention]]:
-    """(collection, rule) for every collection whose active version declares retention."""
-    found = []
-    for name in catalog.active_collection_names():
-        rule = catalog.collection(name).retention
-        if rule is not None:
-            found.append((name, rule))
-    return found
-
-
 def expired_on_arrival(catalog: Catalog, written: Iterable[tuple[str, datetime | None]]) -> bool:
     """Whether a write's (collection, occurred_at) pairs hold a record its collection's rule has
     already expired. Such a write asks the workers for a sweep at once (`SWEEP_NOW`): otherwise
     the record would be served until the next round, up to `SWEEP_SECONDS` later. Rules on
     `created_at` need no check: a record is written now, and a rule keeps it at least a day."""
-    by_collection = dict(rules(catalog))
     now = datetime.now(UTC)
     return any(
-        (rule := by_collection.get(collection)) is not None
+        (rule := catalog.retention_rules.get(collection)) is not None
         and rule.field == "occurred_at"
         and occurred_at is not None
         and occurred_at < now - timedelta(days=rule.days)
@@ -76,13 +65,13 @@ def expired_on_arrival(catalog: Catalog, written: Iterable[tuple[str, datetime |
 def sweep(runtime: Runtime) -> list[Erasure]:
     """Log a retention run for every workspace and rule with expired records (module docstring);
     the runs logged (none while another process sweeps)."""
-    found = rules(runtime.catalog)
+    found = runtime.catalog.retention_rules
     if not found:
         return []
     with runtime.engine.begin() as conn:
         if not conn.scalar(sa.select(sa.func.pg_try_advisory_xact_lock(SWEEP_LOCK))):
             return []
-        runs = [run for collection, rule in found for run in _runs(conn, collection, rule)]
+        runs = [run for collection, rule in found.items() for run in _runs(conn, collection, rule)]
         if runs:
             store.notify_workers(conn)
     return runs

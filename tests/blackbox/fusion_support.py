@@ -1,20 +1,15 @@
 """Helpers of the combined-search tests: sources ranked by a stored score, RRF requests, `sx_extra`
-records, and the judge's prompt read back.
+records, and the judge's calls.
 """
 
 from __future__ import annotations
 
-import json
-import re
-from collections.abc import Callable
 from typing import Any
 
 from tests.openai_server import OpenAIServer
 
 NOTES = {"collections": ["sx_notes"]}
 RRF = {"kind": "rrf"}
-RECORD = re.compile(r'<record id="([^"]+)">(.*?)</record>')
-"""One record of the judge's prompt: its prompt id and text."""
 
 
 def ranked_by(name: str, score: str, weight: float | None = None, **extra: Any) -> dict[str, Any]:
@@ -42,16 +37,6 @@ def by_id(body: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 def chat_calls(server: OpenAIServer) -> list[Any]:
     return [r for r in server.requests if r.path == "/v1/chat/completions"]
-
-
-def judge_by_text(scores: dict[str, float]) -> Callable[[list[dict[str, Any]]], str]:
-    """A judge reply scoring each record sent by its text."""
-
-    def reply(messages: list[dict[str, Any]]) -> str:
-        sent = dict(RECORD.findall(messages[-1]["content"]))
-        return json.dumps({"judgments": [{"id": rid, "score": scores[text]} for rid, text in sent.items()]})
-
-    return reply
 
 
 def source(name: str, score: str, weight: float = 1.0, **extra: Any) -> dict[str, Any]:

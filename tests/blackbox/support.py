@@ -114,6 +114,21 @@ WRAPPER_KEYS = [
     "backend",
 ]
 """The keys of a search view's response, in the spec's order ("The view response wrapper")."""
+ENTRY_KEYS = [
+    "name",
+    "version",
+    "hash",
+    "active",
+    "kind",
+    "description",
+    "parameters",
+    "input_schema",
+    "collections",
+    "required_capabilities",
+    "profiles",
+]
+"""The keys of a `GET /views` entry, in the order of the spec's example (with the view's
+description, issue 42)."""
 SCHEMA = "https://json-schema.org/draft/2020-12/schema"
 """The `$schema` of every view's `input_schema`."""
 
@@ -353,3 +368,9 @@ def values(client: Client, rank: Any, mode: str = "recent", **extra: Any) -> lis
 def listing(client: Client, **scope: Any) -> list[str]:
     """Ids of a recent search over `scope` (k 100)."""
     return ids(search(client, {"mode": "recent", "k": 100, "scope": scope}))
+
+
+def min_max(pool: list[float]) -> list[float]:
+    """The spec's public score of each value over the pool."""
+    low, high = min(pool), max(pool)
+    return [1.0 if high == low else (v - low) / (high - low) for v in pool]

@@ -28,7 +28,7 @@ from memseek.paths import reference_catalog
 from memseek.runtime import Runtime
 from tests.blackbox.conftest import environ
 from tests.blackbox.design_support import process
-from tests.blackbox.rerank_support import sent
+from tests.blackbox.support import ENTRY_KEYS
 from tests.blackbox.support import INCLUDES
 from tests.blackbox.support import SCHEMA
 from tests.blackbox.support import SCORED_RANKING
@@ -51,24 +51,9 @@ from tests.integration.view_support import SPEC_GRAPH_CONTENT
 from tests.integration.view_support import SPEC_GRAPH_PARAMETERS
 from tests.integration.view_support import spec_graph_response
 from tests.openai_server import OpenAIServer
+from tests.openai_server import judged_records
 
 # --- the spec's examples --------------------------------------------------------------------------
-
-
-ENTRY_KEYS = {
-    "name",
-    "version",
-    "hash",
-    "active",
-    "kind",
-    "description",
-    "parameters",
-    "input_schema",
-    "collections",
-    "required_capabilities",
-    "profiles",
-}
-"""The keys of the spec's `GET /views` example entry, and the view's description (issue 42)."""
 
 
 @pytest.fixture(scope="module")
@@ -108,7 +93,7 @@ def test_get_views_entry_has_the_example_shape(
     collections the view can be seen to read, and profiles shows which search setups it resolved
     to"."""
     entry = listed_views(ex8)[(view, 1)]
-    assert set(entry) == ENTRY_KEYS
+    assert set(entry) == set(ENTRY_KEYS)
     assert (entry["name"], entry["version"], entry["active"], entry["kind"]) == (view, 1, True, "search")
     assert isinstance(entry["hash"], str) and entry["hash"].startswith("sha256-")
     assert entry["parameters"]["entity"] == {"type": "string", "required": True, "default": None}
@@ -405,7 +390,7 @@ def judge_all(score: float) -> Any:
     """A judge reply scoring every record it was sent `score`."""
 
     def reply(messages: list[dict[str, Any]]) -> str:
-        return json.dumps({"judgments": [{"id": rid, "score": score} for rid in sent(messages)]})
+        return json.dumps({"judgments": [{"id": rid, "score": score} for rid in judged_records(messages)]})
 
     return reply
 

@@ -16,7 +16,6 @@ from tests.blackbox.fusion_support import by_id
 from tests.blackbox.fusion_support import chat_calls
 from tests.blackbox.fusion_support import combined
 from tests.blackbox.fusion_support import extra
-from tests.blackbox.fusion_support import judge_by_text
 from tests.blackbox.fusion_support import ranked_by
 from tests.blackbox.fusion_support import source
 from tests.blackbox.support import SCORED_RANKING
@@ -24,6 +23,7 @@ from tests.blackbox.support import at
 from tests.blackbox.support import fused
 from tests.blackbox.support import ids
 from tests.blackbox.support import link
+from tests.blackbox.support import min_max
 from tests.blackbox.support import note
 from tests.blackbox.support import rejects
 from tests.blackbox.support import search
@@ -31,6 +31,7 @@ from tests.blackbox.support import write
 from tests.conftest import Client
 from tests.helpers import ok
 from tests.openai_server import OpenAIServer
+from tests.openai_server import judge_by_text
 
 # --- the worked examples and the RRF arithmetic ---------------------------------------------------
 
@@ -158,12 +159,6 @@ def test_weights_are_purely_relative(sx: Client) -> None:
         )
 
     assert order(1.0, 2.0) == order(10, 20) == order(0.5, 1.0)
-
-
-def min_max(values: list[float]) -> list[float]:
-    """The spec's public score of each value over the pool `values`."""
-    low, high = min(values), max(values)
-    return [1.0 if high == low else (v - low) / (high - low) for v in values]
 
 
 def test_three_weighted_sources_that_each_find_different_records(sx: Client) -> None:

@@ -15,7 +15,6 @@ from tests.blackbox.fusion_support import by_id
 from tests.blackbox.fusion_support import chat_calls
 from tests.blackbox.fusion_support import combined
 from tests.blackbox.fusion_support import extra
-from tests.blackbox.fusion_support import judge_by_text
 from tests.blackbox.fusion_support import ranked_by
 from tests.blackbox.fusion_support import source
 from tests.blackbox.support import SCORED_RANKING
@@ -30,6 +29,7 @@ from tests.conftest import Client
 from tests.helpers import error
 from tests.helpers import ok
 from tests.openai_server import OpenAIServer
+from tests.openai_server import judge_by_text
 
 # --- per-source k, candidates and the backend diagnostics -----------------------------------------
 

@@ -15,13 +15,13 @@ from memseek.runtime import Runtime
 from tests.blackbox.conftest import environ
 from tests.blackbox.design_support import process
 from tests.blackbox.design_support import rec
-from tests.blackbox.rerank_support import judge
 from tests.blackbox.rerank_support import text_search
 from tests.blackbox.support import MODES
 from tests.blackbox.support import SCORED_RANKING
 from tests.blackbox.support import at
 from tests.blackbox.support import ids
 from tests.blackbox.support import link
+from tests.blackbox.support import min_max
 from tests.blackbox.support import note
 from tests.blackbox.support import part
 from tests.blackbox.support import recent_body
@@ -39,6 +39,7 @@ from tests.helpers import with_models
 from tests.helpers import written
 from tests.helpers import written_ids
 from tests.openai_server import OpenAIServer
+from tests.openai_server import judge_by_text
 
 # --- the boost ------------------------------------------------------------------------------------
 
@@ -335,12 +336,6 @@ JUDGED = {"kind": "llm_judge", **SCORED_RANKING}
 """The spec's ranking contract of a reranked single search: "ranking.kind: llm_judge"."""
 
 
-def min_max(pool: list[float]) -> list[float]:
-    """The spec's public score of each value over the pool."""
-    low, high = min(pool), max(pool)
-    return [1.0 if high == low else (v - low) / (high - low) for v in pool]
-
-
 def values(body: dict[str, Any], name: str) -> dict[str, Any]:
     """`name` of each hit, by id."""
     return {hit["id"]: hit[name] for hit in body["hits"]}
@@ -358,7 +353,7 @@ def test_the_boost_adds_to_the_reranked_value(sx: Client, server: OpenAIServer, 
         note("budget other", entity="other", scores={"importance": 1}),
     )
     scores = {"budget maya": 0.1, "budget acme": 0.3, "budget other": 0.5}
-    server.reply_with(judge(scores), judge(scores))
+    server.reply_with(judge_by_text(scores), judge_by_text(scores))
     plain = search(sx, text_search(3))
     assert ids(plain) == [other, acme, maya]
     boost = {"graph": "sx_walk", "anchor": "people/maya", "weight": 0.5}
@@ -388,7 +383,7 @@ def test_a_boost_that_matches_nothing_leaves_a_reranked_search_as_it_was(
     catalog's cheap model": with k 1 and top_n 3, adding a boost around an anchor no record
     touches may not change what is judged, the order, the values or the scores."""
     scores = {"budget a": 0.1, "budget b": 0.2, "budget c": 0.9}
-    server.reply_with(judge(scores), judge(scores))
+    server.reply_with(judge_by_text(scores), judge_by_text(scores))
     plain = search(sx, text_search(3, k=1))
     boosted = search(sx, text_search(3, k=1, graph_boost={"anchor": "nobody", "weight": 1.0}))
     assert boosted["graph_boost"]["matched_records"] == 0
@@ -410,7 +405,7 @@ def test_a_combined_search_reranks_each_source_then_boosts_the_merge(
         note("budget maya", entity="people/maya", scores={"importance": 2}),
         note("budget other", entity="other", scores={"importance": 1}),
     )
-    server.reply_with(judge({"budget maya": 0.2, "budget other": 0.8}))
+    server.reply_with(judge_by_text({"budget maya": 0.2, "budget other": 0.8}))
     body = search(
         sx,
         {
@@ -569,7 +564,7 @@ def test_rendered_rows_follow_the_reranked_and_boosted_order(
         note("budget maya", entity="people/maya", scores={"importance": 2}),
         note("budget other", entity="other", scores={"importance": 1}),
     )
-    server.reply_with(judge({"budget maya": 0.0, "budget other": 0.25}))
+    server.reply_with(judge_by_text({"budget maya": 0.0, "budget other": 0.25}))
     body = search(sx, text_search(2, render=True, graph_boost={"anchor": "people/maya", "weight": 0.5}))
     assert ids(body) == [maya, other]  # judged 0.25 behind 0.0 + 0.5
     assert re.findall(r"\[id=([0-9a-f-]+)\]", body["rendered"]) == [maya, other]

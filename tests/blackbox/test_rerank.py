@@ -12,8 +12,6 @@ import pytest
 
 from tests.blackbox.conftest import ClientFactory
 from tests.blackbox.fusion_support import chat_calls
-from tests.blackbox.rerank_support import judge
-from tests.blackbox.rerank_support import sent
 from tests.blackbox.rerank_support import text_search
 from tests.blackbox.support import SCORED_RANKING
 from tests.blackbox.support import ids
@@ -27,6 +25,8 @@ from tests.helpers import error
 from tests.helpers import ok
 from tests.helpers import view_query
 from tests.openai_server import OpenAIServer
+from tests.openai_server import judge_by_text
+from tests.openai_server import judged_records
 
 # --- reranking ------------------------------------------------------------------------------------
 
@@ -67,7 +67,7 @@ def test_judged_results_are_reordered_and_reported(
         four["c"],
         four["d"],
     ]
-    server.reply_with(judge({"budget a": 0.1, "budget b": 0.9, "budget c": 0.5}))
+    server.reply_with(judge_by_text({"budget a": 0.1, "budget b": 0.9, "budget c": 0.5}))
     body = reranked(sx)
     assert ids(body) == [four["b"], four["c"], four["a"], four["d"]]  # unjudged d stays behind
     assert body["rerank"] == {"backend": "llm_judge", "top_n": 3, "model": "cheap", "judged_records": 3}
@@ -75,18 +75,18 @@ def test_judged_results_are_reordered_and_reported(
     scores = [h["score"] for h in body["hits"]]
     assert scores[0] == 1.0 and scores == sorted(scores, reverse=True) and min(scores) >= 0.0
     (call,) = [r for r in server.requests if r.path == "/v1/chat/completions"]
-    assert set(sent(call.body["messages"]).values()) == {"budget a", "budget b", "budget c"}
+    assert set(judged_records(call.body["messages"]).values()) == {"budget a", "budget b", "budget c"}
 
 
 def test_ties_keep_the_previous_order(sx: Client, server: OpenAIServer, four: dict[str, str]) -> None:
-    server.reply_with(judge({"budget a": 0.2, "budget b": 0.7, "budget c": 0.7, "budget d": 0.7}))
+    server.reply_with(judge_by_text({"budget a": 0.2, "budget b": 0.7, "budget c": 0.7, "budget d": 0.7}))
     assert ids(reranked(sx, top_n=4)) == [four["b"], four["c"], four["d"], four["a"]]
 
 
 def test_unjudged_results_stay_behind_even_when_judged_low(
     sx: Client, server: OpenAIServer, four: dict[str, str]
 ) -> None:
-    server.reply_with(judge({"budget a": 0.0, "budget b": 0.0}))
+    server.reply_with(judge_by_text({"budget a": 0.0, "budget b": 0.0}))
     body = reranked(sx, top_n=2)
     assert ids(body) == [four["a"], four["b"], four["c"], four["d"]]
     assert body["rerank"]["judged_records"] == 2
@@ -94,7 +94,7 @@ def test_unjudged_results_stay_behind_even_when_judged_low(
 
 def test_fewer_results_than_top_n(sx: Client, server: OpenAIServer) -> None:
     (only,) = write(sx, note("budget"))
-    server.reply_with(judge({"budget": 0.3}))
+    server.reply_with(judge_by_text({"budget": 0.3}))
     body = reranked(sx, top_n=20)
     assert ids(body) == [only] and body["rerank"]["judged_records"] == 1 and body["hits"][0]["score"] == 1.0
 
@@ -226,7 +226,7 @@ def test_combined_searches_rerank_each_source_before_merging(
     sx: Client, server: OpenAIServer, four: dict[str, str]
 ) -> None:
     scores = {"budget a": 0.1, "budget b": 0.2, "budget c": 0.9, "budget d": 0.8}
-    server.reply_with(judge(scores), judge(scores))
+    server.reply_with(judge_by_text(scores), judge_by_text(scores))
     body = search(
         sx,
         {
@@ -251,7 +251,7 @@ def test_combined_searches_rerank_each_source_before_merging(
 def test_views_do_not_forward_the_rerank_object(
     sx: Client, server: OpenAIServer, four: dict[str, str]
 ) -> None:
-    server.reply_with(judge({"budget a": 0.1, "budget b": 0.2, "budget c": 0.9}))
+    server.reply_with(judge_by_text({"budget a": 0.1, "budget b": 0.2, "budget c": 0.9}))
     response = sx.post("/views/sx_judged/query", json={"task": "budget"})
     body = response.get_json()
     assert response.status_code == 200 and "rerank" not in body
@@ -289,7 +289,7 @@ def test_scores_are_rescaled_over_the_judged_range(
     the new range" and "score = (u - low) / (high - low)": every candidate judged 0.2, 1.0 and 0.6
     → c, a, b scoring 1, 0.5 and 0 (any value that orders by the model's score, shifted or not,
     gives these)."""
-    server.reply_with(judge({"budget a": 0.6, "budget b": 0.2, "budget c": 1.0}))
+    server.reply_with(judge_by_text({"budget a": 0.6, "budget b": 0.2, "budget c": 1.0}))
     body = search(sx, text_search(3))
     assert ids(body) == [three["c"], three["a"], three["b"]]
     assert [h["score"] for h in body["hits"]] == pytest.approx([1.0, 0.5, 0.0])
@@ -307,7 +307,7 @@ def test_a_judged_tie_keeps_the_previous_order_and_shares_its_score(
     "These tie-breakers affect rank but not rank_score or score": every record judged 0.7 keeps
     a, b, c with equal values, so every score is 1 ("if every candidate ties, every result scores
     1.0")."""
-    server.reply_with(judge({"budget a": 0.7, "budget b": 0.7, "budget c": 0.7}))
+    server.reply_with(judge_by_text({"budget a": 0.7, "budget b": 0.7, "budget c": 0.7}))
     body = search(sx, text_search(3))
     assert ids(body) == [three["a"], three["b"], three["c"]]
     assert [h["score"] for h in body["hits"]] == [1.0, 1.0, 1.0]
@@ -326,7 +326,7 @@ def test_every_query_mode_can_be_reranked(sx: Client, server: OpenAIServer, mode
     first, second = write(
         sx, vec("budget plan", scores={"importance": 2}), vec("budget", scores={"importance": 1})
     )
-    server.reply_with(judge({"budget plan": 0.1, "budget": 0.9}))
+    server.reply_with(judge_by_text({"budget plan": 0.1, "budget": 0.9}))
     body = search(
         sx,
         {
@@ -350,7 +350,7 @@ def test_a_reranked_view_orders_and_scores_like_the_search_it_holds(
     objects, although the ordering and scores already reflect those stages": sx_judged (text over
     sx_notes, top_n 3) answers what the same search answers, with ranking.kind llm_judge."""
     scores = {"budget a": 0.5, "budget b": 1.0, "budget c": 0.0}
-    server.reply_with(judge(scores), judge(scores))
+    server.reply_with(judge_by_text(scores), judge_by_text(scores))
     direct = search(
         sx, {"q": "budget", "mode": "text", "scope": NOTES, "rerank": {"backend": "llm_judge", "top_n": 3}}
     )

@@ -15,6 +15,7 @@ from jsonschema import FormatChecker
 
 from memseek.runtime import Runtime
 from tests.blackbox.catalog_support import view_entry
+from tests.blackbox.support import ENTRY_KEYS
 from tests.blackbox.support import SCHEMA
 from tests.conftest import Client
 from tests.conftest import Tenant
@@ -25,21 +26,6 @@ from tests.helpers import runtime_for
 from tests.helpers import view_query
 
 # --- GET /views -----------------------------------------------------------------------------------
-
-
-ENTRY_KEYS = [
-    "name",
-    "version",
-    "hash",
-    "active",
-    "kind",
-    "description",
-    "parameters",
-    "input_schema",
-    "collections",
-    "required_capabilities",
-    "profiles",
-]
 
 
 def test_get_views_entry_shape(sx: Client) -> None:

@@ -288,6 +288,7 @@ def test_a_name_far_from_every_option_only_lists_them(client: Client, tenant: Te
         pytest.param("POST", "/search", {"mode": "recent"}, id="search"),
         pytest.param("POST", "/views/recall/query", {"entity": "contact.maria", "query": "x"}, id="view"),
         pytest.param("GET", "/collections", None, id="collections"),
+        pytest.param("GET", "/records", None, id="records-page"),
         pytest.param("POST", "/records", {"records": []}, id="error"),
     ],
 )

@@ -52,6 +52,7 @@ from memseek.search_state import SearchState
 from memseek.settings import Settings
 from memseek.write.store import text_columns
 from memseek.write.touch import TouchQueue
+from tests.conftest import Tenant
 
 NOW = datetime(2026, 7, 1, 12, 0, tzinfo=UTC)
 DIM = 384
@@ -150,6 +151,12 @@ def insert(conn: Connection, workspace_id: UUID, *recs: Rec) -> list[UUID]:
         ))  # fmt: skip
         ids.append(record_id)
     return ids
+
+
+def given(db: Engine, tenant: Tenant, *recs: Rec) -> list[UUID]:
+    """`insert` in a transaction of its own, committed: the records' ids in argument order."""
+    with db.begin() as conn:
+        return insert(conn, tenant.id, *recs)
 
 
 def plans(body: dict[str, Any], cat: Catalog | None = None) -> tuple[SearchPlan, ...]:

@@ -82,8 +82,6 @@ def test_workspace_and_key_commands(env: dict[str, str], server: Server) -> None
         pytest.param(("key", "create", "no-such-workspace"), id="unknown-workspace"),
         pytest.param(("key", "revoke", "msk_zzzzzzzz"), id="unknown-prefix"),
         pytest.param(("import", "/no/such/file.jsonl"), id="import-missing-file"),
-        pytest.param(("import", "-", "--jobs", "0"), id="import-no-jobs"),
-        pytest.param(("import", "-", "--batch", "1001"), id="import-batch-too-large"),
         pytest.param(("import", "-", "--workspace", "nowhere"), id="import-unknown-workspace"),
     ],
 )
@@ -124,6 +122,14 @@ def test_key_commands_on_a_database_never_migrated(
         pytest.param(("worker", "--once", "--batch", "0"), "--batch", id="empty-batch"),
         pytest.param(("worker", "--once", "--max-attempts", "0"), "--max-attempts", id="no-attempts"),
         pytest.param(("migrate", "--downgrade", "bogus"), "bogus", id="unknown-revision"),
+        pytest.param(
+            ("import", "-", "--jobs", "0"), "--jobs: must be from 1 to 16, got 0", id="import-no-jobs"
+        ),
+        pytest.param(
+            ("import", "-", "--batch", "1001"),
+            "--batch: must be from 1 to 1000, got 1001",
+            id="import-batch-too-large",
+        ),
     ],
 )
 def test_impossible_arguments_are_refused_before_anything_runs(
@@ -132,7 +138,8 @@ def test_impossible_arguments_are_refused_before_anything_runs(
     """Issue 2: "`memseek serve` takes `--host` and `--port`" and bad input "gets a clear error";
     issue 41: "never a traceback". A port outside 0–65535 (which the socket layer would wrap to
     another port), no request thread, an empty worker batch, no attempt, an unknown migration
-    revision: each is refused in the error lines, naming the argument, with status 2."""
+    revision, import streams or batches outside their limits (design: at most 16 streams, 1,000
+    records a batch): each is refused in the error lines, naming the argument, with status 2."""
     result = memseek(env, *args, timeout=60)
     assert result.returncode == 2, result.stdout
     assert "memseek" in result.stderr and "error:" in result.stderr and named in result.stderr

@@ -24,9 +24,9 @@ from tests.integration.searchdata import NOW
 from tests.integration.searchdata import Rec
 from tests.integration.searchdata import catalog
 from tests.integration.searchdata import collection
+from tests.integration.searchdata import given
 from tests.integration.searchdata import hashed_models
 from tests.integration.searchdata import hours_ago
-from tests.integration.searchdata import insert
 from tests.integration.searchdata import runtime_for
 from tests.openai_server import OpenAIServer
 from tests.openai_server import hashed_embedding
@@ -53,11 +53,6 @@ def make_client(
 @pytest.fixture
 def api(settings: Settings, db: Engine, tenant: Tenant, openai_server: OpenAIServer) -> Iterator[Client]:
     yield make_client(settings, db, tenant, openai_server.base_url, touch_on_read=False)
-
-
-def given(db: Engine, tenant: Tenant, *recs: Rec) -> list[UUID]:
-    with db.begin() as conn:
-        return insert(conn, tenant.id, *recs)
 
 
 def embedded(text: str, **kw: Any) -> Rec:

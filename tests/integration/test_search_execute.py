@@ -23,8 +23,8 @@ from tests.integration.searchdata import catalog
 from tests.integration.searchdata import collection
 from tests.integration.searchdata import compiled
 from tests.integration.searchdata import execute_compiled
+from tests.integration.searchdata import given
 from tests.integration.searchdata import hours_ago
-from tests.integration.searchdata import insert
 from tests.integration.searchdata import prepare_transaction
 from tests.integration.searchdata import run_compiled
 from tests.integration.searchdata import unit
@@ -36,11 +36,6 @@ CONST = ["const", 1]
 def run(db: Engine, tenant: Tenant, body: dict[str, Any], **kw: Any) -> SearchResult:
     with workspace_transaction(db, tenant.id) as conn:
         return run_compiled(conn, compiled(body, tenant.id, **kw))
-
-
-def given(db: Engine, tenant: Tenant, *recs: Rec) -> list[UUID]:
-    with db.begin() as conn:
-        return insert(conn, tenant.id, *recs)
 
 
 def ids(result: SearchResult) -> list[UUID]:

@@ -10,7 +10,6 @@ from typing import Any
 
 import anyio
 import httpx2
-import mcp_types as types
 import pytest
 from flask import Flask
 from mcp import Client
@@ -18,7 +17,6 @@ from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
-from memseek.api.mcp import build_server
 from memseek.catalog.parameters import input_schema
 from memseek.runtime import Runtime
 from tests.conftest import Client as HttpClient
@@ -31,6 +29,8 @@ from tests.helpers import view_query
 from tests.helpers import written_ids
 from tests.integration.view_support import link_body
 from tests.integration.view_support import note_body
+from tests.mcp.support import in_process
+from tests.mcp.support import texts
 
 SEARCH = {"entity": "maria", "task": "budget"}
 
@@ -44,14 +44,6 @@ async def tools_and_call(client: Client, name: str, arguments: dict[str, Any]) -
         listed = await client.list_tools()
         called = await client.call_tool(name, arguments)
     return listed, called
-
-
-def in_process(rt: Runtime, tenant: Tenant) -> Client:
-    return Client(build_server(rt, lambda _ctx: tenant.id))
-
-
-def texts(result: types.CallToolResult) -> list[str]:
-    return [block.text for block in result.content if isinstance(block, types.TextContent)]
 
 
 def test_every_active_view_is_a_tool_without_a_package(view_runtime: Runtime, vclient: HttpClient) -> None:

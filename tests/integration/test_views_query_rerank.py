@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 import pytest
@@ -18,22 +17,12 @@ from tests.helpers import view_query
 from tests.helpers import with_models
 from tests.helpers import written_ids
 from tests.integration.view_support import note_body
-from tests.openai_server import Messages
 from tests.openai_server import OpenAIServer
+from tests.openai_server import judge_by_text
 
 THREE, TWO, ONE = "budget review plan", "budget review", "budget"
 """Records matching one, two and three of the query's words: `text_match` ranks them THREE, TWO, ONE."""
 REQUEST = {"q": THREE, "mode": "text", "scope": {"collections": ["g_notes"]}, "include": ["text"]}
-
-
-def judge_by_text(scores: dict[str, float]) -> Any:
-    """A scripted model: scores each record it was sent by its text."""
-
-    def reply(messages: Messages) -> str:
-        sent = re.findall(r'<record id="(r\d+)">(.*?)</record>', messages[-1]["content"])
-        return json.dumps({"judgments": [{"id": rid, "score": scores[text]} for rid, text in sent]})
-
-    return reply
 
 
 @pytest.fixture(name="jclient")

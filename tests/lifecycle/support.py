@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+from uuid import UUID
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
@@ -69,6 +70,12 @@ def processed(runtime: Runtime) -> None:
 def rows(engine: Engine, sql: str, **params: Any) -> list[dict[str, Any]]:
     with engine.connect() as conn:
         return [dict(row._mapping) for row in conn.execute(sa.text(sql), params)]
+
+
+def texts(engine: Engine, workspace_id: UUID) -> list[str]:
+    """The text of every record of the workspace still stored, in write order."""
+    found = rows(engine, "SELECT text FROM records WHERE workspace_id = :ws ORDER BY seq", ws=workspace_id)
+    return [row["text"] for row in found]
 
 
 def hold(conn: Connection, table: str, column: str, value: Any) -> None:

@@ -37,11 +37,7 @@ from tests.lifecycle.support import node
 from tests.lifecycle.support import note
 from tests.lifecycle.support import processed
 from tests.lifecycle.support import rows
-
-
-def texts(engine: Engine, tenant: Tenant) -> list[str]:
-    found = rows(engine, "SELECT text FROM records WHERE workspace_id = :ws ORDER BY seq", ws=tenant.id)
-    return [row["text"] for row in found]
+from tests.lifecycle.support import texts
 
 
 @pytest.fixture
@@ -67,7 +63,7 @@ def test_everything_about_the_entity_goes_and_nothing_else(lc: Client, db: Engin
     assert done["kind"] == "entity" and done["state"] == "done" and done["entity"] == "ann"
     assert done["collection"] is None and done["reason"] == "erasure request"
     assert done["counts"] == {"lc_edges": 3, "lc_nodes": 1, "lc_notes": 2} and done["erased"] == 6
-    assert texts(db, tenant) == ["web calls db", "bob note", "annie note"]
+    assert texts(db, tenant.id) == ["web calls db", "bob note", "annie note"]
     assert ok(lc.get(f"/erasures/{done['id']}")) == done
 
 
@@ -77,7 +73,7 @@ def test_a_collection_narrows_the_forget(lc: Client, db: Engine, tenant: Tenant)
     assert done["collection"] == "lc_edges"
     # the automatic link (entity ann) and the link naming ann; the node and the note stay
     assert done["counts"] == {"lc_edges": 2}
-    assert texts(db, tenant) == ["ann note", "ann"]
+    assert texts(db, tenant.id) == ["ann note", "ann"]
 
 
 def test_a_collection_that_is_not_an_edges_collection_keeps_links(
@@ -85,14 +81,14 @@ def test_a_collection_that_is_not_an_edges_collection_keeps_links(
 ) -> None:
     written_ids(lc, note("ann", "ann note"), edge("web", "web", "ann"))
     assert ok(lc.request("DELETE", "/entities/ann?collection=lc_notes"))["counts"] == {"lc_notes": 1}
-    assert texts(db, tenant) == ["web calls ann"]
+    assert texts(db, tenant.id) == ["web calls ann"]
 
 
 def test_an_entity_with_a_slash_in_its_name(lc: Client, db: Engine, tenant: Tenant) -> None:
     written_ids(lc, note("people/maya", "maya note"), note("people", "people note"))
     assert ok(delete(lc, "/entities/people%2Fmaya"))["counts"] == {"lc_notes": 1}
     assert ok(delete(lc, "/entities/people"))["counts"] == {"lc_notes": 1}
-    assert texts(db, tenant) == []
+    assert texts(db, tenant.id) == []
 
 
 def test_an_entity_with_line_breaks_in_its_name(lc: Client, db: Engine, tenant: Tenant) -> None:
@@ -100,7 +96,7 @@ def test_an_entity_with_line_breaks_in_its_name(lc: Client, db: Engine, tenant: 
     converter stops at one), and a name that could not be stored is a 422 at its place."""
     written_ids(lc, note("ann\nsmith/\r\n2", "ann note"), note("ann", "other note"))
     assert ok(delete(lc, "/entities/ann%0Asmith%2F%0D%0A2"))["counts"] == {"lc_notes": 1}
-    assert texts(db, tenant) == ["other note"]
+    assert texts(db, tenant.id) == ["other note"]
     assert error(delete(lc, "/entities/nobody.%0A%00"), 422)["details"][0]["loc"] == ["path", "entity"]
     assert "entity" in error(delete(lc, "/entities/nobody%0Aelse"), 404, "not_found")["message"]
 
@@ -115,7 +111,7 @@ def test_an_entity_with_leading_or_trailing_slashes(
     written_ids(lc, note(entity, "its note"), note(entity.strip("/") + "x", "another entity's note"))
     done = ok(delete(lc, "/entities/" + quote(entity, safe="")))
     assert (done["entity"], done["counts"]) == (entity, {"lc_notes": 1})
-    assert texts(db, tenant) == ["another entity's note"]
+    assert texts(db, tenant.id) == ["another entity's note"]
 
 
 @pytest.mark.parametrize(
@@ -255,7 +251,7 @@ def test_concurrent_writes_while_forgetting(
     assert [
         record_id for began, _, record_id in writes if began > answered and record_id not in present
     ] == []
-    assert "early 0" not in texts(db, tenant)
+    assert "early 0" not in texts(db, tenant.id)
     _lane_invariant(db)
 
 

@@ -32,18 +32,13 @@ from tests.helpers import written_ids
 from tests.lifecycle.support import event
 from tests.lifecycle.support import note
 from tests.lifecycle.support import processed
-from tests.lifecycle.support import rows
+from tests.lifecycle.support import texts
 
 NOW = datetime.now(UTC)
 
 
 def ago(days: float) -> str:
     return (NOW - timedelta(days=days)).isoformat()
-
-
-def texts(engine: Engine, workspace_id: Any) -> list[str]:
-    found = rows(engine, "SELECT text FROM records WHERE workspace_id = :ws ORDER BY seq", ws=workspace_id)
-    return [row["text"] for row in found]
 
 
 def test_expired_records_are_erased_by_the_worker_and_logged_per_run(
@@ -138,9 +133,9 @@ def test_the_active_versions_rule_applies(tmp_path: Path) -> None:
         },
     )
     catalog = load_catalog(root, view_checks=VIEW_CHECKS)
-    assert [(name, rule.field, rule.days) for name, rule in retention.rules(catalog)] == [
-        ("short", "created_at", 7)
-    ]
+    rules = catalog.retention_rules
+    assert [(name, rule.field, rule.days) for name, rule in rules.items()] == [("short", "created_at", 7)]
+    assert catalog.retention_rules is rules  # worked out once: every write asks
 
 
 def test_every_retention_problem_is_reported_at_once(tmp_path: Path) -> None:

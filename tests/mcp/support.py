@@ -12,10 +12,15 @@ from typing import Any
 import anyio
 import httpx2
 import mcp_types as types
+from mcp import Client
 from mcp import ClientSession
 from mcp import StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
+
+from memseek.api.mcp import build_server
+from memseek.runtime import Runtime
+from tests.conftest import Tenant
 
 Work = Callable[[ClientSession], Awaitable[Any]]
 
@@ -43,6 +48,11 @@ def http(url: str, key: str) -> AbstractAsyncContextManager[Any]:
     """The SDK's streamable HTTP transport to `url`, sending `key` as the bearer key."""
     client = httpx2.AsyncClient(headers={"Authorization": f"Bearer {key}"}, timeout=60)
     return streamable_http_client(url, http_client=client)
+
+
+def in_process(rt: Runtime, tenant: Tenant) -> Client:
+    """An SDK client of the MCP server built over `rt`, in this process, as `tenant`."""
+    return Client(build_server(rt, lambda _ctx: tenant.id))
 
 
 def texts(result: types.CallToolResult) -> list[str]:

@@ -19,7 +19,6 @@ from mcp import Client
 from mcp import ClientSession
 from mcp.shared.exceptions import MCPError
 
-from memseek.api.mcp import build_server
 from memseek.runtime import Runtime
 from tests.conftest import Client as HttpClient
 from tests.conftest import Tenant
@@ -31,6 +30,7 @@ from tests.helpers import view_query
 from tests.mcp.support import assert_view_result
 from tests.mcp.support import assert_write_result
 from tests.mcp.support import http
+from tests.mcp.support import in_process
 from tests.mcp.support import over
 from tests.mcp.support import stdio
 from tests.mcp.support import texts
@@ -38,10 +38,6 @@ from tests.mcp.support import tool_error
 
 NOTE = {"entity": "contact.maria", "text": "Maria prefers email to calls.", "tags": ["channel"]}
 RECALL = {"entity": "contact.maria", "query": "email"}
-
-
-def in_process(rt: Runtime, tenant: Tenant) -> Client:
-    return Client(build_server(rt, lambda _ctx: tenant.id))
 
 
 def run(client: Client, *calls: tuple[str, dict[str, Any]]) -> tuple[types.ListToolsResult, list[Any]]:

@@ -17,7 +17,6 @@ import pytest
 from memseek.catalog.catalog import Catalog
 from memseek.catalog.load import load_catalog
 from memseek.catalog.problems import CatalogError
-from memseek.catalog.problems import Problem
 from memseek.catalog.problems import format_loc
 from memseek.catalog.problems import overlaps
 from memseek.catalog.problems import pruned
@@ -27,14 +26,9 @@ from memseek.schema import EMBEDDING_DIM
 from memseek.search.view_checks import VIEW_CHECKS
 from tests.helpers import MINIMAL_CATALOG
 from tests.helpers import build_catalog
+from tests.helpers import problems_of
 
 SEARCH = "{mode: recent, scope: {collections: [notes]}}"
-
-
-def problems_of(root: Path, package: str | None = None) -> tuple[Problem, ...]:
-    with pytest.raises(CatalogError) as caught:
-        load_catalog(root, package=package, view_checks=VIEW_CHECKS)
-    return caught.value.problems
 
 
 def view(query: str = SEARCH, parameters: str = "{}", extra: str = "") -> dict[str, str]:

@@ -10,6 +10,8 @@ from typing import Any
 import pytest
 
 from memseek.jsontext import compact_json
+from memseek.jsontext import ended_answer
+from memseek.jsontext import json_answer
 
 
 def _json_module(value: Any) -> bytes:
@@ -50,3 +52,9 @@ def test_compact_json_refuses_non_finite_floats_as_json_does(value: Any) -> None
 
 def test_compact_json_is_compact_utf8() -> None:
     assert compact_json({"t": "é", "a": [1, 2]}) == '{"t":"é","a":[1,2]}'.encode()
+
+
+def test_an_answer_is_compact_json_ending_with_a_line_break() -> None:
+    """What the app writes itself ends as Flask's JSON answers do (one answer a terminal line)."""
+    assert json_answer({"t": "é", "a": [1, 2]}) == '{"t":"é","a":[1,2]}\n'.encode()
+    assert ended_answer(b'{"jsonrpc":"2.0"}') == b'{"jsonrpc":"2.0"}\n'

@@ -18,12 +18,11 @@ import yaml
 
 from memseek.catalog.catalog import Catalog
 from memseek.catalog.load import load_catalog
-from memseek.catalog.problems import CatalogError
-from memseek.catalog.problems import Problem
 from memseek.catalog.problems import format_loc
 from memseek.paths import reference_catalog
 from memseek.search.view_checks import VIEW_CHECKS
 from tests.helpers import build_catalog
+from tests.helpers import problems_of
 
 MEM = """
 collections:
@@ -95,12 +94,6 @@ def changed(change: Change) -> dict[str, Any]:
     contract = copy.deepcopy(BASE)
     change(contract)
     return contract
-
-
-def problems_of(root: Path, package: str | None = None) -> tuple[Problem, ...]:
-    with pytest.raises(CatalogError) as caught:
-        load_catalog(root, package=package, view_checks=VIEW_CHECKS)
-    return caught.value.problems
 
 
 def load(root: Path, package: str | None = None) -> Catalog:
