@@ -65,7 +65,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--embed-records",
         type=int,
         default=2_000,
-        help="records written without vectors, embedded by the service (default 2,000)",
+        help="a corpus of N records written without vectors and embedded by the service, less its "
+        "link records (about a fifth) (default 2,000)",
     )
     ing.add_argument(
         "--import-records",

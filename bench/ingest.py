@@ -6,8 +6,10 @@ One run measures, on one fresh database:
    same indexes: the same rows by batched INSERT, by COPY straight into the table, and by COPY
    through a stage, batches of 1,000, one transaction each, and by batched INSERT into such a
    table without its HNSW index (how much of the bound is the vector index);
-3. the service embedding itself (embedding included): `--embed-records` new records without
-   vectors, from the first POST until the in-process worker has made every one `ready`;
+3. the service embedding itself (embedding included): the records of a corpus generated with
+   `--embed-records` records, less its link records (about a fifth: their collection embeds
+   nothing), written without vectors, from the first POST until the in-process worker has made
+   every one `ready`;
 4. the raw model (`LocalEmbedder`, one thread) on those same texts sorted by length, at batch 64
    and at the service's default batch (8), before the service starts so nothing competes with it;
 5. the bulk path: `--import-records` more records (another seed and entities of their own: new
