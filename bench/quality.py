@@ -184,8 +184,14 @@ def score(data: Dataset, ranked: dict[str, list[str]]) -> dict[str, dict[str, fl
             groups["1-4"].append(q)
     return {
         name: evaluate({q.query_id: q.relevant for q in qs}, ranked, metrics) | {"queries": len(qs)}
-        for name, qs in sorted(groups.items())
+        for name, qs in sorted(groups.items(), key=_category_order)
     }
+
+
+def _category_order(group: tuple[str, list[Query]]) -> tuple[bool, bool, str]:
+    """Categories 1 to 4, then their union `1-4`, then the adversarial 5."""
+    name = group[0]
+    return name == "5", name == "1-4", name
 
 
 def _load(service: Service, data: Dataset, doc_vectors: np.ndarray) -> tuple[dict[str, str], str | None]:

@@ -23,6 +23,8 @@ from bench.__main__ import main
 from bench.baselines import parse_tsvector
 from bench.corpus import CorpusSpec
 from bench.corpus import generate
+from bench.datasets import Dataset
+from bench.datasets import Query
 from bench.datasets import normalise_evidence
 from bench.datasets import session_time
 from bench.latency import _around
@@ -30,6 +32,7 @@ from bench.latency import render
 from bench.metrics import evaluate
 from bench.quality import BLENDED_VIEW
 from bench.quality import blended_rank
+from bench.quality import score
 
 
 def test_mini_data_reads_like_the_shared_data(tmp_path: Path) -> None:
@@ -91,6 +94,13 @@ def test_metrics_follow_the_ranked_order() -> None:
     result = evaluate(qrels, {"q1": ["a", "x", "b"]}, ["ndcg@10", "recall@10"])
     assert result["recall@10"] == pytest.approx(0.5)  # q2 returned nothing: counts as 0
     assert result["ndcg@10"] == pytest.approx((1 + 1 / 2) / (1 + 1 / 1.5849625) / 2, rel=1e-6)
+
+
+def test_locomo_groups_read_in_category_order() -> None:
+    """Categories 1 to 4, their union `1-4`, then the adversarial 5 (not text order: 1, 1-4, 2)."""
+    queries = tuple(Query(f"q{c}", "text", {"d": 1}, category=c) for c in (2, 5, 1, 3))
+    ranked = {q.query_id: ["d"] for q in queries}
+    assert list(score(Dataset("locomo", (), queries), ranked)) == ["1", "2", "3", "1-4", "5"]
 
 
 def test_blended_formula_is_the_documented_one() -> None:
