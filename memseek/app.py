@@ -6,7 +6,6 @@ import logging
 import re
 import time
 import uuid
-from collections.abc import Iterable
 from functools import partial
 from typing import Any
 
@@ -210,16 +209,6 @@ def _no_route() -> str:
     return f"no route {request.method} {request.path}{guess} every route is listed at /docs"
 
 
-IMPLIED_METHODS = frozenset({"HEAD", "OPTIONS"})
-"""Methods Werkzeug adds to every route; a 405's message names only the ones the route documents."""
-
-
-def _wrong_method(valid: Iterable[str]) -> str:
-    """The 405 of a known path: the methods it takes, not Werkzeug's "not allowed for the URL"."""
-    takes = ", ".join(sorted(set(valid) - IMPLIED_METHODS))
-    return f"{request.method} is not allowed on {request.path}; it takes {takes}"
-
-
 def _register_error_handlers(app: Flask) -> None:
     @app.errorhandler(MemseekError)
     def memseek_error(exc: MemseekError) -> Response:
@@ -237,16 +226,10 @@ def _register_error_handlers(app: Flask) -> None:
     def http_error(exc: HTTPException) -> Response:
         status = exc.code or 500
         code = HTTP_CODES.get(status, "http_error")
-        valid = getattr(exc, "valid_methods", None)  # a 405's: every method the path takes
-        if status == 404 and request.url_rule is None:
-            message = _no_route()
-        elif status == 405 and valid:
-            message = _wrong_method(valid)
-        else:
-            message = exc.description or exc.name
+        message = _no_route() if status == 404 and request.url_rule is None else exc.description or exc.name
         response = _json_error(status, error_body(code, message))
-        if status == 405 and valid:
-            response.headers["Allow"] = ", ".join(valid)
+        if status == 405 and exc.valid_methods:  # type: ignore[attr-defined]
+            response.headers["Allow"] = ", ".join(exc.valid_methods)  # type: ignore[attr-defined]
         return response
 
     def database_unavailable(exc: Exception) -> Response:

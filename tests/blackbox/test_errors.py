@@ -60,26 +60,6 @@ def test_a_wrong_method_is_405_with_the_error_shape(bw: Client, method: str, pat
     assert response.headers.get("Allow")
 
 
-@pytest.mark.parametrize(
-    ("method", "path", "takes"),
-    [
-        ("PATCH", "/records", "GET, POST"),
-        ("PUT", f"/records/{ID}", "DELETE, GET"),
-        ("GET", f"/records/{ID}/retract", "POST"),
-        ("GET", f"/records/{ID}/approve", "POST"),
-        ("POST", "/health", "GET"),
-        ("POST", "/views", "GET"),
-        ("GET", "/views/customer_context/query", "POST"),
-    ],
-)
-def test_a_wrong_method_is_told_which_methods_the_route_takes(
-    bw: Client, method: str, path: str, takes: str
-) -> None:
-    # issue 2: a wrong method gets a clear error; house style: the message says what to do
-    err = error(bw.request(method, path), 405, "method_not_allowed")
-    assert err["message"] == f"{method} is not allowed on {path}; it takes {takes}"
-
-
 def test_a_body_over_the_limit_is_413(bw_runtime: Runtime, bw_ws: Tenant) -> None:
     client = client_for(with_settings(bw_runtime, max_request_bytes=2000), bw_ws)
     error(post_records(client, rec(text="x" * 3000)), 413, "payload_too_large")
