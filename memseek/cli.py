@@ -325,8 +325,10 @@ def cmd_catalog_check(args: argparse.Namespace, settings: Settings) -> int:
     from memseek.catalog.load import load_catalog
     from memseek.search.view_checks import VIEW_CHECKS
 
-    catalog = load_catalog(Path(args.dir), package=settings.memseek_package, view_checks=VIEW_CHECKS)
-    print(f"catalog {args.dir} is valid ({catalog.hash})")
+    # without DIR: the catalog the service would load, so an edit can be checked before a restart
+    root = Path(args.dir) if args.dir is not None else settings.memseek_catalog
+    catalog = load_catalog(root, package=settings.memseek_package, view_checks=VIEW_CHECKS)
+    print(f"catalog {root} is valid ({catalog.hash})")
     return 0
 
 
@@ -584,7 +586,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     cat = sub.add_parser("catalog", help="catalog tools").add_subparsers(dest="action", required=True)
     check = cat.add_parser("check", help="validate a catalog directory without a database")
-    check.add_argument("dir")
+    check.add_argument(
+        "dir", nargs="?", help="the catalog directory (default: MEMSEEK_CATALOG, else the reference catalog)"
+    )
     check.set_defaults(handler=cmd_catalog_check)
 
     explain = sub.add_parser("explain", help="print the SQL a search or view call runs, a script for psql")

@@ -139,6 +139,11 @@ KEY_MARK = "[key]"
 """pydantic's last `loc` element for a refused object key (a name in `scores`, `annotations`)."""
 
 
+VALUE_ERROR = "Value error, "
+"""Pydantic's prefix to the message of a `ValueError` a validator raises: the message is ours and
+says what is wrong; the prefix names the exception's class, which tells the user nothing."""
+
+
 def details_from_pydantic(errors: Sequence[Any], prefix: Loc = ()) -> list[Detail]:
     """Map pydantic's `ValidationError.errors()` onto `Detail`s with JSON paths. A refused
     object key is located at its entry, and its message says the name is at fault: pydantic's
@@ -147,6 +152,7 @@ def details_from_pydantic(errors: Sequence[Any], prefix: Loc = ()) -> list[Detai
 
 
 def _detail(loc: Loc, msg: str, prefix: Loc) -> Detail:
+    msg = msg.removeprefix(VALUE_ERROR)
     if loc and loc[-1] == KEY_MARK:
         return Detail(prefix + loc[:-1], f"the name: {msg}")
     return Detail(prefix + loc, msg)

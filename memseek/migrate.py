@@ -5,10 +5,13 @@ from __future__ import annotations
 from alembic.config import Config
 from alembic.util.exc import CommandError
 from sqlalchemy.engine import Engine
+from sqlalchemy.exc import DBAPIError
 
 from alembic import command
 from memseek import citus
+from memseek.db import describe_target
 from memseek.errors import ConfigError
+from memseek.errors import StartupError
 from memseek.paths import resource
 
 
@@ -40,17 +43,29 @@ def function_definition(script: str, function: str) -> str:
     return next(block[block.index(create) :] for block in blocks if create in block)
 
 
+PGVECTOR_HINT = (
+    "; Memseek needs the pgvector extension (0.7 or newer) in this database:"
+    " have a superuser run CREATE EXTENSION vector in it once"
+)
+
+
 def _run(engine: Engine, action: str, revision: str) -> None:
     """Run alembic's `action` to `revision`; a revision alembic cannot resolve is the caller's
-    `ConfigError` (one line from the CLI), not alembic's traceback."""
-    with engine.begin() as conn:
-        config = Config()
-        config.set_main_option("script_location", str(resource("alembic")))
-        config.attributes["connection"] = conn
-        try:
+    `ConfigError`, and a database that refuses a migration (no pgvector, too few privileges)
+    a `StartupError` naming it: one line from the CLI each, not alembic's traceback."""
+    try:
+        with engine.begin() as conn:
+            config = Config()
+            config.set_main_option("script_location", str(resource("alembic")))
+            config.attributes["connection"] = conn
             getattr(command, action)(config, revision)
-        except CommandError as exc:
-            raise ConfigError(f"cannot {action} to {revision!r}: {exc}") from None
+    except CommandError as exc:
+        raise ConfigError(f"cannot {action} to {revision!r}: {exc}") from None
+    except DBAPIError as exc:
+        target = describe_target(engine.url.render_as_string(hide_password=True))
+        reason = str(exc.orig).strip().splitlines()[0] if exc.orig else str(exc)
+        hint = PGVECTOR_HINT if "EXTENSION IF NOT EXISTS vector" in (exc.statement or "") else ""
+        raise StartupError(f"cannot prepare the database at {target}: {reason}{hint}") from None
 
 
 def upgrade(engine: Engine, revision: str = "head") -> list[str]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Annotated
 from typing import Any
 from typing import Literal
@@ -9,6 +10,7 @@ from typing import Literal
 from pydantic import AfterValidator
 from pydantic import BaseModel
 from pydantic import ConfigDict
+from pydantic import PlainValidator
 from pydantic import StrictStr
 from pydantic import StringConstraints
 
@@ -74,6 +76,39 @@ def _unique(values: tuple[Any, ...]) -> tuple[Any, ...]:
 
 Unique = AfterValidator(_unique)
 """Annotate a tuple field with this: its entries must be unique."""
+
+
+# Values of one of several types are checked by one function each: a union of pydantic types
+# reports one problem per alternative, at paths that are not in the file (`keyed.bool`,
+# `keyed.literal['any']`, `minimum.int`, `minimum.float`).
+
+
+def _number(value: Any) -> int | float:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, float) and math.isfinite(value):
+        return value
+    raise ValueError("must be a finite number")
+
+
+def _number_or_text(value: Any) -> int | float | str:
+    return value if isinstance(value, str) else _number(value)
+
+
+def _keyed(value: Any) -> bool | str:
+    if value is True or value is False or value == "any":
+        return value  # type: ignore[no-any-return]
+    raise ValueError("must be true, false or any")
+
+
+Number = Annotated[int | float, PlainValidator(_number, json_schema_input_type=int | float)]
+"""A finite integer or decimal (not a boolean)."""
+NumberOrText = Annotated[
+    int | float | str, PlainValidator(_number_or_text, json_schema_input_type=int | float | str)
+]
+"""A finite number, or a string (a `{{placeholder}}` the template fills with one)."""
+Keyed = Annotated[bool | Literal["any"], PlainValidator(_keyed, json_schema_input_type=bool | Literal["any"])]
+"""A collection's `keyed`: true (key required), false (key forbidden) or any."""
 
 
 class Strict(BaseModel):

@@ -18,13 +18,12 @@ from typing import Literal
 
 from pydantic import Field
 from pydantic import StrictBool
-from pydantic import StrictFloat
-from pydantic import StrictInt
 from pydantic import field_validator
 
 from memseek.catalog.base import Capability
 from memseek.catalog.base import Name
 from memseek.catalog.base import NonBlank
+from memseek.catalog.base import Number
 from memseek.catalog.base import Strict
 from memseek.catalog.base import Unique
 
@@ -66,7 +65,7 @@ class LlmScore(Strict):
 
     kind: Literal["llm_score"]
     instructions: NonBlank = Field(description="What the model is asked to rate.")
-    range: tuple[StrictInt | StrictFloat, StrictInt | StrictFloat] = Field(description="[lowest, highest].")
+    range: tuple[Number, Number] = Field(description="[lowest, highest].")
     model: Name = Field("cheap", description="The chat model alias from conf/models.yaml.")
 
     @field_validator("range")

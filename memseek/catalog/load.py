@@ -51,6 +51,7 @@ from memseek.catalog.problems import Found
 from memseek.catalog.problems import Problem
 from memseek.catalog.problems import check_pruned
 from memseek.catalog.rank import RankDefault
+from memseek.errors import VALUE_ERROR
 from memseek.errors import Loc
 from memseek.models.config import ModelDecl
 from memseek.paths import resource
@@ -258,7 +259,10 @@ class Reader:
             try:
                 return validate(data), []
             except ValidationError as exc:
-                return None, [(tuple(e["loc"]), _message(e["msg"])) for e in exc.errors(include_url=False)]
+                return None, [
+                    (tuple(e["loc"]), e["msg"].removeprefix(VALUE_ERROR))
+                    for e in exc.errors(include_url=False)
+                ]
             except ValueError as exc:
                 return None, [((), str(exc))]
 
@@ -326,7 +330,3 @@ def _parameter_constraints(locs: list[Loc]) -> bool:
     them the definition is checked on (the parameters stay declared, with their types); a
     problem anywhere else stops it."""
     return all(len(loc) >= 3 and loc[0] == "parameters" for loc in locs)
-
-
-def _message(msg: str) -> str:
-    return msg.removeprefix("Value error, ")

@@ -15,7 +15,6 @@ from typing import Literal
 
 from pydantic import Field
 from pydantic import StrictBool
-from pydantic import StrictFloat
 from pydantic import StrictInt
 from pydantic import StrictStr
 from pydantic import ValidationInfo
@@ -24,8 +23,10 @@ from pydantic import field_validator
 from memseek.catalog.base import Capability
 from memseek.catalog.base import DotPath
 from memseek.catalog.base import FieldType
+from memseek.catalog.base import Keyed
 from memseek.catalog.base import Name
 from memseek.catalog.base import NonBlank
+from memseek.catalog.base import NumberOrText
 from memseek.catalog.base import Strict
 from memseek.catalog.base import TextLanguage
 from memseek.catalog.base import Unique
@@ -95,7 +96,7 @@ class Collection(Versioned):
     """One version of a collection."""
 
     types: Annotated[tuple[Name, ...], Unique] = Field(min_length=1)
-    keyed: StrictBool | Literal["any"] = "any"
+    keyed: Keyed = "any"
     search_profile: Name = "pg_default"
     allowed_search_profiles: Annotated[tuple[Name, ...], Unique] = ()
     embedding: Name | None = None
@@ -185,7 +186,7 @@ class RecordTemplate(Strict):
     content: dict[str, Any] = Field(
         default_factory=dict, description="The JSON payload; declared fields must get their declared type."
     )
-    scores: dict[Name, StrictInt | StrictFloat | StrictStr] = Field(
+    scores: dict[Name, NumberOrText] = Field(
         default_factory=dict, description="Declared score name → a number or one whole number placeholder."
     )
 

@@ -15,13 +15,13 @@ from typing import Any
 
 from pydantic import Field
 from pydantic import StrictBool
-from pydantic import StrictFloat
 from pydantic import StrictInt
 from pydantic import ValidationInfo
 from pydantic import field_validator
 
 from memseek.catalog.base import FieldType
 from memseek.catalog.base import NonBlank
+from memseek.catalog.base import Number
 from memseek.catalog.base import Strict
 from memseek.catalog.fields import type_error
 from memseek.storable import UNSTORABLE
@@ -47,8 +47,8 @@ class Parameter(Strict):
     type: FieldType = Field(description="string, string_array, number, integer, boolean or datetime.")
     required: StrictBool = Field(False, description="The caller must supply it (then no default is allowed).")
     description: NonBlank | None = Field(None, description="What a tool-calling client shows for it.")
-    minimum: StrictInt | StrictFloat | None = Field(None, description="Inclusive lower bound (numbers).")
-    maximum: StrictInt | StrictFloat | None = Field(None, description="Inclusive upper bound (numbers).")
+    minimum: Number | None = Field(None, description="Inclusive lower bound (numbers).")
+    maximum: Number | None = Field(None, description="Inclusive upper bound (numbers).")
     min_length: StrictInt | None = Field(None, ge=0, description="Inclusive character-count bound (string).")
     max_length: StrictInt | None = Field(None, ge=0, description="Inclusive character-count bound (string).")
     min_items: StrictInt | None = Field(None, ge=0, description="Inclusive list-length bound (string_array).")

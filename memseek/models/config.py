@@ -42,7 +42,8 @@ _EMBEDDING_ONLY = ("dimensions", "batch_size")
 class ModelDecl(BaseModel):
     """One model alias: what it is (`kind`), who serves it (`provider`) and how to reach it."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # strict: a YAML value of the wrong type is an error, never converted (`dimensions: true` is 1)
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
     kind: Literal["embedding", "chat"] = Field(description="embedding → vectors; chat → JSON completions.")
     provider: Literal["local", "openai"] = Field(

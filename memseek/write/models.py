@@ -24,8 +24,10 @@ from pydantic import StrictFloat
 from pydantic import StrictInt
 from pydantic import StrictStr
 from pydantic import StringConstraints
+from pydantic import WithJsonSchema
 from pydantic import field_validator
 from pydantic import model_validator
+from pydantic.config import JsonDict
 
 from memseek.catalog.base import not_blank
 from memseek.storable import STORABLE_NON_BLANK
@@ -36,8 +38,14 @@ MAX_EMBEDDING_DIMENSIONS = 16000
 MAX_JSON_DEPTH = 128
 """How deeply `content` and `annotations` may nest objects and arrays."""
 
+NON_BLANK: JsonDict = {"pattern": r"\S"}
+"""What the OpenAPI document states of a non-blank text; `not_blank` checks it, so that a blank
+one is told "must not be blank", not a regular expression."""
 Label = Annotated[
-    StrictStr, StringConstraints(min_length=1, max_length=256, pattern=r"\S"), AfterValidator(not_blank)
+    StrictStr,
+    StringConstraints(min_length=1, max_length=256),
+    AfterValidator(not_blank),
+    WithJsonSchema({"type": "string", "minLength": 1, "maxLength": 256, **NON_BLANK}),
 ]
 """A short non-blank identifier-like string (entity, key, run id, idempotency key)."""
 MapKey = Annotated[str, StringConstraints(min_length=1, max_length=128)]
@@ -99,7 +107,7 @@ class RecordIn(BaseModel):
     type: StrictStr = Field(description="One of the collection version's types.")
     key: Label | None = Field(None, description="Fact-slot name for a keyed fact; null for an event.")
     text: Annotated[StrictStr, AfterValidator(not_blank)] = Field(
-        pattern=r"\S", description="Non-blank, at most MAX_RECORD_CHARS characters."
+        json_schema_extra=NON_BLANK, description="Non-blank, at most MAX_RECORD_CHARS characters."
     )
     content: JsonObject = Field(default_factory=dict, description="The original JSON payload.")
     occurred_at: Timestamp | None = Field(None, description="When it happened; timezone required.")
@@ -154,7 +162,6 @@ Reason = Annotated[
     Field(
         min_length=1,
         max_length=2000,
-        pattern=r"\S",
         description="Why (non-blank; no NUL character or unpaired surrogate).",
         json_schema_extra={"pattern": STORABLE_NON_BLANK},
     ),

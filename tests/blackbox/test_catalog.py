@@ -231,6 +231,57 @@ def test_each_collection_key_is_checked(
     assert where in out, out
 
 
+PLAIN = "  - {name: c, version: 1, types: [x]}\n"
+WRITE_WITH_SCORE = (
+    "writes:\n  - {name: w, version: 1, description: d, collection: c, type: x,"
+    " record: {entity: e, text: t, scores: {importance: [1]}}}\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("files", "where"),
+    [
+        pytest.param(
+            collections_file("  - {name: c, version: 1, types: [x], keyed: maybe}\n"),
+            "collections/c.yaml: collection c v1: collections[0].keyed",
+            id="keyed",
+        ),
+        pytest.param(
+            {"conf/enrichments.yaml": "enrichments:\n  e: {kind: llm_score, instructions: i, range: [x, 1]}"},
+            "conf/enrichments.yaml: enrichment e v1: enrichments.e.range[0]",
+            id="enrichment-range",
+        ),
+        pytest.param(
+            {
+                "views/v.yaml": "views:\n  - name: v\n    version: 1\n    description: d\n"
+                "    parameters: {k: {type: integer, default: 5, minimum: one, description: k}}\n"
+                "    query: {mode: recent, scope: {collections: [c]}}\n",
+                **collections_file(PLAIN),
+            },
+            "views/v.yaml: view v v1: views[0].parameters.k.minimum",
+            id="parameter-minimum",
+        ),
+        pytest.param(
+            {
+                "writes/w.yaml": WRITE_WITH_SCORE,
+                **collections_file(PLAIN),
+            },
+            "writes/w.yaml: write w v1: writes[0].record.scores.importance",
+            id="write-score",
+        ),
+    ],
+)
+def test_a_value_of_a_wrong_type_is_one_problem_at_its_own_yaml_path(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], files: dict[str, str], where: str
+) -> None:
+    # issue 3: a precise error with the YAML path, not one per alternative of the value's type
+    # (pydantic's `keyed.bool`, `keyed.literal['any']`: no such keys exist in the file)
+    code, out = check(write_files(tmp_path, files), capsys)
+    assert code != 0, out
+    assert "(1 problem)" in out, out
+    assert f"{where}: " in out, out
+
+
 def test_identity_rules_of_collections(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     files = collections_file(
         "  - {name: c, version: 1, active: true, types: [x]}\n",

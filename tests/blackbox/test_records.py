@@ -28,6 +28,7 @@ from tests.blackbox.support import search
 from tests.conftest import Client
 from tests.conftest import Tenant
 from tests.conftest import client_for
+from tests.helpers import details
 from tests.helpers import error
 from tests.helpers import fetch
 from tests.helpers import locs
@@ -336,6 +337,42 @@ def test_each_invalid_recordin_is_422_at_its_loc(
     found = locs(post_records(bw, rec(text="ok"), record))
     assert any(f[: 2 + len(loc)] == ["records", 1, *loc] for f in found), found
     assert count_records(bw_db, bw_ws) == 0
+
+
+PARENT = "0190a4f2-7b1c-7def-8abc-0123456789ab"
+
+
+@pytest.mark.parametrize(
+    ("record", "loc", "msg"),
+    [
+        pytest.param(rec(text=" \n"), ["text"], "must not be blank", id="text-blank"),
+        pytest.param(rec(entity="  "), ["entity"], "must not be blank", id="entity-blank"),
+        pytest.param(rec("bw_facts", key="\t"), ["key"], "must not be blank", id="key-blank"),
+        pytest.param(rec(run_id=" "), ["run_id"], "must not be blank", id="run-id-blank"),
+        pytest.param(
+            rec(derived_from=[PARENT, PARENT]), ["derived_from"], "ids must be unique", id="parents-twice"
+        ),
+        pytest.param(
+            rec("bw_vec", embedding=VECTOR),
+            [],
+            "embedding and embedding_model are given together or not at all",
+            id="embedding-without-model",
+        ),
+        pytest.param(
+            rec(occurred_at=1751364000),
+            ["occurred_at"],
+            "expected an ISO 8601 timestamp string with a timezone",
+            id="occurred-at-number",
+        ),
+    ],
+)
+def test_a_broken_rule_is_told_in_the_users_words(
+    bw: Client, record: dict[str, Any], loc: list[Any], msg: str
+) -> None:
+    """Design §1: text "required, non-blank"; the house's errors tell the user what to do, not
+    the validator's internals (a regular expression, pydantic's "Value error, " prefix)."""
+    found = details(post_records(bw, record))
+    assert {"loc": ["records", 0, *loc], "msg": msg} in found, found
 
 
 @pytest.mark.parametrize(

@@ -9,7 +9,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import sqlalchemy as sa
 
+from memseek.db import create_db_engine
+from memseek.db import describe_target
+from memseek.settings import Settings
 from tests.conftest import make_database
 from tests.helpers import cli_env
 from tests.helpers import free_port
@@ -185,6 +189,40 @@ def test_unreachable_database_url(tmp_path: Path) -> None:
     assert result.returncode == 2
     assert "cannot reach PostgreSQL at 127.0.0.1:1/db" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+PLAIN_ROLE = "memseek_plain_role"
+CREATE_PLAIN_ROLE = f"""DO $$ BEGIN CREATE ROLE {PLAIN_ROLE} LOGIN NOSUPERUSER;
+EXCEPTION WHEN duplicate_object THEN NULL; END $$"""
+
+
+@pytest.fixture(scope="module")
+def no_pgvector_url(pg_server_url: str) -> str:
+    """A database whose login role is no superuser, so it may not create the pgvector extension."""
+    url = make_database(pg_server_url, "memseek_cli_no_vector")
+    admin = create_db_engine(Settings(database_url=url), url)
+    with admin.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
+        conn.execute(sa.text(CREATE_PLAIN_ROLE))
+        conn.execute(sa.text(f'ALTER DATABASE "memseek_cli_no_vector" OWNER TO {PLAIN_ROLE}'))
+    admin.dispose()
+    return sa.engine.make_url(url).set(username=PLAIN_ROLE).render_as_string(hide_password=False)
+
+
+@pytest.mark.parametrize("args", [("migrate",), ("workspace", "create", "w"), ("key", "create", "default")])
+def test_a_database_without_pgvector_is_a_clear_one_line_error(
+    no_pgvector_url: str, tmp_path: Path, args: tuple[str, ...]
+) -> None:
+    """Issue 2: with DATABASE_URL Memseek uses that server, "PostgreSQL ≥ 15 with pgvector"; one it
+    cannot prepare gets a clear error naming it, not a traceback wall (and a non-zero exit)."""
+    env = cli_env(DATABASE_URL=no_pgvector_url, MEMSEEK_HOME=str(tmp_path))
+    result = memseek(env, *args)
+    assert result.returncode == 2, result.stderr
+    assert "Traceback" not in result.stderr
+    (line,) = result.stderr.strip().splitlines()
+    target = describe_target(no_pgvector_url)
+    assert line.startswith(f"memseek: error: cannot prepare the database at {target}: "), line
+    assert 'permission denied to create extension "vector"' in line, line
+    assert "CREATE EXTENSION vector" in line, line  # what to do about it
 
 
 def test_migrate_down_and_up(env: dict[str, str], pg_server_url: str) -> None:

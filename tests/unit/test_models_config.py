@@ -91,6 +91,16 @@ def test_valid_declarations_and_defaults(entry: dict[str, Any], expected: dict[s
             {"kind": "chat", "model": "m", **OPENAI, "max_retries": -1}, "greater than or equal", id="retries"
         ),
         pytest.param({"kind": "chat", "model": "", **OPENAI}, "at least 1 character", id="empty-model"),
+        # issue 3: a wrong type is an error, never converted (`true` is no width of 1, "384" no number)
+        pytest.param({**LOCAL, "dimensions": True}, "valid integer", id="dimensions-boolean"),
+        pytest.param({**LOCAL, "dimensions": "384"}, "valid integer", id="dimensions-string"),
+        pytest.param({**LOCAL, "batch_size": "8"}, "valid integer", id="batch-size-string"),
+        pytest.param({**LOCAL, "model": 5}, "valid string", id="model-number"),
+        pytest.param(
+            {"kind": "chat", "model": "m", **OPENAI, "timeout_seconds": "30"},
+            "valid number",
+            id="timeout-string",
+        ),
     ],
 )
 def test_invalid_declarations(entry: dict[str, Any], message: str) -> None:
