@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from collections.abc import Mapping
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import UTC
 from typing import Any
 from typing import Protocol
 
@@ -165,7 +166,10 @@ def _payload(record: RecordIn, at: Loc) -> tuple[str, list[Detail]]:
     problems = list(unstorable_values(record.model_dump(), at)) if suspicious else []
     if record.idempotency_key is None:
         return "", problems
-    payload = record.model_dump(mode="json", exclude={"idempotency_key"})
+    # occurred_at is stored as an instant, so the same instant in another offset is the same record
+    in_utc = record.occurred_at.astimezone(UTC) if record.occurred_at is not None else None
+    as_stored = record.model_copy(update={"occurred_at": in_utc})
+    payload = as_stored.model_dump(mode="json", exclude={"idempotency_key"})
     dumped = json.dumps(payload, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(dumped.encode("utf-8", "surrogatepass")).hexdigest(), problems
 

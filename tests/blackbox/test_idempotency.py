@@ -159,6 +159,18 @@ def test_a_replay_that_spells_out_the_defaults_is_the_same_payload(
     assert count_records(bw_db, bw_ws) == 1
 
 
+def test_the_same_instant_in_another_offset_is_the_same_payload(
+    bw: Client, bw_db: Engine, bw_ws: Tenant
+) -> None:
+    """§3: "the same key with a different payload → `409`" — `occurred_at` is an instant (stored
+    without its offset), so a retry that spells it in UTC writes the same record: a replay."""
+    first = one_id(bw, rec(occurred_at="2026-05-01T14:00:00+02:00", idempotency_key="instant"))
+    again = one_id(bw, rec(occurred_at="2026-05-01T12:00:00Z", idempotency_key="instant"))
+    assert again == first
+    assert count_records(bw_db, bw_ws) == 1
+    error(post_records(bw, rec(occurred_at="2026-05-01T14:00:00Z", idempotency_key="instant")), 409)
+
+
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 """The `model:` of the `bw` catalog's `default` alias (conf/models.yaml)."""
 
