@@ -45,14 +45,12 @@ def label_prompt(decl: LlmLabel) -> str:
     return f'{head}\nReply with only a JSON object {{"label": L}}, where L is exactly one of: {labels}.'
 
 
-def read_score(name: str, decl: LlmScore, answer: Any) -> float:
-    """The score in `answer`, or ModelOutputInvalid."""
+def read_score(decl: LlmScore, answer: Any) -> float:
+    """The score in `answer`, or ModelOutputInvalid (the worker names the enrichment)."""
     value = answer.get("score") if isinstance(answer, dict) else None
     low, high = decl.range
     if not _finite_number(value) or not low <= value <= high:
-        raise ModelOutputInvalid(
-            f'enrichment {name!r}: expected {{"score": number in [{low}, {high}]}}, got {_short(answer)}'
-        )
+        raise ModelOutputInvalid(f'expected {{"score": number in [{low}, {high}]}}, got {_short(answer)}')
     return float(value)
 
 
@@ -61,13 +59,11 @@ def _finite_number(value: object) -> TypeGuard[int | float]:
     return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 
-def read_label(name: str, decl: LlmLabel, answer: Any) -> str:
-    """The label in `answer`, or ModelOutputInvalid."""
+def read_label(decl: LlmLabel, answer: Any) -> str:
+    """The label in `answer`, or ModelOutputInvalid (the worker names the enrichment)."""
     value = answer.get("label") if isinstance(answer, dict) else None
     if not isinstance(value, str) or value not in decl.labels:
-        raise ModelOutputInvalid(
-            f'enrichment {name!r}: expected {{"label": one of {list(decl.labels)}}}, got {_short(answer)}'
-        )
+        raise ModelOutputInvalid(f'expected {{"label": one of {list(decl.labels)}}}, got {_short(answer)}')
     return value
 
 
@@ -80,6 +76,6 @@ def enrich(models: ChatModels, name: str, decl: LlmScore | LlmLabel, text: str) 
     """Run one enrichment on `text` → (target: "scores" | "annotations", name, value)."""
     if isinstance(decl, LlmScore):
         answer = models.chat(decl.model).complete_json(score_prompt(decl), text)
-        return "scores", name, read_score(name, decl, answer)
+        return "scores", name, read_score(decl, answer)
     answer = models.chat(decl.model).complete_json(label_prompt(decl), text)
-    return "annotations", name, {"label": read_label(name, decl, answer)}
+    return "annotations", name, {"label": read_label(decl, answer)}

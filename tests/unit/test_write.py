@@ -58,10 +58,10 @@ LABEL = LlmLabel(kind="llm_label", labels=("positive", "negative"))
 )
 def test_read_score(answer: Any, value: float | None) -> None:
     if value is None:
-        with pytest.raises(ModelOutputInvalid, match="importance"):
-            read_score("importance", SCORE, answer)
+        with pytest.raises(ModelOutputInvalid, match=r"number in \[1, 10\]"):
+            read_score(SCORE, answer)
     else:
-        assert read_score("importance", SCORE, answer) == value
+        assert read_score(SCORE, answer) == value
 
 
 @pytest.mark.parametrize(
@@ -75,10 +75,10 @@ def test_read_score(answer: Any, value: float | None) -> None:
 )
 def test_read_label(answer: Any, ok: bool) -> None:
     if ok:
-        assert read_label("sentiment", LABEL, answer) == "positive"
+        assert read_label(LABEL, answer) == "positive"
     else:
         with pytest.raises(ModelOutputInvalid):
-            read_label("sentiment", LABEL, answer)
+            read_label(LABEL, answer)
 
 
 def test_prompts_state_the_contract() -> None:
