@@ -125,3 +125,10 @@ class ModelDecl(BaseModel):
             raise ValueError(f"{', '.join(remote)} do not apply to provider local")
         if "timeout_seconds" in self.model_fields_set or "max_retries" in self.model_fields_set:
             raise ValueError("timeout_seconds and max_retries do not apply to provider local")
+
+
+def model_names(model_id: str, decl: ModelDecl | None) -> str:
+    """The names a supplied vector's `embedding_model` may give for one alias, for a message: its
+    embedder's id and the model name conf/models.yaml declares (the one `GET /collections` shows)."""
+    names = {model_id} | ({decl.model} if decl is not None else set())
+    return " or ".join(repr(name) for name in sorted(names))

@@ -21,6 +21,7 @@ from memseek.catalog.rank import age_fields
 from memseek.errors import BackendUnavailable
 from memseek.errors import Detail
 from memseek.errors import RequestInvalid
+from memseek.models.config import model_names
 from memseek.models.query_cache import QueryVector
 from memseek.models.registry import ModelRegistry
 from memseek.runtime import Runtime
@@ -116,9 +117,8 @@ def _caller_vector(models: ModelRegistry, search: SearchPlan, problems: list[Det
     names = {embedder.model_id} | ({decl.model} if decl is not None else set())
     if given.model not in names:
         read = ", ".join(sorted({c.name for c in search.collections}))
-        msg = (
-            f"{read} embed with {embedder.model_id!r} (alias {search.embedding_model!r}), not {given.model!r}"
-        )
+        named = model_names(embedder.model_id, decl)
+        msg = f"{read} embed with {named} (alias {search.embedding_model!r}), not {given.model!r}"
         problems.append(Detail((*given.loc, "embedding_model"), msg))
     if len(given.values) != embedder.dimensions:
         msg = f"expected {embedder.dimensions} dimensions, got {len(given.values)}"

@@ -28,6 +28,7 @@ from memseek.catalog.models import Collection
 from memseek.errors import Detail
 from memseek.errors import Loc
 from memseek.errors import details_from_pydantic
+from memseek.models.config import model_names
 from memseek.models.vectors import values_problem
 from memseek.storable import unstorable_values
 from memseek.suggest import hint
@@ -133,7 +134,7 @@ def check_record(
     problems += _shape(collection, record, max_chars, at)
     problems += list(field_problems(collection, record.content, (*at, "content")))
     problems += _enrichment_problems(catalog, collection, record, at)
-    problems += _embedding_problems(embedders, collection, record, at)
+    problems += _embedding_problems(catalog, embedders, collection, record, at)
     if problems:
         return None, problems
     pending = needs_processing(catalog, collection, record.scores, record.annotations, record.embedding)
@@ -253,7 +254,7 @@ def _canonical_model(
 
 
 def _embedding_problems(
-    embedders: Embedders, collection: Collection, record: RecordIn, at: Loc
+    catalog: Catalog, embedders: Embedders, collection: Collection, record: RecordIn, at: Loc
 ) -> list[Detail]:
     if record.embedding is None:
         return []
@@ -262,8 +263,9 @@ def _embedding_problems(
     model = embedders.embedder(collection.embedding)
     problems: list[Detail] = []
     if record.embedding_model != model.model_id:
+        named = model_names(model.model_id, catalog.models.get(collection.embedding))
         msg = (
-            f"collection {collection.name!r} embeds with {model.model_id!r} "
+            f"collection {collection.name!r} embeds with {named} "
             f"(alias {collection.embedding!r}), not {record.embedding_model!r}"
         )
         problems.append(Detail((*at, "embedding_model"), msg))

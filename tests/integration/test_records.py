@@ -328,6 +328,16 @@ def test_supplied_embedding_skips_processing(wclient: Client, db: Any) -> None:
     assert model == LOCAL_MODEL
 
 
+def test_a_wrong_embedding_model_is_told_every_name_it_may_give(wclient: Client, db: Any) -> None:
+    """The model may be named as `GET /collections` shows it (conf/models.yaml's name) or by its
+    embedder's id; the 422 lists both, so the caller can fix the request from the message."""
+    response = post_records(wclient, record_in("w_local", embedding=[0.5] * 384, embedding_model="MiniLM"))
+    [detail] = details(response)
+    assert detail["loc"] == ["records", 0, "embedding_model"]
+    assert "'all-MiniLM-L6-v2' or 'all-MiniLM-L6-v2-onnx-int8'" in detail["msg"]
+    assert count(db, "records") == 0
+
+
 def test_processing_needs_decide_initial_state(wclient: Client, db: Any) -> None:
     results = written(
         wclient,

@@ -198,3 +198,4 @@ def test_the_catalogs_model_name_is_accepted(client: Client) -> None:
         client, {"mode": "vector", "vector": [0.05] * 384, "embedding_model": "MiniLM"}, status=422
     )
     assert [d["loc"] for d in error["error"]["details"]] == [["embedding_model"]]
+    assert "'all-MiniLM-L6-v2' or 'all-MiniLM-L6-v2-onnx-int8'" in error["error"]["details"][0]["msg"]
