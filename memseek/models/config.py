@@ -127,8 +127,7 @@ class ModelDecl(BaseModel):
             raise ValueError("timeout_seconds and max_retries do not apply to provider local")
 
 
-def model_names(model_id: str, decl: ModelDecl | None) -> str:
-    """The names a supplied vector's `embedding_model` may give for one alias, for a message: its
-    embedder's id and the model name conf/models.yaml declares (the one `GET /collections` shows)."""
-    names = {model_id} | ({decl.model} if decl is not None else set())
-    return " or ".join(repr(name) for name in sorted(names))
+def accepted_model_names(model_id: str, decl: ModelDecl | None) -> tuple[str, ...]:
+    """The names a supplied vector's `embedding_model` may give for one alias: its embedder's id
+    and the model name conf/models.yaml declares (the one `GET /collections` shows)."""
+    return tuple(sorted({model_id} | ({decl.model} if decl is not None else set())))

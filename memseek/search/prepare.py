@@ -21,7 +21,7 @@ from memseek.catalog.rank import age_fields
 from memseek.errors import BackendUnavailable
 from memseek.errors import Detail
 from memseek.errors import RequestInvalid
-from memseek.models.config import model_names
+from memseek.models.config import accepted_model_names
 from memseek.models.query_cache import QueryVector
 from memseek.models.registry import ModelRegistry
 from memseek.runtime import Runtime
@@ -114,10 +114,10 @@ def _caller_vector(models: ModelRegistry, search: SearchPlan, problems: list[Det
         return None
     embedder = models.embedder(search.embedding_model)
     decl = models.decls.get(search.embedding_model)
-    names = {embedder.model_id} | ({decl.model} if decl is not None else set())
+    names = accepted_model_names(embedder.model_id, decl)
     if given.model not in names:
         read = ", ".join(sorted({c.name for c in search.collections}))
-        named = model_names(embedder.model_id, decl)
+        named = " or ".join(map(repr, names))
         msg = f"{read} embed with {named} (alias {search.embedding_model!r}), not {given.model!r}"
         problems.append(Detail((*given.loc, "embedding_model"), msg))
     if len(given.values) != embedder.dimensions:

@@ -28,7 +28,7 @@ from memseek.catalog.models import Collection
 from memseek.errors import Detail
 from memseek.errors import Loc
 from memseek.errors import details_from_pydantic
-from memseek.models.config import model_names
+from memseek.models.config import accepted_model_names
 from memseek.models.vectors import values_problem
 from memseek.storable import unstorable_values
 from memseek.suggest import hint
@@ -263,7 +263,8 @@ def _embedding_problems(
     model = embedders.embedder(collection.embedding)
     problems: list[Detail] = []
     if record.embedding_model != model.model_id:
-        named = model_names(model.model_id, catalog.models.get(collection.embedding))
+        names = accepted_model_names(model.model_id, catalog.models.get(collection.embedding))
+        named = " or ".join(map(repr, names))
         msg = (
             f"collection {collection.name!r} embeds with {named} "
             f"(alias {collection.embedding!r}), not {record.embedding_model!r}"
